@@ -1,0 +1,295 @@
+"""The blueprint language. These models are the single source of truth: the loader validates with
+them, the JSON Schema is generated from them, and every later stage reads them.
+
+Structure and value checks live here; checks that relate one part of a blueprint to another
+(a template naming an attribute, a pattern naming an entity) live in `references.py` so that
+each error can point at the exact line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from modules.blueprint.invalid import Invalid
+
+BlueprintName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,62}$")]
+EntityName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Za-z0-9]{0,63}$")]
+AttributeName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")]
+PatternName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+IndexName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{2,31}$")]
+TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{3,255}$")]
+SemVer = Annotated[
+    str, StringConstraints(pattern=r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+]
+
+AttributeType = Literal["string", "number", "timestamp", "date", "boolean"]
+Operator = Literal["=", "<", "<=", ">", ">=", "between", "begins_with"]
+RANGE_OPERATORS = ("<", "<=", ">", ">=", "between", "begins_with")
+
+TIMESTAMP_PRESETS = ("iso8601", "epoch_seconds", "epoch_millis")
+_STRFTIME_DIRECTIVES = set("YymdHIMSpbBjf")
+
+# Attribute names the generated items use for keys and bookkeeping; user attributes may not take them.
+RESERVED_ATTRIBUTE = re.compile(r"^(PK|SK|GSI\d+(PK|SK)|_.*)$")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AttributeSpec(Strict):
+    """One attribute of an entity. `customerId: string` is shorthand for `{type: string}`."""
+
+    type: AttributeType = Field(description="Value type. Timestamps and dates are stored in a fixed-width encoding.")
+    values: list[str] | None = Field(
+        default=None,
+        description="The closed set of values a string attribute takes (an enum).",
+        examples=[["FINANCE", "HEALTHCARE", "EDUCATION"]],
+    )
+    width: int | None = Field(
+        default=None,
+        ge=1,
+        le=38,
+        description="Number attributes only: digits to zero-pad to inside keys, so that keys sort as the numbers do.",
+    )
+    format: str | None = Field(
+        default=None,
+        description=(
+            "Timestamp attributes only: `iso8601` (default, `2024-03-01T09:30:00Z`), `epoch_seconds`, "
+            "`epoch_millis`, or a strftime pattern."
+        ),
+    )
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _type_specific_options(self) -> "AttributeSpec":
+        if self.values is not None:
+            if self.type != "string":
+                raise Invalid("`values` applies to string attributes only", "remove `values` or set `type: string`", "values")
+            if not self.values:
+                raise Invalid("`values` must list at least one value", "list the values or remove `values`", "values")
+            if len(set(self.values)) != len(self.values):
+                raise Invalid("`values` lists a value twice", "remove the duplicate", "values")
+        if self.width is not None and self.type != "number":
+            raise Invalid("`width` applies to number attributes only", "remove `width`", "width")
+        if self.format is not None:
+            if self.type != "timestamp":
+                raise Invalid("`format` applies to timestamp attributes only", "remove `format`", "format")
+            _check_timestamp_format(self.format)
+        return self
+
+    @property
+    def timestamp_format(self) -> str:
+        return self.format or "iso8601"
+
+
+def _check_timestamp_format(fmt: str) -> None:
+    if fmt in TIMESTAMP_PRESETS:
+        return
+    directives = re.findall(r"%(.)", fmt)
+    if not directives:
+        raise Invalid(
+            f"unknown timestamp format {fmt!r}",
+            f"use one of {', '.join(TIMESTAMP_PRESETS)} or a strftime pattern such as '%Y-%m-%dT%H:%M:%SZ'",
+        )
+    unknown = sorted(set(directives) - _STRFTIME_DIRECTIVES)
+    if unknown:
+        raise Invalid(
+            f"unsupported strftime directive(s) {', '.join('%' + d for d in unknown)} in {fmt!r}",
+            "use %Y %m %d %H %M %S (and %y %b %B %j %I %p %f)",
+        )
+
+
+class KeySpec(Strict):
+    """Key templates: literals and `{attribute}` placeholders joined by `#`."""
+
+    pk: str = Field(description="Partition key template.", examples=["CUSTOMER#{customerId}"])
+    sk: str = Field(
+        description="Sort key template. Use a constant such as `PROFILE` for one item per partition.",
+        examples=["CONTACT#{contactAt}#{channel}"],
+    )
+
+
+class EntitySpec(Strict):
+    """An item type stored in the table."""
+
+    attributes: dict[AttributeName, AttributeSpec] = Field(min_length=1)
+    key: KeySpec
+    index_keys: dict[IndexName, KeySpec] = Field(
+        default_factory=dict,
+        description=(
+            "Explicit key templates of this entity on named GSIs. Optional: GSIs are planned from the access "
+            "patterns; declare keys here to pin a shape or to build a cross-entity item collection on an index."
+        ),
+    )
+    item_bytes: int | None = Field(
+        default=None, ge=1, le=400 * 1024, description="Average item size in bytes, for capacity estimates."
+    )
+    writes_per_second: float = Field(default=0, ge=0, description="Average item writes per second (puts and updates).")
+    description: str | None = None
+
+    @field_validator("attributes", mode="before")
+    @classmethod
+    def _expand_shorthand(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return {name: {"type": spec} if isinstance(spec, str) else spec for name, spec in value.items()}
+        return value
+
+
+class AccessPattern(Strict):
+    """A read the application performs, with its expected rate."""
+
+    entity: EntityName | list[EntityName] = Field(
+        description="The entity read, or a list of entities read together as one item collection."
+    )
+    where: dict[AttributeName, Operator] = Field(
+        default_factory=dict,
+        description="Conditions on attributes: `=` binds key components, at most one range operator.",
+        examples=[{"customerId": "=", "contactAt": "between"}],
+    )
+    order: Literal["asc", "desc"] = Field(default="asc", description="Direction of the sort key.")
+    order_by: AttributeName | None = Field(
+        default=None, description="The attribute results are ordered by (default: the range attribute, if any)."
+    )
+    limit: int | None = Field(default=None, ge=1, description="Return at most this many items.")
+    rps: float = Field(default=1, ge=0, description="Expected requests per second of this pattern.")
+    returns: list[AttributeName] | None = Field(
+        default=None,
+        description="Attributes the application reads; drives GSI projections. Default: every attribute.",
+    )
+    index: str | None = Field(
+        default=None, description="Pin the pattern to `table` or to a named GSI instead of letting the planner choose."
+    )
+    consistent: bool = Field(default=False, description="Strongly consistent read (base table only; costs 2x).")
+    follow_up: bool = Field(
+        default=True,
+        description=(
+            "Allow a BatchGetItem on the base table when the index does not project every returned attribute."
+        ),
+    )
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _one_range(self) -> "AccessPattern":
+        ranges = [name for name, op in self.where.items() if op in RANGE_OPERATORS]
+        if len(ranges) > 1:
+            raise Invalid(
+                f"more than one range condition ({', '.join(ranges)}); a key condition allows one",
+                "keep one range condition and bind the others with `=`, or split the pattern",
+                "where",
+            )
+        if ranges and self.order_by and self.order_by != ranges[0]:
+            raise Invalid(
+                f"`order_by: {self.order_by}` differs from the range attribute `{ranges[0]}`",
+                f"results of a range query come ordered by `{ranges[0]}`; remove `order_by`",
+                "order_by",
+            )
+        if self.returns is not None and len(set(self.returns)) != len(self.returns):
+            raise Invalid("`returns` lists an attribute twice", "remove the duplicate", "returns")
+        return self
+
+    @property
+    def entities(self) -> tuple[str, ...]:
+        return (self.entity,) if isinstance(self.entity, str) else tuple(self.entity)
+
+    @property
+    def equalities(self) -> tuple[str, ...]:
+        return tuple(sorted(name for name, op in self.where.items() if op == "="))
+
+    @property
+    def range_condition(self) -> tuple[str, str] | None:
+        for name, op in self.where.items():
+            if op in RANGE_OPERATORS:
+                return name, op
+        return None
+
+    @property
+    def ordering_attribute(self) -> str | None:
+        found = self.range_condition
+        return found[0] if found else self.order_by
+
+
+class CapacityRange(Strict):
+    min: int = Field(ge=1, description="Lowest provisioned capacity units the autoscaler may set.")
+    max: int = Field(ge=1, description="Highest provisioned capacity units the autoscaler may set.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "CapacityRange":
+        if self.max < self.min:
+            raise Invalid(f"max ({self.max}) is below min ({self.min})", "make max at least min", "max")
+        return self
+
+
+class Capacity(Strict):
+    read: CapacityRange
+    write: CapacityRange
+    target_utilization: int = Field(
+        default=70,
+        ge=20,
+        le=90,
+        description="Autoscaling target, percent of provisioned capacity in use (AWS allows 20-90).",
+    )
+
+
+class TableSpec(Strict):
+    name: TableName
+    billing: Literal["provisioned", "on_demand"] = "on_demand"
+    capacity: Capacity | None = Field(default=None, description="Required for provisioned billing.")
+    ttl_attribute: AttributeName | None = Field(
+        default=None, description="A number or epoch_seconds timestamp attribute holding the expiry time."
+    )
+    point_in_time_recovery: bool = True
+    deletion_protection: bool = True
+    encryption: Literal["aws_owned", "aws_managed", "customer_managed"] = Field(
+        default="aws_owned",
+        description="`customer_managed` creates a KMS key with rotation unless `kms_key_arn` names one.",
+    )
+    kms_key_arn: str | None = None
+    stream: Literal["off", "keys_only", "new_image", "old_image", "new_and_old_images"] = "off"
+    table_class: Literal["standard", "standard_infrequent_access"] = "standard"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "TableSpec":
+        if self.billing == "provisioned" and self.capacity is None:
+            raise Invalid(
+                "provisioned billing needs `capacity`",
+                "add `capacity: {read: {min: 5, max: 100}, write: {min: 5, max: 100}}` or use `billing: on_demand`",
+            )
+        if self.billing == "on_demand" and self.capacity is not None:
+            raise Invalid(
+                "`capacity` applies to provisioned billing only",
+                "remove `capacity` or set `billing: provisioned`",
+                "capacity",
+            )
+        if self.kms_key_arn is not None and self.encryption != "customer_managed":
+            raise Invalid(
+                "`kms_key_arn` needs `encryption: customer_managed`", "set `encryption: customer_managed`", "kms_key_arn"
+            )
+        return self
+
+
+class IndexSpec(Strict):
+    """Settings of one GSI. Everything is optional: GSIs are planned from the access patterns."""
+
+    projection: Literal["keys_only", "all"] | list[AttributeName] | None = Field(
+        default=None,
+        description="Override the planned projection: `keys_only`, `all`, or the attributes to include.",
+    )
+    capacity: Capacity | None = Field(default=None, description="Autoscaling bounds (default: the table's).")
+
+
+class Blueprint(Strict):
+    blueprint: BlueprintName = Field(description="Stack name: lowercase letters, digits and dashes.")
+    version: SemVer = Field(description="Semantic version of this blueprint.", examples=["1.0.0"])
+    description: str | None = None
+    owner: str | None = None
+    region: str | None = Field(default=None, description="AWS region; default: the provider's environment.")
+    tags: dict[str, str] = Field(default_factory=dict, description="Tags for every taggable resource.")
+    table: TableSpec
+    entities: dict[EntityName, EntitySpec] = Field(min_length=1)
+    access_patterns: dict[PatternName, AccessPattern] = Field(default_factory=dict)
+    indexes: dict[IndexName, IndexSpec] = Field(default_factory=dict)
+

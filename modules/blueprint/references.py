@@ -1,0 +1,179 @@
+"""Checks that relate one part of a blueprint to another. Each error names the exact field."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+from modules.blueprint.invalid import Invalid
+from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec
+from modules.design.templates import entity_tag, parse_template
+from modules.errors import BlueprintError
+
+TABLE = "table"
+MAX_TAGS = 50
+
+
+def check_references(bp: Blueprint) -> None:
+    _check_tags(bp)
+    tags: dict[str, str] = {}
+    for name, entity in bp.entities.items():
+        _check_entity(name, entity)
+        tag = entity_tag(name)
+        if tag in tags:
+            raise BlueprintError(
+                f"entities `{tags[tag]}` and `{name}` both key their items as {tag}",
+                path=("entities", name),
+                hint="rename one of them",
+            )
+        tags[tag] = name
+    for name, pattern in bp.access_patterns.items():
+        _check_pattern(bp, name, pattern)
+    _check_ttl(bp)
+
+
+def _suggest(name: str, options: Iterable[str]) -> str:
+    options = sorted(options)
+    close = difflib.get_close_matches(name, options, n=1)
+    prefix = f"did you mean `{close[0]}`? " if close else ""
+    return f"{prefix}known: {', '.join(options)}"
+
+
+def _check_tags(bp: Blueprint) -> None:
+    if len(bp.tags) > MAX_TAGS:
+        raise BlueprintError(f"{len(bp.tags)} tags; AWS allows {MAX_TAGS} per resource", path=("tags",))
+    for key, value in bp.tags.items():
+        if not 1 <= len(key) <= 128 or key.lower().startswith("aws:"):
+            raise BlueprintError(
+                f"tag key {key!r} is not allowed", path=("tags", key), hint="1-128 characters, not starting with aws:"
+            )
+        if len(value) > 256:
+            raise BlueprintError(f"tag {key!r} is longer than 256 characters", path=("tags", key))
+
+
+def _check_entity(name: str, entity: EntitySpec) -> None:
+    base = ("entities", name)
+    for attribute in entity.attributes:
+        if RESERVED_ATTRIBUTE.match(attribute):
+            raise BlueprintError(
+                f"attribute name `{attribute}` is reserved for generated keys",
+                path=base + ("attributes", attribute),
+                hint="rename it; PK, SK, GSI<n>PK, GSI<n>SK and names starting with '_' are taken",
+            )
+    _check_template(entity, entity.key.pk, base + ("key", "pk"))
+    _check_template(entity, entity.key.sk, base + ("key", "sk"))
+    for index, keys in entity.index_keys.items():
+        if index == TABLE:
+            raise BlueprintError("`table` is not an index name", path=base + ("index_keys", index))
+        _check_template(entity, keys.pk, base + ("index_keys", index, "pk"))
+        _check_template(entity, keys.sk, base + ("index_keys", index, "sk"))
+
+
+def _check_template(entity: EntitySpec, text: str, path: tuple) -> None:
+    try:
+        template = parse_template(text)
+    except Invalid as error:
+        raise BlueprintError(error.message, path=path, hint=error.hint) from None
+    for attribute in template.attributes:
+        if attribute not in entity.attributes:
+            raise BlueprintError(
+                f"key template {text!r} uses `{{{attribute}}}`, which is not an attribute of this entity",
+                path=path,
+                hint=f"declare `{attribute}` under attributes, or fix the name; {_suggest(attribute, entity.attributes)}",
+            )
+
+
+def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
+    base = ("access_patterns", name)
+    for entity_name in pattern.entities:
+        if entity_name not in bp.entities:
+            raise BlueprintError(
+                f"unknown entity `{entity_name}`", path=base + ("entity",), hint=_suggest(entity_name, bp.entities)
+            )
+    if len(set(pattern.entities)) != len(pattern.entities):
+        raise BlueprintError("an entity is listed twice", path=base + ("entity",), hint="list each entity once")
+    entities = [bp.entities[e] for e in pattern.entities]
+    common = set.intersection(*(set(e.attributes) for e in entities))
+    every = set().union(*(set(e.attributes) for e in entities))
+    what = f"`{pattern.entities[0]}`" if len(entities) == 1 else "every entity of the collection"
+    for attribute, op in pattern.where.items():
+        if attribute not in common:
+            raise BlueprintError(
+                f"`{attribute}` is not an attribute of {what}",
+                path=base + ("where", attribute),
+                hint=_suggest(attribute, common),
+            )
+        spec = entities[0].attributes[attribute]
+        if op == "begins_with" and spec.type != "string":
+            raise BlueprintError(
+                f"begins_with needs a string attribute; `{attribute}` is a {spec.type}",
+                path=base + ("where", attribute),
+                hint="use `between` for a range of numbers, dates or timestamps",
+            )
+        if len({e.attributes[attribute].type for e in entities}) > 1:
+            raise BlueprintError(
+                f"`{attribute}` has different types in the entities of this collection",
+                path=base + ("where", attribute),
+            )
+    if pattern.order_by is not None and pattern.order_by not in common:
+        raise BlueprintError(
+            f"`{pattern.order_by}` is not an attribute of {what}",
+            path=base + ("order_by",),
+            hint=_suggest(pattern.order_by, common),
+        )
+    for position, attribute in enumerate(pattern.returns or ()):
+        if attribute not in every:
+            raise BlueprintError(
+                f"`{attribute}` is not an attribute of {what}",
+                path=base + ("returns", position),
+                hint=_suggest(attribute, every),
+            )
+    _check_pinned_index(bp, base, pattern)
+
+
+def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> None:
+    if pattern.index is None or pattern.index == TABLE:
+        return
+    declared = {index for entity in bp.entities.values() for index in entity.index_keys}
+    if pattern.index not in declared:
+        raise BlueprintError(
+            f"`index: {pattern.index}` names no index with declared keys",
+            path=base + ("index",),
+            hint=(
+                "use `index: table`, remove `index:` to let the planner choose, or declare the keys under "
+                f"`entities.<Entity>.index_keys.{pattern.index}`"
+            ),
+        )
+    for entity_name in pattern.entities:
+        if pattern.index not in bp.entities[entity_name].index_keys:
+            raise BlueprintError(
+                f"`{entity_name}` has no keys on index `{pattern.index}`",
+                path=base + ("index",),
+                hint=f"declare `entities.{entity_name}.index_keys.{pattern.index}: {{pk: ..., sk: ...}}`",
+            )
+    if pattern.consistent:
+        raise BlueprintError(
+            "global secondary indexes only support eventually consistent reads",
+            path=base + ("consistent",),
+            hint="remove `consistent: true` or use `index: table`",
+        )
+
+
+def _check_ttl(bp: Blueprint) -> None:
+    name = bp.table.ttl_attribute
+    if name is None:
+        return
+    specs = [entity.attributes[name] for entity in bp.entities.values() if name in entity.attributes]
+    if not specs:
+        raise BlueprintError(
+            f"TTL attribute `{name}` is not an attribute of any entity",
+            path=("table", "ttl_attribute"),
+            hint="declare it (a number or a timestamp with `format: epoch_seconds`) on the entities that expire",
+        )
+    for spec in specs:
+        if not (spec.type == "number" or (spec.type == "timestamp" and spec.timestamp_format == "epoch_seconds")):
+            raise BlueprintError(
+                f"TTL attribute `{name}` must hold epoch seconds as a number; it is a {spec.type}",
+                path=("table", "ttl_attribute"),
+                hint=f"declare `{name}: {{type: timestamp, format: epoch_seconds}}`",
+            )

@@ -1,0 +1,11 @@
+"""Terraform logical ids derived from blueprint names, never from list positions."""
+
+from __future__ import annotations
+
+import re
+
+
+def logical_id(*parts: str) -> str:
+    """`("crm_main", "GSI1", "read")` -> `crm_main_gsi1_read`: stable, readable and a valid identifier."""
+    text = "_".join(re.sub(r"[^a-z0-9_]+", "_", part.lower()).strip("_") for part in parts if part)
+    return text if re.match(r"^[a-z_]", text) else f"t_{text}"

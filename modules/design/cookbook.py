@@ -1,0 +1,90 @@
+"""The exact boto3 requests of each query plan, with `{parameter}` placeholders.
+
+Application developers copy these; verification binds the placeholders and sends the very same
+requests, so the cookbook is tested by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from modules.design.model import TABLE, ENTITY_ATTRIBUTE, QueryPlan
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.]+)\}")
+
+
+def _names(attributes: tuple[str, ...]) -> dict[str, str]:
+    return {f"#{attribute}": attribute for attribute in attributes}
+
+
+def _projection(attributes: tuple[str, ...]) -> str:
+    return ", ".join(f"#{attribute}" for attribute in attributes)
+
+
+def read_attributes(plan: QueryPlan) -> tuple[str, ...]:
+    """What the main request reads: projected returns, plus the table keys when a follow-up needs them."""
+    extra: tuple[str, ...] = ("PK", "SK") if plan.follow_up else ()
+    if len(plan.entities) > 1:
+        extra += (ENTITY_ATTRIBUTE,)
+    return tuple(dict.fromkeys(plan.projected + extra))
+
+
+def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
+    """The low-level boto3 request (`client.query(**request)` / `client.get_item(**request)`)."""
+    values = dict(plan.values)
+    attributes = read_attributes(plan)
+    if plan.operation == "GetItem":
+        body: dict[str, Any] = {
+            "TableName": table_name,
+            "Key": {plan.keys.pk: {"S": values[":pk"]}, plan.keys.sk: {"S": values[":sk"]}},
+        }
+        if attributes:
+            body["ProjectionExpression"] = _projection(attributes)
+            body["ExpressionAttributeNames"] = _names(attributes)
+        if plan.consistent:
+            body["ConsistentRead"] = True
+        return body
+    body = {"TableName": table_name}
+    if plan.index != TABLE:
+        body["IndexName"] = plan.index
+    body["KeyConditionExpression"] = plan.key_condition
+    body["ExpressionAttributeNames"] = {"#pk": plan.keys.pk, "#sk": plan.keys.sk} if "#sk" in plan.key_condition else {
+        "#pk": plan.keys.pk}
+    body["ExpressionAttributeValues"] = {placeholder: {"S": template} for placeholder, template in plan.values}
+    if attributes:
+        body["ProjectionExpression"] = _projection(attributes)
+        body["ExpressionAttributeNames"].update(_names(attributes))
+    body["ScanIndexForward"] = plan.scan_index_forward
+    if plan.limit is not None:
+        body["Limit"] = plan.limit
+    if plan.consistent:
+        body["ConsistentRead"] = True
+    return body
+
+
+def follow_up_request(plan: QueryPlan, table_name: str) -> dict[str, Any] | None:
+    """The BatchGetItem that fetches attributes the index lacks (Keys filled from the query's items)."""
+    if plan.follow_up is None:
+        return None
+    attributes = plan.follow_up.attributes
+    return {
+        "RequestItems": {
+            table_name: {
+                "Keys": [{"PK": {"S": "{PK of each item}"}, "SK": {"S": "{SK of each item}"}}],
+                "ProjectionExpression": _projection(attributes),
+                "ExpressionAttributeNames": _names(attributes),
+            }
+        }
+    }
+
+
+def bind(template: Any, parameters: Mapping[str, str]) -> Any:
+    """Replace every `{parameter}` in string values of a request with its encoded value."""
+    if isinstance(template, str):
+        return _PLACEHOLDER.sub(lambda m: parameters[m.group(1)], template)
+    if isinstance(template, dict):
+        return {key: bind(value, parameters) for key, value in template.items()}
+    if isinstance(template, list):
+        return [bind(value, parameters) for value in template]
+    return template

@@ -1,0 +1,106 @@
+"""How attribute values are written: inside keys (strings that must sort as the values do) and as
+DynamoDB attribute values. One place, used by the query plans, the cookbook and verification.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+from modules.blueprint.model import AttributeSpec
+from modules.design.templates import SEPARATOR
+
+ISO8601 = "%Y-%m-%dT%H:%M:%SZ"
+DATE = "%Y-%m-%d"
+EPOCH_WIDTH = {"epoch_seconds": 10, "epoch_millis": 13}
+
+
+def encode_key_value(spec: AttributeSpec, value: Any) -> str:
+    """The text an attribute value takes inside a key."""
+    if spec.type == "boolean":
+        return "true" if value else "false"
+    if spec.type == "number":
+        return _number_text(spec, value)
+    if spec.type == "date":
+        return value.strftime(DATE)
+    if spec.type == "timestamp":
+        fmt = spec.timestamp_format
+        if fmt in EPOCH_WIDTH:
+            return f"{_epoch(value, fmt):0{EPOCH_WIDTH[fmt]}d}"
+        return _utc(value).strftime(ISO8601 if fmt == "iso8601" else fmt)
+    text = str(value)
+    if SEPARATOR in text:
+        raise ValueError(f"value {text!r} contains the key separator {SEPARATOR!r}")
+    return text
+
+
+def stored_value(spec: AttributeSpec, value: Any) -> dict[str, Any]:
+    """The DynamoDB (low-level, typed) representation of an attribute value."""
+    if spec.type == "boolean":
+        return {"BOOL": bool(value)}
+    if spec.type == "number":
+        return {"N": str(value)}
+    if spec.type == "timestamp" and spec.timestamp_format in EPOCH_WIDTH:
+        return {"N": str(_epoch(value, spec.timestamp_format))}
+    if spec.type in ("timestamp", "date"):
+        return {"S": encode_key_value(spec, value)}
+    return {"S": str(value)}
+
+
+def attribute_type_letter(spec: AttributeSpec) -> str:
+    """The DynamoDB scalar type an attribute is stored as: S, N or BOOL."""
+    return next(iter(stored_value(spec, example_value(spec))))
+
+
+def example_value(spec: AttributeSpec) -> Any:
+    """A representative value, for documentation and type probing."""
+    if spec.values:
+        return spec.values[0]
+    return {
+        "string": "example",
+        "number": 42,
+        "timestamp": datetime(2024, 3, 1, 9, 30, tzinfo=timezone.utc),
+        "date": date(2024, 3, 1),
+        "boolean": True,
+    }[spec.type]
+
+
+def describe_encoding(spec: AttributeSpec) -> str:
+    """How an application writes the value into a key, e.g. `ISO 8601 UTC, 2024-03-01T09:30:00Z`."""
+    sample = encode_key_value(spec, example_value(spec))
+    if spec.type == "timestamp":
+        fmt = spec.timestamp_format
+        name = {"iso8601": "ISO 8601 UTC", "epoch_seconds": "epoch seconds, 10 digits",
+                "epoch_millis": "epoch milliseconds, 13 digits"}.get(fmt, f"strftime {fmt!r} in UTC")
+        return f"{name}, e.g. {sample}"
+    if spec.type == "number":
+        return f"zero-padded to {spec.width} digits, e.g. {sample}" if spec.width else f"decimal digits, e.g. {sample}"
+    if spec.type == "date":
+        return f"YYYY-MM-DD, e.g. {sample}"
+    if spec.type == "boolean":
+        return "true or false"
+    if spec.values:
+        return "one of " + ", ".join(spec.values)
+    return "text without '#'"
+
+
+def _number_text(spec: AttributeSpec, value: Any) -> str:
+    number = Decimal(str(value))
+    if spec.width is None:
+        return format(number.normalize(), "f") if number != number.to_integral_value() else str(int(number))
+    if number != number.to_integral_value() or number < 0:
+        raise ValueError(f"{value} cannot be zero-padded: padded key numbers must be whole and not negative")
+    text = str(int(number)).zfill(spec.width)
+    if len(text) > spec.width:
+        raise ValueError(f"{value} has more than {spec.width} digits")
+    return text
+
+
+def _utc(value: datetime) -> datetime:
+    return value.astimezone(timezone.utc) if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def _epoch(value: datetime, fmt: str) -> int:
+    seconds = _utc(value).timestamp()
+    return int(seconds * 1000) if fmt == "epoch_millis" else int(seconds)

@@ -1,0 +1,166 @@
+"""Plan the fewest GSIs for the patterns the base table and declared indexes cannot serve.
+
+An item holds one value per GSI key attribute, so an entity takes part in a GSI with one key shape.
+Patterns of the same entity share a shape when one partition key and one sort-key order serve them
+all; the planner partitions each entity's patterns into the fewest such groups (an exact search,
+small in practice). Entities overload the same GSIs: the i-th shape of every entity goes to the
+i-th index, and generated partition keys start with the entity's tag so they never collide.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from modules.blueprint.model import AccessPattern, Blueprint
+from modules.design.model import Shape
+from modules.design.serve import may_share
+from modules.design.templates import KeyTemplate, Segment, entity_tag
+
+# Above this many patterns per entity the exact search would be slow; first-fit is used instead.
+EXACT_SEARCH_LIMIT = 14
+
+
+@dataclass(frozen=True)
+class Need:
+    """What one pattern requires of an index key: attributes bound by `=` and the one it orders by."""
+
+    pattern: str
+    equalities: frozenset[str]
+    ordering: str | None
+
+
+def need_of(name: str, pattern: AccessPattern) -> Need:
+    return Need(name, frozenset(pattern.equalities), pattern.ordering_attribute)
+
+
+def sort_sequence(needs: Sequence[Need], partition: frozenset[str]) -> list[str] | None:
+    """Sort-key attributes that serve every need given the partition attributes, or None if impossible.
+
+    Each need wants its remaining `=` attributes as the leading sort-key components (in any order)
+    followed by its ordering attribute. Processing needs from the fewest such attributes up builds
+    the one sequence that satisfies them all, or proves there is none.
+    """
+    sequence: list[str] = []
+    for need in sorted(needs, key=lambda n: (len(n.equalities - partition), n.pattern)):
+        leading = need.equalities - partition
+        size = len(leading)
+        if len(sequence) >= size:
+            if set(sequence[:size]) != leading:
+                return None
+        else:
+            if not set(sequence) <= leading:
+                return None
+            sequence += sorted(leading - set(sequence))
+        if need.ordering is not None:
+            if len(sequence) > size:
+                if sequence[size] != need.ordering:
+                    return None
+            else:
+                sequence.append(need.ordering)
+    return sequence
+
+
+def shape_for(bp: Blueprint, entity: str, needs: Sequence[Need]) -> Shape | None:
+    """The key shape serving all `needs` of `entity`, or None when no single shape can."""
+    partition = frozenset.intersection(*(need.equalities for need in needs))
+    if not partition:
+        return None
+    sequence = sort_sequence(needs, partition)
+    if sequence is None:
+        return None
+    pk = KeyTemplate((Segment(literal=entity_tag(entity)),) + tuple(Segment(attribute=a) for a in sorted(partition)))
+    if not sequence:
+        sequence = _identity(bp, entity, partition)
+    sk = KeyTemplate(tuple(Segment(attribute=a) for a in sequence) or (Segment(literal=entity_tag(entity)),))
+    return Shape(pk, sk)
+
+
+def _identity(bp: Blueprint, entity: str, partition: frozenset[str]) -> list[str]:
+    """The attributes of the entity's primary key: a stable order when a pattern needs none."""
+    key = bp.entities[entity].key
+    seen: list[str] = []
+    for template in (key.pk, key.sk):
+        for attribute in re.findall(r"\{([A-Za-z0-9_]+)\}", template):
+            if attribute not in seen and attribute not in partition:
+                seen.append(attribute)
+    return seen
+
+
+def minimum_groups(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[list[Need]]:
+    """Partition `needs` into the fewest groups that each have a shape."""
+    ordered = sorted(needs, key=lambda n: n.pattern)
+    if len(ordered) > EXACT_SEARCH_LIMIT:
+        return _first_fit(bp, entity, ordered)
+    best: list[list[Need]] | None = None
+
+    def search(position: int, groups: list[list[Need]]) -> None:
+        nonlocal best
+        if best is not None and len(groups) >= len(best):
+            return
+        if position == len(ordered):
+            best = [list(group) for group in groups]
+            return
+        need = ordered[position]
+        for group in groups:
+            if shape_for(bp, entity, group + [need]) is not None:
+                group.append(need)
+                search(position + 1, groups)
+                group.pop()
+        groups.append([need])
+        search(position + 1, groups)
+        groups.pop()
+
+    search(0, [])
+    return best or []
+
+
+def _first_fit(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[list[Need]]:
+    groups: list[list[Need]] = []
+    for need in needs:
+        for group in groups:
+            if shape_for(bp, entity, group + [need]) is not None:
+                group.append(need)
+                break
+        else:
+            groups.append([need])
+    return groups
+
+
+def gsi_sort_key(name: str) -> tuple[str, int, str]:
+    """Natural order: GSI2 before GSI10."""
+    match = re.fullmatch(r"(.*?)(\d+)", name)
+    return (match.group(1), int(match.group(2)), name) if match else (name, -1, name)
+
+
+def assign_indexes(
+    bp: Blueprint, groups: dict[str, list[list[Need]]], members: dict[str, dict[str, Shape]]
+) -> dict[str, dict[str, tuple[Shape, tuple[str, ...]]]]:
+    """Place every group's shape on the lowest-numbered GSI where its partitions cannot collide.
+
+    `members` (index -> entity -> shape) holds what is already placed and is extended in place.
+    Returns index -> entity -> (shape, patterns) for the placements made here.
+    """
+    placed: dict[str, dict[str, tuple[Shape, tuple[str, ...]]]] = {}
+    for entity in sorted(groups):
+        ordered = sorted(groups[entity], key=lambda g: (-len(g), min(n.pattern for n in g)))
+        for group in ordered:
+            shape = shape_for(bp, entity, group)
+            assert shape is not None
+            name = _free_index(bp, entity, shape, members)
+            members.setdefault(name, {})[entity] = shape
+            placed.setdefault(name, {})[entity] = (shape, tuple(sorted(n.pattern for n in group)))
+    return placed
+
+
+def _free_index(bp: Blueprint, entity: str, shape: Shape, members: dict[str, dict[str, Shape]]) -> str:
+    number = 1
+    while True:
+        name = f"GSI{number}"
+        taken = members.get(name, {})
+        if entity not in taken and not any(
+            may_share(bp, entity, shape.pk, other, theirs.pk) for other, theirs in taken.items()
+        ):
+            return name
+        number += 1

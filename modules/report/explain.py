@@ -1,0 +1,135 @@
+"""`explain`: the entity chart, the access-pattern chart, the GSIs and the query cookbook."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from modules.design.cookbook import follow_up_request, request
+from modules.design.model import TABLE, QueryPlan, TableDesign
+from modules.report.tables import markdown_table, text_table
+
+ENTITY_HEADERS = ("Entity", "PK", "SK", "GSI keys")
+PATTERN_HEADERS = ("Pattern", "Index", "Key condition", "Operation", "Order / limit")
+
+
+def entity_rows(design: TableDesign) -> list[list[str]]:
+    rows = []
+    for entity in sorted(design.blueprint.entities):
+        shapes = design.shapes[entity]
+        table = shapes[TABLE]
+        gsis = "; ".join(f"{index}: {shape}" for index, shape in sorted(shapes.items()) if index != TABLE)
+        rows.append([entity, table.pk.text, table.sk.text, gsis or "-"])
+    return rows
+
+
+def operation_label(plan: QueryPlan) -> str:
+    return plan.operation + (f" + {plan.follow_up.operation}" if plan.follow_up else "")
+
+
+def order_label(plan: QueryPlan) -> str:
+    if plan.operation == "GetItem":
+        return "single item"
+    direction = "asc" if plan.scan_index_forward else "desc"
+    by = f" by {plan.order_attributes[0]}" if plan.order_attributes else ""
+    limit = f", limit {plan.limit}" if plan.limit else ""
+    return f"{direction}{by}{limit}"
+
+
+def pattern_rows(design: TableDesign) -> list[list[str]]:
+    return [
+        [plan.pattern, plan.index, plan.summary, operation_label(plan), order_label(plan)] for plan in design.plans
+    ]
+
+
+def index_lines(design: TableDesign) -> list[str]:
+    lines = [f"{index.name} ({index.keys.pk}/{index.keys.sk}, projection {index.projection}): {index.reason}"
+             for index in design.indexes]
+    return lines + list(design.notes)
+
+
+def render_text(design: TableDesign) -> str:
+    bp = design.blueprint
+    parts = [
+        f"{bp.blueprint} {bp.version}: table {bp.table.name} ({bp.table.billing})",
+        "",
+        "Entities",
+        text_table(ENTITY_HEADERS, entity_rows(design)),
+        "",
+        "Access patterns",
+        text_table(PATTERN_HEADERS, pattern_rows(design)),
+    ]
+    if design.indexes:
+        parts += ["", "Global secondary indexes", *(f"  {line}" for line in index_lines(design))]
+    return "\n".join(parts) + "\n"
+
+
+def render_markdown(design: TableDesign) -> str:
+    bp = design.blueprint
+    parts = [
+        f"### `{bp.blueprint}` {bp.version}: table `{bp.table.name}` ({bp.table.billing})",
+        "",
+        "#### Entities",
+        "",
+        markdown_table(ENTITY_HEADERS, entity_rows(design)),
+        "",
+        "#### Access patterns",
+        "",
+        markdown_table(PATTERN_HEADERS, pattern_rows(design)),
+    ]
+    if design.indexes:
+        parts += ["", "#### Global secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
+    return "\n".join(parts) + "\n"
+
+
+def explain_data(design: TableDesign) -> dict[str, Any]:
+    bp = design.blueprint
+    table_name = bp.table.name
+    return {
+        "blueprint": bp.blueprint,
+        "version": bp.version,
+        "table": table_name,
+        "entities": [
+            {
+                "name": entity,
+                "keys": {index: {"pk": shape.pk.text, "sk": shape.sk.text}
+                         for index, shape in sorted(design.shapes[entity].items())},
+            }
+            for entity in sorted(bp.entities)
+        ],
+        "indexes": [
+            {
+                "name": index.name,
+                "partition_key": index.keys.pk,
+                "sort_key": index.keys.sk,
+                "projection": {"type": index.projection.type, "attributes": list(index.projection.attributes)},
+                "patterns": list(index.patterns),
+                "members": {entity: {"pk": shape.pk.text, "sk": shape.sk.text} for entity, shape in index.members},
+                "reason": index.reason,
+            }
+            for index in design.indexes
+        ],
+        "patterns": [
+            {
+                "name": plan.pattern,
+                "entities": list(plan.entities),
+                "index": plan.index,
+                "operation": plan.operation,
+                "key_condition": plan.summary,
+                "order": "asc" if plan.scan_index_forward else "desc",
+                "limit": plan.limit,
+                "parameters": [
+                    {"name": p.name, "attribute": p.attribute, "encoding": p.encoding} for p in plan.parameters
+                ],
+                "request": {("get_item" if plan.operation == "GetItem" else "query"): request(plan, table_name)},
+                "follow_up": follow_up_request(plan, table_name),
+                "notes": list(plan.notes),
+            }
+            for plan in design.plans
+        ],
+        "notes": list(design.notes),
+    }
+
+
+def render_json(designs: list[TableDesign]) -> str:
+    return json.dumps([explain_data(design) for design in designs], indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,45 @@
+"""Small blueprints built in Python for design-stage tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modules.blueprint.model import Blueprint
+from modules.blueprint.references import check_references
+from modules.design.model import TableDesign
+from modules.design.plan import design
+
+
+def blueprint(entities: dict[str, Any], patterns: dict[str, Any], **extra: Any) -> Blueprint:
+    data = {
+        "blueprint": "test",
+        "version": "1.0.0",
+        "table": {"name": "test_table"},
+        "entities": entities,
+        "access_patterns": patterns,
+        **extra,
+    }
+    model = Blueprint.model_validate(data)
+    check_references(model)
+    return model
+
+
+def designed(entities: dict[str, Any], patterns: dict[str, Any], **extra: Any) -> TableDesign:
+    return design(blueprint(entities, patterns, **extra))
+
+
+CUSTOMER = {
+    "attributes": {
+        "customerId": "string",
+        "name": "string",
+        "industry": {"type": "string", "values": ["FINANCE", "RETAIL"]},
+        "tier": {"type": "string", "values": ["A", "B"]},
+        "region": "string",
+        "lastTouchAt": "timestamp",
+    },
+    "key": {"pk": "CUSTOMER#{customerId}", "sk": "PROFILE"},
+}
+CONTACT = {
+    "attributes": {"customerId": "string", "contactAt": "timestamp", "channel": "string", "summary": "string"},
+    "key": {"pk": "CUSTOMER#{customerId}", "sk": "CONTACT#{contactAt}#{channel}"},
+}

@@ -1,0 +1,81 @@
+"""Run the real Terraform CLI offline against the hashicorp/aws provider filesystem mirror.
+
+The mirror is `TABLEWRIGHT_PROVIDER_MIRROR` when set, else found in the usual places. Tests that need
+Terraform skip with the reason when it is missing, except under CI (`TABLEWRIGHT_REQUIRE_TOOLS=1`),
+where a missing tool is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+MIRROR_ENV = "TABLEWRIGHT_PROVIDER_MIRROR"
+PROVIDER = Path("registry.terraform.io/hashicorp/aws")
+_CANDIDATES = [
+    Path("/opt/tf-plugins"),
+    Path.home() / ".terraform.d/plugins",
+    Path.home() / ".local/share/terraform/plugins",
+    Path("/usr/local/share/terraform/plugins"),
+    Path("/usr/share/terraform/plugins"),
+]
+_SEARCH_ROOTS = [Path("/opt"), Path("/usr/local"), Path("/usr/share"), Path.home()]
+
+
+def tools_required() -> bool:
+    return os.environ.get("TABLEWRIGHT_REQUIRE_TOOLS") == "1"
+
+
+def missing_tool(reason: str) -> None:
+    if tools_required():
+        pytest.fail(f"{reason} (required under CI: TABLEWRIGHT_REQUIRE_TOOLS=1)")
+    pytest.skip(reason)
+
+
+def find_mirror() -> Path | None:
+    configured = os.environ.get(MIRROR_ENV)
+    if configured:
+        return Path(configured) if (Path(configured) / PROVIDER).is_dir() else None
+    for candidate in _CANDIDATES:
+        if (candidate / PROVIDER).is_dir():
+            return candidate
+    for root in _SEARCH_ROOTS:
+        for depth in range(1, 5):
+            for match in root.glob("/".join(["*"] * depth) + f"/{PROVIDER}"):
+                return Path(str(match)[: -len(str(PROVIDER)) - 1])
+    return None
+
+
+def terraform_environment(workdir: Path) -> dict[str, str]:
+    """Environment for offline Terraform runs: a CLI config that installs providers from the mirror."""
+    if shutil.which("terraform") is None:
+        missing_tool("the Terraform CLI is not installed")
+    mirror = find_mirror()
+    if mirror is None:
+        missing_tool(f"no hashicorp/aws provider mirror found (set {MIRROR_ENV})")
+    config = workdir / "terraform-cli.tfrc"
+    config.write_text(
+        "provider_installation {\n"
+        f'  filesystem_mirror {{\n    path    = "{mirror}"\n    include = ["registry.terraform.io/hashicorp/*"]\n  }}\n'
+        '  direct {\n    exclude = ["registry.terraform.io/hashicorp/*"]\n  }\n'
+        "}\n"
+    )
+    env = dict(os.environ)
+    env.update(TF_CLI_CONFIG_FILE=str(config), TF_IN_AUTOMATION="1", CHECKPOINT_DISABLE="1")
+    return env
+
+
+def terraform(args: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(["terraform", *args, "-no-color"], cwd=cwd, env=env, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"terraform {' '.join(args)} failed in {cwd}:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def validate(stack_dir: Path, env: dict[str, str]) -> None:
+    terraform(["init", "-input=false", "-backend=false"], stack_dir, env)
+    terraform(["validate"], stack_dir, env)

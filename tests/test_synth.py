@@ -1,0 +1,159 @@
+"""Synthesis: the Terraform a blueprint produces, its determinism, and the real provider's verdict."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from modules.blueprint.load import load_blueprint
+from modules.synth import plan_stacks, synthesize
+from tests.conftest import BUNDLED
+from tests.terraform_support import terraform_environment, validate
+
+
+def synth_one(path: Path, out: Path) -> dict:
+    [written] = synthesize(plan_stacks([load_blueprint(path)]), out)
+    return json.loads(written.read_text())
+
+
+@pytest.fixture(scope="module")
+def bundled_out(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundled") / "cdktf.out"
+    synthesize(plan_stacks([load_blueprint(p) for p in BUNDLED]), out)
+    return out
+
+
+def stack(out: Path, name: str) -> dict:
+    return json.loads((out / "stacks" / name / "cdk.tf.json").read_text())
+
+
+def test_provisioned_table_resources(bundled_out):
+    config = stack(bundled_out, "crm")
+    resources = config["resource"]
+    table = resources["aws_dynamodb_table"]["crm_main"]
+    indexes = [gsi["name"] for gsi in table["global_secondary_index"]]
+    assert indexes == ["GSI1", "GSI2"]
+    # Only key attributes are declared.
+    assert sorted(a["name"] for a in table["attribute"]) == ["GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "PK", "SK"]
+    assert table["point_in_time_recovery"] == {"enabled": True}
+    assert table["deletion_protection_enabled"] is True
+    assert table["ttl"] == {"attribute_name": "expiresAt", "enabled": True}
+    assert table["lifecycle"]["ignore_changes"] == ["read_capacity", "write_capacity"]
+    # GSI capacity follows what the autoscaler set (see constructs/table.py), starting at the minimum.
+    assert all("local.crm_main_live_gsis" in gsi["read_capacity"] for gsi in table["global_secondary_index"])
+
+    targets = resources["aws_appautoscaling_target"]
+    policies = resources["aws_appautoscaling_policy"]
+    expected = {f"crm_main{part}_{d}" for part in ("", "_gsi1", "_gsi2") for d in ("read", "write")}
+    assert set(targets) == expected and set(policies) == expected
+    assert targets["crm_main_gsi2_write"]["resource_id"] == "table/${aws_dynamodb_table.crm_main.name}/index/GSI2"
+    assert targets["crm_main_gsi2_write"]["scalable_dimension"] == "dynamodb:index:WriteCapacityUnits"
+    assert (targets["crm_main_read"]["min_capacity"], targets["crm_main_read"]["max_capacity"]) == (5, 4000)
+    policy = policies["crm_main_read"]
+    assert policy["policy_type"] == "TargetTrackingScaling"
+    assert policy["resource_id"] == "${aws_appautoscaling_target.crm_main_read.resource_id}"
+    tracking = policy["target_tracking_scaling_policy_configuration"]
+    assert tracking == {"target_value": 70,
+                        "predefined_metric_specification": {"predefined_metric_type": "DynamoDBReadCapacityUtilization"}}
+
+    insights = resources["aws_dynamodb_contributor_insights"]
+    assert insights["crm_main"] == {"//": insights["crm_main"]["//"], "table_name": "${aws_dynamodb_table.crm_main.name}"}
+    assert insights["crm_main_gsi1"]["index_name"] == "GSI1"
+    assert set(insights) == {"crm_main", "crm_main_gsi1", "crm_main_gsi2"}
+
+
+def test_on_demand_table_has_no_autoscaling(bundled_out):
+    resources = stack(bundled_out, "orders")["resource"]
+    table = resources["aws_dynamodb_table"]["orders_main"]
+    assert table["billing_mode"] == "PAY_PER_REQUEST"
+    assert "read_capacity" not in table and "lifecycle" not in table
+    assert all("read_capacity" not in gsi for gsi in table["global_secondary_index"])
+    assert "aws_appautoscaling_target" not in resources
+    assert table["stream_enabled"] is True and table["stream_view_type"] == "NEW_AND_OLD_IMAGES"
+
+
+def test_bundled_gsis_are_never_projected_all(bundled_out):
+    for path in BUNDLED:
+        name = load_blueprint(path).model.blueprint
+        table = next(iter(stack(bundled_out, name)["resource"]["aws_dynamodb_table"].values()))
+        assert {gsi["projection_type"] for gsi in table.get("global_secondary_index", [])} <= {"INCLUDE", "KEYS_ONLY"}
+
+
+def test_customer_managed_key_is_created_with_rotation(write_blueprint, tmp_path):
+    text = (BUNDLED[0].read_text()
+            .replace("  ttl_attribute: expiresAt", "  ttl_attribute: expiresAt\n  encryption: customer_managed"))
+    config = synth_one(write_blueprint(text), tmp_path / "out")
+    key = config["resource"]["aws_kms_key"]["crm_main_key"]
+    assert key["enable_key_rotation"] is True
+    table = config["resource"]["aws_dynamodb_table"]["crm_main"]
+    assert table["server_side_encryption"] == {"enabled": True, "kms_key_arn": "${aws_kms_key.crm_main_key.arn}"}
+
+
+def test_synthesis_is_byte_identical_across_runs(tmp_path):
+    first, second = tmp_path / "one", tmp_path / "two"
+    synthesize(plan_stacks([load_blueprint(p) for p in BUNDLED]), first)
+    synthesize(plan_stacks([load_blueprint(p) for p in BUNDLED]), second)
+    for path in sorted(first.rglob("*")):
+        if path.is_file():
+            assert path.read_bytes() == (second / path.relative_to(first)).read_bytes(), path
+
+
+def _reversed_yaml(data):
+    if isinstance(data, dict):
+        return {key: _reversed_yaml(value) for key, value in reversed(list(data.items()))}
+    return data
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
+def test_reordering_the_yaml_changes_nothing(path, tmp_path):
+    original = synth_one(path, tmp_path / "a")
+    reordered = tmp_path / path.name
+    reordered.write_text(yaml.safe_dump(_reversed_yaml(yaml.safe_load(path.read_text())), sort_keys=False))
+    assert synth_one(reordered, tmp_path / "b") == original
+
+
+def test_failed_synthesis_leaves_the_previous_output(tmp_path, write_blueprint, run_cli):
+    out = tmp_path / "cdktf.out"
+    code, _, _ = run_cli("synth", BUNDLED[0], "--out", out)
+    assert code == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    bad = write_blueprint(BUNDLED[0].read_text().replace("order: desc", "order: newest", 1), "bad.yaml")
+    code, _, _ = run_cli("synth", bad, "--out", out)
+    assert code == 2
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml", "cdktf.out"]
+
+
+def test_successful_synthesis_replaces_the_output(tmp_path, run_cli):
+    out = tmp_path / "cdktf.out"
+    (out / "stacks" / "stale").mkdir(parents=True)
+    code, stdout, _ = run_cli("synth", BUNDLED[0], "--out", out)
+    assert code == 0 and "cdk.tf.json" in stdout
+    assert sorted(p.name for p in (out / "stacks").iterdir()) == ["crm"]
+
+
+@pytest.mark.terraform
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
+def test_terraform_validate_accepts_bundled_blueprints(path, bundled_out, tmp_path):
+    env = terraform_environment(tmp_path)
+    name = load_blueprint(path).model.blueprint
+    work = tmp_path / name
+    shutil.copytree(bundled_out / "stacks" / name, work)
+    validate(work, env)
+
+
+@pytest.mark.terraform
+def test_terraform_validate_accepts_every_optional_setting(write_blueprint, tmp_path):
+    text = (BUNDLED[0].read_text()
+            .replace("  ttl_attribute: expiresAt", "  ttl_attribute: expiresAt\n  encryption: customer_managed\n"
+                     "  stream: keys_only\n  table_class: standard_infrequent_access\n  deletion_protection: false")
+            .replace("tags:", "region: eu-west-1\nindexes:\n  GSI2:\n    projection: keys_only\n    capacity:\n"
+                     "      read: {min: 1, max: 10}\n      write: {min: 2, max: 20}\ntags:"))
+    out = tmp_path / "out"
+    config = synth_one(write_blueprint(text), out)
+    assert config["provider"]["aws"] == [{"region": "eu-west-1"}]
+    validate(out / "stacks" / "crm", terraform_environment(tmp_path))
