@@ -11,6 +11,7 @@ summed resident set of the whole process tree, sampled every 10 ms from /proc.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -88,6 +89,17 @@ def measure(command: list[str]) -> tuple[float, float]:
     return elapsed, peak / 1024
 
 
+def check_output(out: Path, stacks: int) -> None:
+    """Refuse to report figures for a synthesis that did not produce complete tables."""
+    files = sorted(out.glob("stacks/*/cdk.tf.json"))
+    if len(files) != stacks:
+        raise SystemExit(f"expected {stacks} stacks in {out}, found {len(files)}")
+    for path in files:
+        tables = json.loads(path.read_text())["resource"]["aws_dynamodb_table"]
+        if not all("hash_key" in table and "attribute" in table for table in tables.values()):
+            raise SystemExit(f"{path} has a table without its arguments")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -101,15 +113,17 @@ def main() -> None:
             "import modules.constructs.cdk as cdk; app = cdk.App(outdir=%r); cdk.TerraformStack(app, 's'); app.synth()"
             % out
         )
-        cases = [("cdktf start-up (empty app)", [PYTHON, "-c", empty_app])]
+        cases = [("cdktf start-up (empty app)", [PYTHON, "-c", empty_app], 0)]
         for example in sorted((ROOT / "blueprints").glob("*.yaml")):
-            cases.append((f"example {example.name}", [PYTHON, "main.py", "synth", str(example), "--out", out]))
+            cases.append((f"example {example.name}", [PYTHON, "main.py", "synth", str(example), "--out", out], 1))
         for count in (1, 10, 100):
             files = [str(work / f"bench-{n}.yaml") for n in range(count)]
-            cases.append((f"generated, {count} table(s)", [PYTHON, "main.py", "synth", *files, "--out", out]))
+            cases.append((f"generated, {count} table(s)", [PYTHON, "main.py", "synth", *files, "--out", out], count))
         print(f"{'case':32} {'seconds':>8} {'peak MiB':>9}   (median of {args.repeat}, {os.cpu_count()} CPUs)")
-        for label, command in cases:
+        for label, command, stacks in cases:
             runs = [measure(command) for _ in range(args.repeat)]
+            if stacks:
+                check_output(Path(out), stacks)
             seconds = statistics.median(r[0] for r in runs)
             memory = statistics.median(r[1] for r in runs)
             print(f"{label:32} {seconds:8.2f} {memory:9.0f}", flush=True)
