@@ -47,6 +47,16 @@ def command_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_verify(args: argparse.Namespace) -> int:
+    from modules.verify import report
+    from modules.verify.verify import verify_stacks
+
+    results = verify_stacks(plan_stacks(load_all(args.blueprints)), seed=args.seed)
+    render = {"text": report.render_text, "markdown": report.render_markdown, "json": report.render_json}[args.format]
+    sys.stdout.write(render(results))
+    return 0 if all(result.passed for result in results) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tablewright", description="DynamoDB single-table blueprints -> reviewed, tested Terraform (cdktf)."
@@ -60,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     explain_parser.add_argument("blueprints", nargs="*", help="blueprint files (default: those cdktf.json names)")
     explain_parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     explain_parser.set_defaults(handler=command_explain)
+    verify = commands.add_parser("verify", help="run every access pattern against an embedded DynamoDB")
+    verify.add_argument("blueprints", nargs="*", help="blueprint files (default: those cdktf.json names)")
+    verify.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    verify.add_argument("--seed", type=int, default=7, help="sample data seed (default 7)")
+    verify.set_defaults(handler=command_verify)
     return parser
 
 

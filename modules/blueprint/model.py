@@ -9,7 +9,7 @@ each error can point at the exact line.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
@@ -129,6 +129,10 @@ class EntitySpec(Strict):
         default=None, ge=1, le=400 * 1024, description="Average item size in bytes, for capacity estimates."
     )
     writes_per_second: float = Field(default=0, ge=0, description="Average item writes per second (puts and updates).")
+    examples: list[dict[AttributeName, Any]] = Field(
+        default_factory=list,
+        description="Items `verify` writes besides its generated samples (timestamps as ISO 8601 text).",
+    )
     description: str | None = None
 
     @field_validator("attributes", mode="before")

@@ -7,6 +7,7 @@ from typing import Iterable
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec
+from modules.design.encoding import parse_value
 from modules.design.templates import entity_tag, parse_template
 from modules.errors import BlueprintError
 
@@ -62,6 +63,17 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
             )
     _check_template(entity, entity.key.pk, base + ("key", "pk"))
     _check_template(entity, entity.key.sk, base + ("key", "sk"))
+    for position, example in enumerate(entity.examples):
+        for attribute, raw in example.items():
+            where = base + ("examples", position, attribute)
+            if attribute not in entity.attributes:
+                raise BlueprintError(
+                    f"`{attribute}` is not an attribute of `{name}`", path=where, hint=_suggest(attribute, entity.attributes)
+                )
+            try:
+                parse_value(entity.attributes[attribute], raw)
+            except ValueError as error:
+                raise BlueprintError(str(error), path=where) from None
     for index, keys in entity.index_keys.items():
         if index == TABLE:
             raise BlueprintError("`table` is not an index name", path=base + ("index_keys", index))

@@ -4,6 +4,7 @@ DynamoDB attribute values. One place, used by the query plans, the cookbook and 
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
@@ -83,6 +84,57 @@ def describe_encoding(spec: AttributeSpec) -> str:
     if spec.values:
         return "one of " + ", ".join(spec.values)
     return "text without '#'"
+
+
+def parse_value(spec: AttributeSpec, raw: Any) -> Any:
+    """The semantic value of a blueprint-given value (an example item). Raises ValueError."""
+    if spec.type == "boolean":
+        if not isinstance(raw, bool):
+            raise ValueError(f"expected true or false, got {raw!r}")
+        return raw
+    if spec.type == "number":
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            raise ValueError(f"expected a number, got {raw!r}")
+        return raw
+    if spec.type == "date":
+        try:
+            return date.fromisoformat(str(raw))
+        except ValueError:
+            raise ValueError(f"expected a date as YYYY-MM-DD, got {raw!r}") from None
+    if spec.type == "timestamp":
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            return datetime.fromtimestamp(raw, timezone.utc)
+        try:
+            return _utc(datetime.fromisoformat(str(raw)))
+        except ValueError:
+            raise ValueError(f"expected an ISO 8601 timestamp such as 2024-03-01T09:30:00Z, got {raw!r}") from None
+    if isinstance(raw, (dict, list)) or isinstance(raw, bool) or raw is None:
+        raise ValueError(f"expected text, got {raw!r}")
+    text = str(raw)
+    if spec.values and text not in spec.values:
+        raise ValueError(f"{text!r} is not one of {', '.join(spec.values)}")
+    return text
+
+
+# Timestamp directives that sort chronologically when they appear in this order (a prefix of it).
+_CHRONOLOGICAL = (("Y", "m", "d", "H", "M", "S", "f"), ("Y", "j", "H", "M", "S", "f"))
+
+
+def timestamp_sorts(fmt: str) -> bool:
+    """Whether keys written with this timestamp format sort in time order."""
+    if fmt in EPOCH_WIDTH or fmt == "iso8601":
+        return True
+    directives = tuple(re.findall(r"%(.)", fmt))
+    return any(directives == chain[: len(directives)] for chain in _CHRONOLOGICAL)
+
+
+def sort_problem(name: str, spec: AttributeSpec) -> str | None:
+    """Why keys holding this attribute would not sort as its values do, or None."""
+    if spec.type == "number" and spec.width is None:
+        return f"`{name}` is a number without `width`: inside keys it compares as text, so 10 sorts before 9"
+    if spec.type == "timestamp" and not timestamp_sorts(spec.timestamp_format):
+        return f"`{name}` uses timestamp format {spec.timestamp_format!r}, which does not sort chronologically"
+    return None
 
 
 def _number_text(spec: AttributeSpec, value: Any) -> str:

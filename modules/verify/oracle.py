@@ -1,0 +1,150 @@
+"""The oracle: what a pattern should return, computed on the sample items' values, not their keys.
+
+Conditions compare attribute values (numbers as numbers, times as times); results are ordered by
+the values of the ordering attributes. When keys do not sort as their values do, DynamoDB and the
+oracle disagree, and verification fails.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from modules.blueprint.model import AccessPattern
+from modules.design.encoding import encode_key_value
+from modules.design.model import QueryPlan, TableDesign
+from modules.verify.samples import Sample, index_key
+
+PROBES_PER_PATTERN = 3
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One set of parameter values for a pattern: semantic values and their key encodings."""
+
+    values: dict[str, Any]
+    encoded: dict[str, str]
+
+    def describe(self) -> str:
+        return ", ".join(f"{name}={self.encoded[name]}" for name in self.encoded)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """Expected results as tie groups in order; `take` items come from each group (limit cuts the last)."""
+
+    groups: tuple[tuple[Sample, ...], ...]
+    takes: tuple[int, ...]
+    ordered: bool
+
+    @property
+    def samples(self) -> list[Sample]:
+        return [sample for group, take in zip(self.groups, self.takes) for sample in group[:take]]
+
+
+def _candidates(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> list[Sample]:
+    return [s for s in samples if s.entity in plan.entities and index_key(s, plan.index) is not None]
+
+
+def _matches(pattern: AccessPattern, sample: Sample, values: dict[str, Any]) -> bool:
+    for attribute, op in pattern.where.items():
+        value = sample.values.get(attribute)
+        if value is None:
+            return False
+        if op == "between":
+            if not values[f"{attribute}.from"] <= value <= values[f"{attribute}.to"]:
+                return False
+            continue
+        wanted = values[attribute]
+        if not {
+            "=": value == wanted,
+            "<": value < wanted,
+            "<=": value <= wanted,
+            ">": value > wanted,
+            ">=": value >= wanted,
+            "begins_with": str(value).startswith(str(wanted)),
+        }[op]:
+            return False
+    return True
+
+
+def _range_values(attribute: str, op: str, seen: list[Any]) -> dict[str, Any]:
+    ordered = sorted(set(seen))
+    middle = ordered[len(ordered) // 2]
+    if op == "between":
+        return {f"{attribute}.from": ordered[len(ordered) // 4], f"{attribute}.to": ordered[(3 * len(ordered)) // 4]}
+    if op == "begins_with":
+        text = str(middle)
+        return {attribute: text[: max(1, len(text) // 2)]}
+    return {attribute: middle}
+
+
+def probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> list[Probe]:
+    """Parameter sets taken from the data: the fullest partitions, the smallest, and an absent one."""
+    pattern = design.blueprint.access_patterns[plan.pattern]
+    entity = plan.entities[0]
+    specs = design.blueprint.entities[entity].attributes
+    equalities = pattern.equalities
+    groups: dict[str, list[Sample]] = {}
+    for sample in _candidates(design, plan, samples):
+        if sample.entity == entity:
+            groups.setdefault(json.dumps([str(sample.values.get(a)) for a in equalities]), []).append(sample)
+    ranked = sorted(groups.values(), key=lambda g: (-len(g), json.dumps([str(g[0].values.get(a)) for a in equalities])))
+    chosen = ranked[: PROBES_PER_PATTERN - 1] + ranked[-1:] if len(ranked) >= PROBES_PER_PATTERN else ranked
+    ranged = pattern.range_condition
+    result = []
+    for group in chosen:
+        values = {a: group[0].values[a] for a in equalities}
+        if ranged:
+            values.update(_range_values(*ranged, [s.values[ranged[0]] for s in group]))
+        result.append(values)
+    absent = _absent(specs, equalities, result[0]) if result else None
+    if absent is not None:
+        result.append(absent)
+    return [
+        Probe(values, {p.name: encode_key_value(specs[p.attribute], values[p.name]) for p in plan.parameters})
+        for values in result
+    ]
+
+
+def _absent(specs: dict, equalities: Sequence[str], template: dict[str, Any]) -> dict[str, Any] | None:
+    """The same parameters with one free-text `=` value that no item has."""
+    for attribute in equalities:
+        spec = specs[attribute]
+        if spec.type == "string" and not spec.values:
+            return {**template, attribute: f"{attribute}-absent"}
+    return None
+
+
+def expected(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], probe: Probe) -> Expected:
+    """The pattern's answer from its declaration (conditions, order, limit); the plan only adds the
+    tie-breaking key components after the declared ordering attribute."""
+    pattern = design.blueprint.access_patterns[plan.pattern]
+    matching = [s for s in _candidates(design, plan, samples) if _matches(pattern, s, probe.values)]
+    declared = pattern.ordering_attribute
+    attributes = ([declared] if declared else []) + [a for a in plan.order_attributes if a != declared]
+    if len(plan.entities) > 1:
+        # An item collection comes back in sort-key order, whatever entities it mixes.
+        def sort_key(sample: Sample) -> tuple:
+            return (index_key(sample, plan.index)[1],)
+    else:
+        def sort_key(sample: Sample) -> tuple:
+            return tuple(sample.values[a] for a in attributes)
+    ordered = sorted(matching, key=sort_key, reverse=pattern.order == "desc")
+    groups: list[tuple[Sample, ...]] = []
+    for sample in ordered:
+        if groups and sort_key(groups[-1][0]) == sort_key(sample):
+            groups[-1] = groups[-1] + (sample,)
+        else:
+            groups.append((sample,))
+    limit = pattern.limit if plan.operation == "Query" else None
+    takes, remaining = [], limit if limit is not None else len(ordered)
+    for group in groups:
+        take = min(len(group), remaining)
+        if take == 0:
+            break
+        takes.append(take)
+        remaining -= take
+    is_ordered = declared is not None or limit is not None or len(plan.entities) > 1
+    return Expected(tuple(groups[: len(takes)]), tuple(takes), ordered=is_ordered and plan.operation == "Query")

@@ -1,0 +1,220 @@
+"""Run every query plan against a DynamoDB endpoint exactly as the cookbook writes it, and compare
+with the oracle.
+
+The endpoint is any boto3 DynamoDB client: moto in-process for `python main.py verify`, or the
+emulator server a Terraform apply created the table on (the end-to-end tests).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from modules.capacity.size import batch_read_units, item_size, read_units
+from modules.design.cookbook import bind, request
+from modules.design.encoding import sort_problem
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, QueryPlan, TableDesign, key_names
+from modules.verify.oracle import Expected, Probe, expected, probes
+from modules.verify.samples import Sample
+
+BATCH_GET_LIMIT = 100
+BATCH_WRITE_LIMIT = 25
+PAGE_SIZE_FOR_PAGINATION_CHECK = 2
+
+
+@dataclass
+class PatternResult:
+    pattern: str
+    index: str
+    operation: str
+    operations_per_call: int
+    items: int = 0
+    capacity: float = 0.0
+    emulator_capacity: float | None = None
+    requests: int = 0
+    probes: int = 0
+    failure: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None
+
+
+@dataclass
+class BlueprintResult:
+    blueprint: str
+    table: str
+    items_written: int
+    results: list[PatternResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(result.passed for result in self.results)
+
+
+def write_samples(client: Any, table: str, samples: Sequence[Sample]) -> None:
+    for start in range(0, len(samples), BATCH_WRITE_LIMIT):
+        pending = {table: [{"PutRequest": {"Item": s.item}} for s in samples[start:start + BATCH_WRITE_LIMIT]]}
+        while pending:
+            pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+
+
+@dataclass
+class Response:
+    rows: list[dict[str, Any]]
+    requests: int
+    emulator_capacity: float
+
+
+def run_plan(client: Any, plan: QueryPlan, table: str, probe: Probe, page_size: int | None = None) -> Response:
+    """Send the plan's request (and follow-up) with the probe's values; follow pagination."""
+    body = bind(request(plan, table), probe.encoded)
+    body["ReturnConsumedCapacity"] = "TOTAL"
+    capacity = 0.0
+    if plan.operation == "GetItem":
+        answer = client.get_item(**body)
+        items = [answer["Item"]] if "Item" in answer else []
+        requests = 1
+        capacity += answer.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
+    else:
+        items, requests = [], 0
+        if page_size is not None and plan.limit is None:
+            body["Limit"] = page_size
+        while True:
+            answer = client.query(**body)
+            requests += 1
+            capacity += answer.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
+            items.extend(answer["Items"])
+            if plan.limit is not None and len(items) >= plan.limit:
+                items = items[: plan.limit]
+                break
+            if "LastEvaluatedKey" not in answer:
+                break
+            body["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+            if plan.limit is not None:
+                body["Limit"] = plan.limit - len(items)
+    if plan.follow_up is not None and items:
+        fetched, batches = _follow_up(client, plan, table, items)
+        requests += batches
+        items = [{**item, **fetched.get((item["PK"]["S"], item["SK"]["S"]), {})} for item in items]
+    return Response(items, requests, capacity)
+
+
+def _follow_up(client: Any, plan: QueryPlan, table: str, items: list[dict]) -> tuple[dict, int]:
+    """BatchGetItem on the base table for the attributes the index lacks."""
+    attributes = plan.follow_up.attributes
+    found: dict[tuple[str, str], dict] = {}
+    batches = 0
+    keys = list(dict.fromkeys((item["PK"]["S"], item["SK"]["S"]) for item in items))
+    for start in range(0, len(keys), BATCH_GET_LIMIT):
+        pending: dict = {table: {
+            "Keys": [{"PK": {"S": pk}, "SK": {"S": sk}} for pk, sk in keys[start:start + BATCH_GET_LIMIT]],
+            "ProjectionExpression": ", ".join(f"#{a}" for a in attributes + ("PK", "SK")),
+            "ExpressionAttributeNames": {f"#{a}": a for a in attributes + ("PK", "SK")},
+        }}
+        while pending:
+            answer = client.batch_get_item(RequestItems=pending)
+            batches += 1
+            for item in answer["Responses"].get(table, []):
+                found[(item["PK"]["S"], item["SK"]["S"])] = item
+            pending = answer.get("UnprocessedKeys") or {}
+    return found, batches
+
+
+def _row(item: dict[str, Any], attributes: tuple[str, ...]) -> str:
+    return json.dumps({a: item[a] for a in attributes if a in item}, sort_keys=True)
+
+
+def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dict[str, Any]]) -> str | None:
+    """The first difference between DynamoDB's answer and the oracle's, or None."""
+    returns = plan.returns
+    for row in rows:
+        entity = row.get(ENTITY_ATTRIBUTE, {}).get("S", plan.entities[0])
+        own = design.blueprint.entities[entity].attributes if entity in design.blueprint.entities else {}
+        lacking = [a for a in returns if a in own and a not in row]
+        if lacking:
+            return f"a returned item lacks {', '.join(lacking)} (returns: {', '.join(returns)})"
+    actual = [_row(row, returns) for row in rows]
+    if not want.ordered:
+        expected_rows = Counter(_row(s.item, returns) for s in want.samples)
+        if Counter(actual) != expected_rows:
+            missing = expected_rows - Counter(actual)
+            extra = Counter(actual) - expected_rows
+            if missing:
+                return f"expected item missing: {next(iter(missing))}"
+            return f"unexpected item returned: {next(iter(extra))}"
+        return None
+    position = 0
+    for group, take in zip(want.groups, want.takes):
+        group_rows = Counter(_row(s.item, returns) for s in group)
+        chunk = actual[position:position + take]
+        for offset, row in enumerate(chunk):
+            if group_rows[row] <= 0:
+                wanted = _row(group[0].item, returns)
+                return f"item {position + offset + 1} differs: expected {wanted}, got {row}"
+            group_rows[row] -= 1
+        if len(chunk) < take:
+            return f"expected {sum(want.takes)} items, got {len(actual)}; first missing: {_row(group[0].item, returns)}"
+        position += take
+    if position < len(actual):
+        return f"expected {position} items, got {len(actual)}; first extra: {actual[position]}"
+    return None
+
+
+def model_capacity(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> float:
+    """Read units of one call under the capacity model (4 KB rounding, half for eventual consistency)."""
+    if plan.index == TABLE:
+        main = read_units(sum(item_size(s.item) for s in samples), plan.consistent)
+    else:
+        projected = _index_entry_attributes(design, plan)
+        main = read_units(
+            sum(item_size({a: v for a, v in s.item.items() if projected is None or a in projected}) for s in samples),
+            plan.consistent,
+        )
+    if plan.follow_up is None or not samples:
+        return main
+    return main + batch_read_units((item_size(s.item) for s in samples), plan.consistent)
+
+
+def _index_entry_attributes(design: TableDesign, plan: QueryPlan) -> set[str] | None:
+    projection = design.index(plan.index).projection
+    if projection.type == "ALL":
+        return None
+    names = key_names(plan.index)
+    return {"PK", "SK", names.pk, names.sk, *projection.attributes}
+
+
+def verify_pattern(
+    client: Any, design: TableDesign, plan: QueryPlan, table: str, samples: Sequence[Sample]
+) -> PatternResult:
+    result = PatternResult(plan.pattern, plan.index, plan.operation, plan.operations_per_call)
+    for probe in probes(design, plan, samples):
+        want = expected(design, plan, samples, probe)
+        answer = run_plan(client, plan, table, probe)
+        result.probes += 1
+        result.requests += answer.requests
+        difference = compare(design, plan, want, answer.rows)
+        if difference is None and plan.operation == "Query" and plan.limit is None:
+            paged = run_plan(client, plan, table, probe, page_size=PAGE_SIZE_FOR_PAGINATION_CHECK)
+            if [_row(r, plan.returns) for r in paged.rows] != [_row(r, plan.returns) for r in answer.rows]:
+                difference = "results differ when read in pages of 2 items (pagination)"
+        if difference is not None:
+            result.failure = f"{plan.pattern}: with {probe.describe()}: {difference}{_suspects(design, plan)}"
+            return result
+        if len(want.samples) >= result.items:
+            result.items = len(want.samples)
+            result.capacity = model_capacity(design, plan, want.samples)
+            result.emulator_capacity = answer.emulator_capacity
+    return result
+
+
+def _suspects(design: TableDesign, plan: QueryPlan) -> str:
+    """Key encodings that do not sort as their values: the usual cause of a wrong order or range."""
+    pattern = design.blueprint.access_patterns[plan.pattern]
+    ranged = pattern.range_condition
+    involved = list(plan.order_attributes) + ([ranged[0]] if ranged else [])
+    specs = design.blueprint.entities[plan.entities[0]].attributes
+    problems = [problem for a in dict.fromkeys(involved) if (problem := sort_problem(a, specs[a])) is not None]
+    return f" (cause: {'; '.join(problems)})" if problems else ""

@@ -1,0 +1,286 @@
+"""Verification against an embedded DynamoDB: bundled blueprints pass, every trap fails with its cause."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import textwrap
+
+import pytest
+
+from modules.blueprint.load import load_blueprint
+from modules.synth import plan_stacks
+from modules.verify.verify import verify_stacks
+from tests.conftest import BUNDLED
+
+HEADER = """\
+blueprint: traps
+version: 1.0.0
+table:
+  name: traps_main
+"""
+
+
+def verify_text(write_blueprint, body: str):
+    path = write_blueprint(HEADER + textwrap.dedent(body))
+    [result] = verify_stacks(plan_stacks([load_blueprint(path)]))
+    return result
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
+def test_every_bundled_pattern_passes(path):
+    [result] = verify_stacks(plan_stacks([load_blueprint(path)]))
+    assert result.passed, [r.failure for r in result.results if r.failure]
+    assert len(result.results) == len(load_blueprint(path).model.access_patterns)
+    assert all(r.probes >= 2 and r.items > 0 for r in result.results)
+
+
+def test_verify_command_reports_and_exits_zero(run_cli):
+    code, out, _ = run_cli("verify", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert {b["blueprint"] for b in data} == {"crm", "orders"}
+    crm = next(b for b in data if b["blueprint"] == "crm")
+    recent = next(p for p in crm["patterns"] if p["pattern"] == "recent_contacts")
+    assert recent["result"] == "PASS" and recent["items"] == 3
+    assert recent["capacity_per_call"]["source"] == "model"
+
+
+def test_unpadded_numbers_in_a_sort_key_fail_with_the_cause(write_blueprint, run_cli):
+    body = """\
+    entities:
+      Score:
+        attributes: {gameId: string, points: number, player: string}
+        key: {pk: "GAME#{gameId}", sk: "SCORE#{points}#{player}"}
+    access_patterns:
+      top_scores:
+        entity: Score
+        where: {gameId: "=", points: ">="}
+        order: desc
+        limit: 5
+    """
+    result = verify_text(write_blueprint, body)
+    [failed] = result.results
+    assert not failed.passed
+    assert failed.failure.startswith("top_scores: with gameId=gameId-01")
+    assert "cause: `points` is a number without `width`" in failed.failure
+    padded = verify_text(write_blueprint, body.replace("points: number", "points: {type: number, width: 6}"))
+    assert padded.passed
+
+
+def test_timestamps_that_do_not_sort_chronologically_fail_with_the_cause(write_blueprint):
+    body = """\
+    entities:
+      Reading:
+        attributes: {sensorId: string, at: {type: timestamp, format: "%d/%m/%Y %H:%M"}, value: number}
+        key: {pk: "SENSOR#{sensorId}", sk: "AT#{at}"}
+    access_patterns:
+      readings_in_window:
+        entity: Reading
+        where: {sensorId: "=", at: between}
+    """
+    result = verify_text(write_blueprint, body)
+    [failed] = result.results
+    assert failed.failure.startswith("readings_in_window: with sensorId=sensorId-01")
+    assert "does not sort chronologically" in failed.failure
+    fixed = verify_text(write_blueprint, body.replace('format: "%d/%m/%Y %H:%M"', 'format: "%Y-%m-%d %H:%M"'))
+    assert fixed.passed
+
+
+def test_limit_with_descending_order_returning_the_oldest_items_fails(write_blueprint):
+    body = """\
+    entities:
+      Message:
+        attributes: {threadId: string, sequence: number, text: string}
+        key: {pk: "THREAD#{threadId}", sk: "MSG#{sequence}"}
+    access_patterns:
+      latest_messages:
+        entity: Message
+        where: {threadId: "="}
+        order: desc
+        limit: 3
+    """
+    result = verify_text(write_blueprint, body)
+    [failed] = result.results
+    assert failed.failure.startswith("latest_messages: with threadId=")
+    assert "item 1 differs" in failed.failure
+    assert "cause: `sequence` is a number without `width`" in failed.failure
+
+
+def test_prefix_collision_is_refused_before_verification(write_blueprint, run_cli):
+    path = write_blueprint(HEADER + textwrap.dedent("""\
+    entities:
+      Order:
+        attributes: {userId: string, orderId: string}
+        key: {pk: "USER#{userId}", sk: "ORDER#{orderId}"}
+      OrderItem:
+        attributes: {userId: string, orderId: string, sku: string}
+        key: {pk: "USER#{userId}", sk: "ORDER#{orderId}#ITEM#{sku}"}
+    access_patterns:
+      orders_of_user:
+        entity: Order
+        where: {userId: "="}
+    """))
+    code, _, stderr = run_cli("verify", path)
+    assert code == 2
+    assert "access_patterns.orders_of_user: sort-key prefix collision" in stderr
+    assert "also matches OrderItem items (ORDER#{orderId}#ITEM#{sku})" in stderr
+
+
+def test_projection_missing_a_returned_attribute_without_follow_up_is_refused(write_blueprint, run_cli):
+    path = write_blueprint(HEADER + textwrap.dedent("""\
+    entities:
+      Ticket:
+        attributes: {ticketId: string, status: {type: string, values: [OPEN, CLOSED]}, subject: string}
+        key: {pk: "TICKET#{ticketId}", sk: TICKET}
+    access_patterns:
+      open_tickets:
+        entity: Ticket
+        where: {status: "="}
+        returns: [ticketId, subject]
+        follow_up: false
+    indexes:
+      GSI1: {projection: [ticketId]}
+    """))
+    code, _, stderr = run_cli("verify", path)
+    assert code == 2
+    assert "access_patterns.open_tickets.returns: GSI1 does not project subject" in stderr
+
+
+def test_keys_only_index_reads_the_rest_with_batch_get_item(write_blueprint):
+    result = verify_text(write_blueprint, """\
+    entities:
+      Ticket:
+        attributes: {ticketId: string, status: {type: string, values: [OPEN, CLOSED]}, subject: string}
+        key: {pk: "TICKET#{ticketId}", sk: TICKET}
+    access_patterns:
+      open_tickets:
+        entity: Ticket
+        where: {status: "="}
+        returns: [ticketId, subject]
+    indexes:
+      GSI1: {projection: keys_only}
+    """)
+    [ticket] = result.results
+    assert ticket.passed, ticket.failure
+    assert ticket.operations_per_call == 2
+    assert ticket.requests > ticket.probes  # every non-empty probe made a BatchGetItem too
+
+
+def test_every_range_operator_in_shared_and_private_partitions(write_blueprint):
+    """Key conditions for each operator, on a middle component and on the last one, with and without
+    neighbours in the partition, give exactly the oracle's items on DynamoDB."""
+    cases = {
+        "Note": ["<", "<=", ">", ">=", "between", "begins_with"],  # middle component, shared partition
+        "Memo": ["<=", ">=", "between", "begins_with"],  # last component, shared partition
+        "Event": ["<", "<=", ">", ">=", "between", "begins_with"],  # last component, partition of its own
+    }
+    owner = {"Note": "ownerId", "Memo": "ownerId", "Event": "deviceId"}
+    lines = [
+        f"  {entity.lower()}_{number}:\n    entity: {entity}\n    where: {{{owner[entity]}: \"=\", tag: \"{op}\"}}"
+        for entity, ops in cases.items() for number, op in enumerate(ops)
+    ]
+    result = verify_text(write_blueprint, textwrap.dedent("""\
+    entities:
+      Owner:
+        attributes: {ownerId: string}
+        key: {pk: "OWNER#{ownerId}", sk: "A"}
+      Note:
+        attributes: {ownerId: string, tag: string, seq: {type: number, width: 4}}
+        key: {pk: "OWNER#{ownerId}", sk: "NOTE#{tag}#{seq}"}
+      Memo:
+        attributes: {ownerId: string, tag: string}
+        key: {pk: "OWNER#{ownerId}", sk: "MEMO#{tag}"}
+      Zeta:
+        attributes: {ownerId: string}
+        key: {pk: "OWNER#{ownerId}", sk: "ZETA"}
+      Event:
+        attributes: {deviceId: string, tag: string}
+        key: {pk: "DEVICE#{deviceId}", sk: "{tag}"}
+    access_patterns:
+    """) + "\n".join(lines) + "\n")
+    failures = [r.failure for r in result.results if not r.passed]
+    assert not failures, failures
+    assert len(result.results) == 16
+
+
+def test_examples_are_written_and_found(write_blueprint, run_cli):
+    path = write_blueprint(HEADER + textwrap.dedent("""\
+    entities:
+      User:
+        attributes: {userId: string, joinedAt: timestamp}
+        key: {pk: "USER#{userId}", sk: PROFILE}
+        examples:
+          - {userId: alice, joinedAt: "2023-05-01T10:00:00Z"}
+    access_patterns:
+      user: {entity: User, where: {userId: "="}}
+    """))
+    from modules.design.plan import design
+    from modules.verify.samples import generate_samples
+
+    samples = generate_samples(design(load_blueprint(path).model))
+    alice = [s for s in samples if s.values["userId"] == "alice"]
+    assert alice and alice[0].item["PK"] == {"S": "USER#alice"}
+    assert alice[0].item["joinedAt"] == {"S": "2023-05-01T10:00:00Z"}
+
+
+def test_example_with_a_wrong_type_is_a_located_error(write_blueprint, run_cli):
+    path = write_blueprint(HEADER + textwrap.dedent("""\
+    entities:
+      User:
+        attributes: {userId: string, joinedAt: timestamp}
+        key: {pk: "USER#{userId}", sk: PROFILE}
+        examples:
+          - {userId: alice, joinedAt: yesterday}
+    access_patterns:
+      user: {entity: User, where: {userId: "="}}
+    """))
+    code, _, stderr = run_cli("verify", path)
+    assert code == 2
+    assert ":10:" in stderr and "entities.User.examples[0].joinedAt: expected an ISO 8601 timestamp" in stderr
+
+
+def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
+    """Flip one plan's direction after design: verification must notice, so the oracle is independent."""
+    import modules.design.plan as plan_module
+
+    original = plan_module._plan
+
+    def flipped(bp, name, route, projections):
+        plan = original(bp, name, route, projections)
+        if name == "recent_contacts":
+            plan = dataclasses.replace(plan, scan_index_forward=not plan.scan_index_forward)
+        return plan
+
+    monkeypatch.setattr(plan_module, "_plan", flipped)
+    [result] = verify_stacks(plan_stacks([load_blueprint(BUNDLED[0])]))
+    failed = {r.pattern: r.failure for r in result.results if not r.passed}
+    assert list(failed) == ["recent_contacts"]
+    assert "item 1 differs" in failed["recent_contacts"]
+
+
+def test_samples_are_deterministic_and_cover_both_sides_of_ranges():
+    from modules.design.plan import design
+    from modules.verify.samples import generate_samples
+
+    blueprint = design(load_blueprint(BUNDLED[0]).model)
+    first, second = generate_samples(blueprint), generate_samples(blueprint)
+    assert [s.item for s in first] == [s.item for s in second]
+    assert generate_samples(blueprint, seed=8) != first
+    contacts = [s for s in first if s.entity == "Contact" and s.values["customerId"] == "customerId-01"]
+    assert len(contacts) == 8 and len({s.values["contactAt"] for s in contacts}) == 8
+
+
+def test_verify_command_exits_one_on_failure(write_blueprint, run_cli):
+    path = write_blueprint(HEADER + textwrap.dedent("""\
+    entities:
+      Message:
+        attributes: {threadId: string, sequence: number}
+        key: {pk: "THREAD#{threadId}", sk: "MSG#{sequence}"}
+    access_patterns:
+      latest_messages: {entity: Message, where: {threadId: "="}, order: desc, limit: 3}
+    """))
+    code, out, _ = run_cli("verify", path, "--format", "markdown")
+    assert code == 1
+    assert "| latest_messages | table | 1 |" in out and "| FAIL |" in out
+    assert "- **FAIL** latest_messages: with threadId=" in out
