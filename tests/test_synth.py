@@ -157,3 +157,20 @@ def test_terraform_validate_accepts_every_optional_setting(write_blueprint, tmp_
     config = synth_one(write_blueprint(text), out)
     assert config["provider"]["aws"] == [{"region": "eu-west-1"}]
     validate(out / "stacks" / "crm", terraform_environment(tmp_path))
+
+
+def test_cdktf_app_entry_synthesizes_what_cdktf_json_names(tmp_path):
+    """`cdktf synth` runs `python3 main.py` with no arguments and CDKTF_OUTDIR set."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    out = tmp_path / "cli-out"
+    env = dict(os.environ, CDKTF_OUTDIR=str(out))
+    subprocess.run([sys.executable, "main.py"], cwd=ROOT, env=env, check=True, capture_output=True)
+    names = json.loads((ROOT / "cdktf.json").read_text())["context"]["blueprints"]
+    stacks = sorted(p.name for p in (out / "stacks").iterdir())
+    assert stacks == sorted(load_blueprint(ROOT / n).model.blueprint for n in names)
+    assert (out / "manifest.json").exists()
