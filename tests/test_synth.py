@@ -52,7 +52,9 @@ def test_provisioned_table_resources(bundled_out):
     assert set(targets) == expected and set(policies) == expected
     assert targets["crm_main_gsi2_write"]["resource_id"] == "table/${aws_dynamodb_table.crm_main.name}/index/GSI2"
     assert targets["crm_main_gsi2_write"]["scalable_dimension"] == "dynamodb:index:WriteCapacityUnits"
-    assert (targets["crm_main_read"]["min_capacity"], targets["crm_main_read"]["max_capacity"]) == (5, 4000)
+    assert (targets["crm_main_read"]["min_capacity"], targets["crm_main_read"]["max_capacity"]) == (900, 4000)
+    # GSIs take their own bounds from `indexes.<name>.capacity`.
+    assert (targets["crm_main_gsi2_write"]["min_capacity"], targets["crm_main_gsi2_write"]["max_capacity"]) == (60, 500)
     policy = policies["crm_main_read"]
     assert policy["policy_type"] == "TargetTrackingScaling"
     assert policy["resource_id"] == "${aws_appautoscaling_target.crm_main_read.resource_id}"
@@ -151,8 +153,8 @@ def test_terraform_validate_accepts_every_optional_setting(write_blueprint, tmp_
     text = (BUNDLED[0].read_text()
             .replace("  ttl_attribute: expiresAt", "  ttl_attribute: expiresAt\n  encryption: customer_managed\n"
                      "  stream: keys_only\n  table_class: standard_infrequent_access\n  deletion_protection: false")
-            .replace("tags:", "region: eu-west-1\nindexes:\n  GSI2:\n    projection: keys_only\n    capacity:\n"
-                     "      read: {min: 1, max: 10}\n      write: {min: 2, max: 20}\ntags:"))
+            .replace("tags:", "region: eu-west-1\ntags:")
+            .replace("  GSI2:\n", "  GSI2:\n    projection: keys_only\n"))
     out = tmp_path / "out"
     config = synth_one(write_blueprint(text), out)
     assert config["provider"]["aws"] == [{"region": "eu-west-1"}]

@@ -27,6 +27,15 @@ def verify_text(write_blueprint, body: str):
     return result
 
 
+def lint_errors(write_blueprint, body: str) -> list[str]:
+    """Lint refuses these traps before verification, with the clearer message."""
+    from modules.design.plan import design
+    from modules.lint.engine import lint_design
+
+    found, _ = lint_design(design(load_blueprint(write_blueprint(HEADER + textwrap.dedent(body))).model))
+    return [f"{f.code}: {f.message}" for f in found if f.severity == "error"]
+
+
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
 def test_every_bundled_pattern_passes(path):
     [result] = verify_stacks(plan_stacks([load_blueprint(path)]))
@@ -66,6 +75,10 @@ def test_unpadded_numbers_in_a_sort_key_fail_with_the_cause(write_blueprint, run
     assert "cause: `points` is a number without `width`" in failed.failure
     padded = verify_text(write_blueprint, body.replace("points: number", "points: {type: number, width: 6}"))
     assert padded.passed
+    assert lint_errors(write_blueprint, body) == [
+        "TW202: the table: Score's sort key SCORE#{points}#{player}: `points` is a number without `width`: inside "
+        "keys it compares as text, so 10 sorts before 9; patterns order or range by it"
+    ]
 
 
 def test_timestamps_that_do_not_sort_chronologically_fail_with_the_cause(write_blueprint):
@@ -85,6 +98,8 @@ def test_timestamps_that_do_not_sort_chronologically_fail_with_the_cause(write_b
     assert "does not sort chronologically" in failed.failure
     fixed = verify_text(write_blueprint, body.replace('format: "%d/%m/%Y %H:%M"', 'format: "%Y-%m-%d %H:%M"'))
     assert fixed.passed
+    [error] = lint_errors(write_blueprint, body)
+    assert error.startswith("TW202:") and "does not sort chronologically" in error
 
 
 def test_limit_with_descending_order_returning_the_oldest_items_fails(write_blueprint):
@@ -105,6 +120,8 @@ def test_limit_with_descending_order_returning_the_oldest_items_fails(write_blue
     assert failed.failure.startswith("latest_messages: with threadId=")
     assert "item 1 differs" in failed.failure
     assert "cause: `sequence` is a number without `width`" in failed.failure
+    [error] = lint_errors(write_blueprint, body)
+    assert error.startswith("TW202: the table: Message's sort key MSG#{sequence}")
 
 
 def test_prefix_collision_is_refused_before_verification(write_blueprint, run_cli):
@@ -163,7 +180,7 @@ def test_keys_only_index_reads_the_rest_with_batch_get_item(write_blueprint):
     """)
     [ticket] = result.results
     assert ticket.passed, ticket.failure
-    assert ticket.operations_per_call == 2
+    assert ticket.operations_per_call == "2"
     assert ticket.requests > ticket.probes  # every non-empty probe made a BatchGetItem too
 
 
@@ -246,8 +263,8 @@ def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
 
     original = plan_module._plan
 
-    def flipped(bp, name, route, projections):
-        plan = original(bp, name, route, projections)
+    def flipped(bp, name, route, projections, members):
+        plan = original(bp, name, route, projections, members)
         if name == "recent_contacts":
             plan = dataclasses.replace(plan, scan_index_forward=not plan.scan_index_forward)
         return plan
@@ -280,7 +297,9 @@ def test_verify_command_exits_one_on_failure(write_blueprint, run_cli):
     access_patterns:
       latest_messages: {entity: Message, where: {threadId: "="}, order: desc, limit: 3}
     """))
-    code, out, _ = run_cli("verify", path, "--format", "markdown")
+    code, _, stderr = run_cli("verify", path)
+    assert code == 2 and "lint TW202: the table: Message's sort key MSG#{sequence}" in stderr
+    code, out, _ = run_cli("verify", path, "--format", "markdown", "--allow-lint-errors")
     assert code == 1
     assert "| latest_messages | table | 1 |" in out and "| FAIL |" in out
     assert "- **FAIL** latest_messages: with threadId=" in out

@@ -62,6 +62,22 @@ class AttributeSpec(Strict):
             "`epoch_millis`, or a strftime pattern."
         ),
     )
+    pattern: str | None = Field(
+        default=None,
+        description="String attributes: a regular expression every value matches (declares, e.g., that ids hold no '#').",
+        examples=["^[a-z0-9-]+$"],
+    )
+    max_length: int | None = Field(default=None, ge=1, description="Longest value in bytes (checks key size limits).")
+    cardinality: int | None = Field(
+        default=None, ge=1, description="How many distinct values the attribute takes (for hot-partition estimates)."
+    )
+    hot_key_share: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Share of the traffic that goes to the busiest value, e.g. 0.3 for one tenant with 30%.",
+    )
+    mutable: bool = Field(default=False, description="The value changes after the item is written (e.g. a status).")
     description: str | None = None
 
     @model_validator(mode="after")
@@ -79,6 +95,13 @@ class AttributeSpec(Strict):
             if self.type != "timestamp":
                 raise Invalid("`format` applies to timestamp attributes only", "remove `format`", "format")
             _check_timestamp_format(self.format)
+        if self.pattern is not None:
+            if self.type != "string":
+                raise Invalid("`pattern` applies to string attributes only", "remove `pattern`", "pattern")
+            try:
+                re.compile(self.pattern)
+            except re.error as error:
+                raise Invalid(f"`pattern` is not a valid regular expression: {error}", None, "pattern") from None
         return self
 
     @property
@@ -111,6 +134,15 @@ class KeySpec(Strict):
         description="Sort key template. Use a constant such as `PROFILE` for one item per partition.",
         examples=["CONTACT#{contactAt}#{channel}"],
     )
+    shards: int | None = Field(
+        default=None,
+        ge=2,
+        le=100,
+        description="Write sharding: append a shard number 0..N-1 to the partition key; reads fan out over N.",
+    )
+    shard_by: list[AttributeName] | None = Field(
+        default=None, description="Attributes hashed into the shard number (default: the entity's primary key)."
+    )
 
 
 class EntitySpec(Strict):
@@ -125,10 +157,10 @@ class EntitySpec(Strict):
             "patterns; declare keys here to pin a shape or to build a cross-entity item collection on an index."
         ),
     )
-    item_bytes: int | None = Field(
-        default=None, ge=1, le=400 * 1024, description="Average item size in bytes, for capacity estimates."
-    )
+    item_bytes: int | None = Field(default=None, ge=1, description="Average item size in bytes, for capacity estimates.")
     writes_per_second: float = Field(default=0, ge=0, description="Average item writes per second (puts and updates).")
+    item_count: int | None = Field(default=None, ge=0, description="Expected number of items (storage and scan cost).")
+    transactional: bool = Field(default=False, description="Items are written in transactions (twice the capacity).")
     examples: list[dict[AttributeName, Any]] = Field(
         default_factory=list,
         description="Items `verify` writes besides its generated samples (timestamps as ISO 8601 text).",
@@ -174,6 +206,19 @@ class AccessPattern(Strict):
             "Allow a BatchGetItem on the base table when the index does not project every returned attribute."
         ),
     )
+    filter: dict[AttributeName, Operator] = Field(
+        default_factory=dict,
+        description="Conditions applied after the key condition (a FilterExpression): they do not reduce cost.",
+    )
+    items: int | None = Field(
+        default=None,
+        ge=0,
+        description="Items one call reads on average (default: `limit`, else 1 for a single item, else 10).",
+    )
+    scan: Literal["allowed"] | None = Field(
+        default=None, description="Accept a full-table Scan when no key can serve the pattern (needs `reason`)."
+    )
+    reason: str | None = Field(default=None, description="Why a Scan is acceptable for this pattern.")
     description: str | None = None
 
     @model_validator(mode="after")
@@ -193,7 +238,29 @@ class AccessPattern(Strict):
             )
         if self.returns is not None and len(set(self.returns)) != len(self.returns):
             raise Invalid("`returns` lists an attribute twice", "remove the duplicate", "returns")
+        both = sorted(set(self.where) & set(self.filter))
+        if both:
+            raise Invalid(f"`{both[0]}` appears in both `where` and `filter`", "keep it in one of them", "filter")
+        if self.scan is not None and not (self.reason or "").strip():
+            raise Invalid("`scan: allowed` needs a `reason`", "say why reading the whole table is acceptable", "scan")
+        if self.scan is not None and (self.limit is not None or self.order_by is not None or self.order != "asc"):
+            raise Invalid(
+                "a Scan returns items in no particular order, so `order`, `order_by` and `limit` do not apply",
+                "remove them, or give the pattern a key that serves it",
+                "scan",
+            )
         return self
+
+    @property
+    def conditions(self) -> dict[str, str]:
+        """Every condition, key and filter alike."""
+        return {**self.where, **self.filter}
+
+    @property
+    def expected_items(self) -> int:
+        if self.items is not None:
+            return self.items
+        return self.limit if self.limit is not None else 10
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -283,6 +350,46 @@ class IndexSpec(Strict):
         description="Override the planned projection: `keys_only`, `all`, or the attributes to include.",
     )
     capacity: Capacity | None = Field(default=None, description="Autoscaling bounds (default: the table's).")
+    type: Literal["global", "local"] = Field(
+        default="global",
+        description="`local`: a local secondary index (same partition key as the table, created with it).",
+    )
+    shards: int | None = Field(
+        default=None, ge=2, le=100, description="Write sharding for every entity's partition key on this index."
+    )
+    shard_by: list[AttributeName] | None = Field(
+        default=None, description="Attributes hashed into the shard number (default: each entity's primary key)."
+    )
+
+    @model_validator(mode="after")
+    def _local(self) -> "IndexSpec":
+        if self.type == "local" and (self.capacity is not None or self.shards is not None):
+            raise Invalid(
+                "a local index shares the table's partition key and capacity",
+                "remove `capacity` and `shards` from it",
+                "capacity" if self.capacity is not None else "shards",
+            )
+        return self
+
+
+class LintSettings(Strict):
+    hot_key_warning: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Warn when a key's estimated load exceeds this share of a partition's limit.",
+    )
+    ignore: dict[str, str] = Field(
+        default_factory=dict,
+        description="Finding codes to silence, each with the reason (kept in reviews).",
+        examples=[{"TW101": "three industries, read by a nightly job only"}],
+    )
+
+
+class Traffic(Strict):
+    peak_factor: float = Field(
+        default=3.0, ge=1, description="Peak over average request rate (sizes the autoscaling maximum)."
+    )
 
 
 class Blueprint(Strict):
@@ -296,4 +403,6 @@ class Blueprint(Strict):
     entities: dict[EntityName, EntitySpec] = Field(min_length=1)
     access_patterns: dict[PatternName, AccessPattern] = Field(default_factory=dict)
     indexes: dict[IndexName, IndexSpec] = Field(default_factory=dict)
+    lint: LintSettings = Field(default_factory=LintSettings)
+    traffic: Traffic = Field(default_factory=Traffic)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Iterable
 
 from modules.blueprint.invalid import Invalid
@@ -31,6 +32,10 @@ def check_references(bp: Blueprint) -> None:
     for name, pattern in bp.access_patterns.items():
         _check_pattern(bp, name, pattern)
     _check_ttl(bp)
+    for code in bp.lint.ignore:
+        if not re.fullmatch(r"TW\d{3}", code):
+            raise BlueprintError(f"`{code}` is not a finding code", path=("lint", "ignore", code),
+                                 hint="codes look like TW101; `python main.py lint` prints them")
 
 
 def _suggest(name: str, options: Iterable[str]) -> str:
@@ -63,6 +68,7 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
             )
     _check_template(entity, entity.key.pk, base + ("key", "pk"))
     _check_template(entity, entity.key.sk, base + ("key", "sk"))
+    _check_shard_by(entity, entity.key.shard_by, base + ("key", "shard_by"))
     for position, example in enumerate(entity.examples):
         for attribute, raw in example.items():
             where = base + ("examples", position, attribute)
@@ -79,6 +85,7 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
             raise BlueprintError("`table` is not an index name", path=base + ("index_keys", index))
         _check_template(entity, keys.pk, base + ("index_keys", index, "pk"))
         _check_template(entity, keys.sk, base + ("index_keys", index, "sk"))
+        _check_shard_by(entity, keys.shard_by, base + ("index_keys", index, "shard_by"))
 
 
 def _check_template(entity: EntitySpec, text: str, path: tuple) -> None:
@@ -86,12 +93,37 @@ def _check_template(entity: EntitySpec, text: str, path: tuple) -> None:
         template = parse_template(text)
     except Invalid as error:
         raise BlueprintError(error.message, path=path, hint=error.hint) from None
-    for attribute in template.attributes:
+    for segment in template.segments:
+        attribute = segment.attribute
+        if attribute is None:
+            continue
         if attribute not in entity.attributes:
             raise BlueprintError(
                 f"key template {text!r} uses `{{{attribute}}}`, which is not an attribute of this entity",
                 path=path,
                 hint=f"declare `{attribute}` under attributes, or fix the name; {_suggest(attribute, entity.attributes)}",
+            )
+        if segment.bucket and entity.attributes[attribute].type not in ("timestamp", "date"):
+            raise BlueprintError(
+                f"`{{{segment.placeholder}}}` buckets `{attribute}`, a {entity.attributes[attribute].type}",
+                path=path,
+                hint="time buckets apply to timestamp and date attributes",
+            )
+        if segment.bucket and path[-1] != "pk":
+            raise BlueprintError(
+                f"`{{{segment.placeholder}}}`: time buckets belong in partition keys",
+                path=path,
+                hint=f"keep `{{{attribute}}}` itself in the sort key so ranges stay exact",
+            )
+
+
+def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: tuple) -> None:
+    for attribute in shard_by or ():
+        if attribute not in entity.attributes:
+            raise BlueprintError(
+                f"`shard_by` names `{attribute}`, which is not an attribute of this entity",
+                path=path,
+                hint=_suggest(attribute, entity.attributes),
             )
 
 
@@ -126,6 +158,26 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
             raise BlueprintError(
                 f"`{attribute}` has different types in the entities of this collection",
                 path=base + ("where", attribute),
+            )
+    for attribute, op in pattern.filter.items():
+        if attribute not in common:
+            raise BlueprintError(
+                f"`{attribute}` is not an attribute of {what}",
+                path=base + ("filter", attribute),
+                hint=_suggest(attribute, common),
+            )
+        spec = entities[0].attributes[attribute]
+        if spec.type == "boolean":
+            raise BlueprintError(
+                f"filtering on the boolean `{attribute}` reads every item and discards some",
+                path=base + ("filter", attribute),
+                hint="use a sparse index instead: write the index key only on items where it is true",
+            )
+        if op == "begins_with" and spec.type != "string":
+            raise BlueprintError(
+                f"begins_with needs a string attribute; `{attribute}` is a {spec.type}",
+                path=base + ("filter", attribute),
+                hint="use `between` for a range of numbers, dates or timestamps",
             )
     if pattern.order_by is not None and pattern.order_by not in common:
         raise BlueprintError(
@@ -163,7 +215,8 @@ def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> N
                 path=base + ("index",),
                 hint=f"declare `entities.{entity_name}.index_keys.{pattern.index}: {{pk: ..., sk: ...}}`",
             )
-    if pattern.consistent:
+    local = pattern.index in bp.indexes and bp.indexes[pattern.index].type == "local"
+    if pattern.consistent and not local:
         raise BlueprintError(
             "global secondary indexes only support eventually consistent reads",
             path=base + ("consistent",),

@@ -30,7 +30,7 @@ def add_autoscaling(scope: Construct, design: TableDesign, table: Resource, tags
     for direction in ("read", "write"):
         _scale(scope, logical_id(base, direction), table_ref, "table", direction, bp.table.capacity, tags,
                f"{bp.table.name}-{direction}-capacity")
-    for index in design.indexes:
+    for index in design.global_indexes:
         settings = bp.indexes.get(index.name)
         capacity = settings.capacity if settings and settings.capacity else bp.table.capacity
         for direction in ("read", "write"):

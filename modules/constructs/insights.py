@@ -14,7 +14,7 @@ from modules.design.model import TableDesign
 def add_contributor_insights(scope: Construct, design: TableDesign, table: Resource) -> None:
     base = logical_id(design.blueprint.table.name)
     table_name = table.ref("name")
-    targets = [(base, None)] + [(logical_id(base, index.name), index.name) for index in design.indexes]
+    targets = [(base, None)] + [(logical_id(base, index.name), index.name) for index in design.global_indexes]
     for resource_id, index_name in targets:
         arguments = DynamodbContributorInsights(table_name=table_name, index_name=index_name)
         Resource(scope, resource_id, arguments.terraform_type, arguments.arguments())

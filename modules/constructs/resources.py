@@ -43,6 +43,13 @@ class GlobalSecondaryIndex(Block):
     write_capacity: Number | None = None
 
 
+class LocalSecondaryIndex(Block):
+    name: str
+    range_key: str
+    projection_type: Literal["KEYS_ONLY", "INCLUDE", "ALL"]
+    non_key_attributes: list[str] | None = None
+
+
 class PointInTimeRecovery(Block):
     enabled: bool
 
@@ -67,6 +74,7 @@ class DynamodbTable(ResourceArguments):
     write_capacity: int | None = None
     attribute: list[TableAttribute]
     global_secondary_index: list[GlobalSecondaryIndex] | None = None
+    local_secondary_index: list[LocalSecondaryIndex] | None = None
     point_in_time_recovery: PointInTimeRecovery
     server_side_encryption: ServerSideEncryption | None = None
     ttl: Ttl | None = None

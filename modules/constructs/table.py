@@ -12,6 +12,7 @@ from modules.constructs.resources import (
     GlobalSecondaryIndex,
     KmsAlias,
     KmsKey,
+    LocalSecondaryIndex,
     PointInTimeRecovery,
     ServerSideEncryption,
     TableAttribute,
@@ -27,7 +28,7 @@ def add_table(scope: Construct, design: TableDesign, tags: dict[str, str]) -> Re
     table = design.blueprint.table
     base = logical_id(table.name)
     provisioned = table.billing == "provisioned"
-    live_gsis = _live_gsi_lookup(scope, base, table.name) if provisioned and design.indexes else ""
+    live_gsis = _live_gsi_lookup(scope, base, table.name) if provisioned and design.global_indexes else ""
     table_keys = key_names(TABLE)
     arguments = DynamodbTable(
         name=table.name,
@@ -37,7 +38,8 @@ def add_table(scope: Construct, design: TableDesign, tags: dict[str, str]) -> Re
         read_capacity=table.capacity.read.min if table.capacity else None,
         write_capacity=table.capacity.write.min if table.capacity else None,
         attribute=[TableAttribute(name=name, type="S") for name in sorted(design.key_attributes)],
-        global_secondary_index=[_gsi(index, design, live_gsis) for index in design.indexes] or None,
+        global_secondary_index=[_gsi(index, design, live_gsis) for index in design.global_indexes] or None,
+        local_secondary_index=[_lsi(index) for index in design.local_indexes] or None,
         point_in_time_recovery=PointInTimeRecovery(enabled=table.point_in_time_recovery),
         server_side_encryption=_encryption(scope, base, table, tags),
         ttl=Ttl(attribute_name=table.ttl_attribute, enabled=True) if table.ttl_attribute else None,
@@ -68,6 +70,16 @@ def _gsi(index: IndexDesign, design: TableDesign, live_gsis: str) -> GlobalSecon
         non_key_attributes=list(projection.attributes) if projection.type == "INCLUDE" else None,
         read_capacity=read,
         write_capacity=write,
+    )
+
+
+def _lsi(index: IndexDesign) -> LocalSecondaryIndex:
+    projection = index.projection
+    return LocalSecondaryIndex(
+        name=index.name,
+        range_key=index.keys.sk,
+        projection_type=projection.type,
+        non_key_attributes=list(projection.attributes) if projection.type == "INCLUDE" else None,
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from modules.design.model import TABLE, ENTITY_ATTRIBUTE, QueryPlan
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.]+)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.:]+)\}")
 
 
 def _names(attributes: tuple[str, ...]) -> dict[str, str]:
@@ -23,15 +23,18 @@ def _projection(attributes: tuple[str, ...]) -> str:
 
 
 def read_attributes(plan: QueryPlan) -> tuple[str, ...]:
-    """What the main request reads: projected returns, plus the table keys when a follow-up needs them."""
+    """What the main request reads: projected returns, plus the table keys when a follow-up needs
+    them, the sort key when a fan-out merges by it, and the entity when a collection mixes several."""
     extra: tuple[str, ...] = ("PK", "SK") if plan.follow_up else ()
+    if plan.fan_out is not None:
+        extra += (plan.keys.sk,)
     if len(plan.entities) > 1:
         extra += (ENTITY_ATTRIBUTE,)
     return tuple(dict.fromkeys(plan.projected + extra))
 
 
 def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
-    """The low-level boto3 request (`client.query(**request)` / `client.get_item(**request)`)."""
+    """The low-level boto3 request (`client.query|get_item|scan(**request)`)."""
     values = dict(plan.values)
     attributes = read_attributes(plan)
     if plan.operation == "GetItem":
@@ -46,17 +49,27 @@ def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
             body["ConsistentRead"] = True
         return body
     body = {"TableName": table_name}
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
     if plan.index != TABLE:
         body["IndexName"] = plan.index
-    body["KeyConditionExpression"] = plan.key_condition
-    body["ExpressionAttributeNames"] = {"#pk": plan.keys.pk, "#sk": plan.keys.sk} if "#sk" in plan.key_condition else {
-        "#pk": plan.keys.pk}
-    body["ExpressionAttributeValues"] = {placeholder: {"S": template} for placeholder, template in plan.values}
+    if plan.operation == "Query":
+        body["KeyConditionExpression"] = plan.key_condition
+        names.update({"#pk": plan.keys.pk, "#sk": plan.keys.sk} if "#sk" in plan.key_condition else {"#pk": plan.keys.pk})
+        values.update({placeholder: {"S": template} for placeholder, template in plan.values})
+    if plan.filter_expression:
+        body["FilterExpression"] = plan.filter_expression
+        names.update(_names(tuple(re.findall(r"#(\w+)", plan.filter_expression))))
+        values.update(dict(plan.filter_values))
     if attributes:
         body["ProjectionExpression"] = _projection(attributes)
-        body["ExpressionAttributeNames"].update(_names(attributes))
-    body["ScanIndexForward"] = plan.scan_index_forward
-    if plan.limit is not None:
+        names.update(_names(attributes))
+    body["ExpressionAttributeNames"] = names
+    if values:
+        body["ExpressionAttributeValues"] = values
+    if plan.operation == "Query":
+        body["ScanIndexForward"] = plan.scan_index_forward
+    if plan.limit is not None and not plan.filter_expression:
         body["Limit"] = plan.limit
     if plan.consistent:
         body["ConsistentRead"] = True

@@ -5,7 +5,7 @@ DynamoDB attribute values. One place, used by the query plans, the cookbook and 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -34,6 +34,25 @@ def encode_key_value(spec: AttributeSpec, value: Any) -> str:
     if SEPARATOR in text:
         raise ValueError(f"value {text!r} contains the key separator {SEPARATOR!r}")
     return text
+
+
+def bucket_value(spec: AttributeSpec, value: Any, bucket: str) -> str:
+    """The time bucket of a timestamp or date: `2024-03` by month, `2024-03-01` by day (UTC)."""
+    moment = value if isinstance(value, datetime) else datetime(value.year, value.month, value.day)
+    return _utc(moment).strftime("%Y-%m" if bucket == "month" else "%Y-%m-%d")
+
+
+def bucket_range(spec: AttributeSpec, start: Any, end: Any, bucket: str) -> list[str]:
+    """Every time bucket from the one holding `start` to the one holding `end`, in order."""
+    first, last = bucket_value(spec, start, bucket), bucket_value(spec, end, bucket)
+    day = date.fromisoformat(first + ("-01" if bucket == "month" else ""))
+    buckets: list[str] = []
+    while True:
+        text = day.strftime("%Y-%m" if bucket == "month" else "%Y-%m-%d")
+        if text > last:
+            return buckets
+        buckets.append(text)
+        day = (day.replace(day=28) + timedelta(days=4)).replace(day=1) if bucket == "month" else day + timedelta(days=1)
 
 
 def stored_value(spec: AttributeSpec, value: Any) -> dict[str, Any]:
@@ -135,6 +154,15 @@ def sort_problem(name: str, spec: AttributeSpec) -> str | None:
     if spec.type == "timestamp" and not timestamp_sorts(spec.timestamp_format):
         return f"`{name}` uses timestamp format {spec.timestamp_format!r}, which does not sort chronologically"
     return None
+
+
+def describe_stored(spec: AttributeSpec) -> str:
+    """How a filter value is written: as the attribute is stored."""
+    if spec.type == "number":
+        return "a number"
+    if spec.type == "timestamp" and spec.timestamp_format in EPOCH_WIDTH:
+        return f"{spec.timestamp_format.replace('_', ' ')} as a number"
+    return describe_encoding(spec)
 
 
 def _number_text(spec: AttributeSpec, value: Any) -> str:

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from modules.blueprint.model import AccessPattern, Blueprint
-from modules.design.model import Shape
+from modules.blueprint.model import AccessPattern, Blueprint, KeySpec
+from modules.design.model import KeyNames, Shape, key_names
 from modules.design.serve import may_share
 from modules.design.templates import KeyTemplate, Segment, entity_tag
 
@@ -62,8 +62,8 @@ def sort_sequence(needs: Sequence[Need], partition: frozenset[str]) -> list[str]
     return sequence
 
 
-def shape_for(bp: Blueprint, entity: str, needs: Sequence[Need]) -> Shape | None:
-    """The key shape serving all `needs` of `entity`, or None when no single shape can."""
+def shape_for(bp: Blueprint, entity: str, needs: Sequence[Need]) -> tuple[KeyTemplate, KeyTemplate] | None:
+    """The (partition, sort) key templates serving all `needs` of `entity`, or None when none can."""
     partition = frozenset.intersection(*(need.equalities for need in needs))
     if not partition:
         return None
@@ -74,18 +74,19 @@ def shape_for(bp: Blueprint, entity: str, needs: Sequence[Need]) -> Shape | None
     if not sequence:
         sequence = _identity(bp, entity, partition)
     sk = KeyTemplate(tuple(Segment(attribute=a) for a in sequence) or (Segment(literal=entity_tag(entity)),))
-    return Shape(pk, sk)
+    return pk, sk
+
+
+def identity(bp: Blueprint, entity: str) -> tuple[str, ...]:
+    """The attributes of the entity's primary key, partition key first."""
+    key = bp.entities[entity].key
+    found = re.findall(r"\{([A-Za-z][A-Za-z0-9_]*)", key.pk + "#" + key.sk)
+    return tuple(dict.fromkeys(found))
 
 
 def _identity(bp: Blueprint, entity: str, partition: frozenset[str]) -> list[str]:
-    """The attributes of the entity's primary key: a stable order when a pattern needs none."""
-    key = bp.entities[entity].key
-    seen: list[str] = []
-    for template in (key.pk, key.sk):
-        for attribute in re.findall(r"\{([A-Za-z0-9_]+)\}", template):
-            if attribute not in seen and attribute not in partition:
-                seen.append(attribute)
-    return seen
+    """A stable sort order for a shape no pattern orders: the primary key attributes not in the partition."""
+    return [a for a in identity(bp, entity) if a not in partition]
 
 
 def minimum_groups(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[list[Need]]:
@@ -146,21 +147,36 @@ def assign_indexes(
     for entity in sorted(groups):
         ordered = sorted(groups[entity], key=lambda g: (-len(g), min(n.pattern for n in g)))
         for group in ordered:
-            shape = shape_for(bp, entity, group)
-            assert shape is not None
-            name = _free_index(bp, entity, shape, members)
+            templates = shape_for(bp, entity, group)
+            assert templates is not None
+            pk, sk = templates
+            name = _free_index(bp, entity, pk, members)
+            shape = sharded_shape(bp, entity, name, pk, sk, key_names(name), None)
             members.setdefault(name, {})[entity] = shape
             placed.setdefault(name, {})[entity] = (shape, tuple(sorted(n.pattern for n in group)))
     return placed
 
 
-def _free_index(bp: Blueprint, entity: str, shape: Shape, members: dict[str, dict[str, Shape]]) -> str:
+def sharded_shape(
+    bp: Blueprint, entity: str, index: str, pk: KeyTemplate, sk: KeyTemplate, keys: KeyNames, key: KeySpec | None
+) -> Shape:
+    """A shape with the sharding its key (`key.shards`) or its index (`indexes.<name>.shards`) asks for."""
+    settings = bp.indexes.get(index)
+    shards = (key.shards if key else None) or (settings.shards if settings else None)
+    if not shards:
+        return Shape(pk, sk, keys)
+    shard_by = (key.shard_by if key else None) or (settings.shard_by if settings else None) or identity(bp, entity)
+    return Shape(pk.sharded(shards), sk, keys, tuple(shard_by))
+
+
+def _free_index(bp: Blueprint, entity: str, pk: KeyTemplate, members: dict[str, dict[str, Shape]]) -> str:
     number = 1
     while True:
         name = f"GSI{number}"
         taken = members.get(name, {})
-        if entity not in taken and not any(
-            may_share(bp, entity, shape.pk, other, theirs.pk) for other, theirs in taken.items()
+        local = name in bp.indexes and bp.indexes[name].type == "local"
+        if not local and entity not in taken and not any(
+            may_share(bp, entity, pk, other, theirs.pk) for other, theirs in taken.items()
         ):
             return name
         number += 1

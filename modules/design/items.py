@@ -6,8 +6,28 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from modules.design.encoding import encode_key_value, stored_value
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TableDesign, key_names
+from modules.blueprint.model import AttributeSpec
+from modules.design.encoding import bucket_value, encode_key_value, stored_value
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, Shape, TableDesign
+from modules.design.templates import SHARD, shard_number
+
+
+def placeholder_values(specs: Mapping[str, AttributeSpec], shape: Shape, values: Mapping[str, Any]) -> dict[str, str]:
+    """The text of every placeholder of `shape`'s keys for one item's values (KeyError if one is missing)."""
+    encoded: dict[str, str] = {}
+    for segment in shape.pk.segments + shape.sk.segments:
+        if segment.attribute is None:
+            continue
+        value = values[segment.attribute]
+        if value is None:
+            raise KeyError(segment.attribute)
+        spec = specs[segment.attribute]
+        encoded[segment.placeholder] = (
+            bucket_value(spec, value, segment.bucket) if segment.bucket else encode_key_value(spec, value)
+        )
+    if shape.shards > 1:
+        encoded[SHARD] = shard_number([encode_key_value(specs[a], values[a]) for a in shape.shard_by], shape.shards)
+    return encoded
 
 
 def build_item(design: TableDesign, entity: str, values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -16,14 +36,12 @@ def build_item(design: TableDesign, entity: str, values: Mapping[str, Any]) -> d
     item = {name: stored_value(specs[name], value) for name, value in values.items() if value is not None}
     item[ENTITY_ATTRIBUTE] = {"S": entity}
     for index, shape in sorted(design.shapes[entity].items()):
-        needed = shape.pk.attributes + shape.sk.attributes
-        missing = [attribute for attribute in needed if values.get(attribute) is None]
-        if missing and index == TABLE:
-            raise KeyError(missing[0])
-        if missing:
+        try:
+            encoded = placeholder_values(specs, shape, values)
+        except KeyError:
+            if index == TABLE:
+                raise
             continue  # sparse: an item without a GSI key attribute stays out of that index
-        encoded = {attribute: encode_key_value(specs[attribute], values[attribute]) for attribute in needed}
-        names = key_names(index)
-        item[names.pk] = {"S": shape.pk.render(encoded)}
-        item[names.sk] = {"S": shape.sk.render(encoded)}
+        item[shape.keys.pk] = {"S": shape.pk.render(encoded)}
+        item[shape.keys.sk] = {"S": shape.sk.render(encoded)}
     return item

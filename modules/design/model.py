@@ -20,16 +20,26 @@ class KeyNames:
     sk: str
 
 
-def key_names(index: str) -> KeyNames:
-    return KeyNames("PK", "SK") if index == TABLE else KeyNames(f"{index}PK", f"{index}SK")
+def key_names(index: str, local: bool = False) -> KeyNames:
+    """`PK`/`SK` for the table, `GSI1PK`/`GSI1SK` for a GSI; a local index keeps the table's `PK`."""
+    if index == TABLE:
+        return KeyNames("PK", "SK")
+    return KeyNames("PK" if local else f"{index}PK", f"{index}SK")
 
 
 @dataclass(frozen=True)
 class Shape:
-    """An entity's key templates on one index."""
+    """An entity's key templates on one index, the attributes they are written to, and (when the
+    partition key is sharded) the attributes hashed into the shard number."""
 
     pk: KeyTemplate
     sk: KeyTemplate
+    keys: KeyNames
+    shard_by: tuple[str, ...] = ()
+
+    @property
+    def shards(self) -> int:
+        return self.pk.shards
 
     def __str__(self) -> str:
         return f"{self.pk.text} / {self.sk.text}"
@@ -51,7 +61,7 @@ class Projection:
 
 @dataclass(frozen=True)
 class IndexDesign:
-    """A global secondary index: which entities take part with which keys, and what it projects."""
+    """A secondary index: which entities take part with which keys, and what it projects."""
 
     name: str
     keys: KeyNames
@@ -59,15 +69,36 @@ class IndexDesign:
     projection: Projection
     patterns: tuple[str, ...]
     reason: str
+    local: bool = False
 
 
 @dataclass(frozen=True)
 class Parameter:
-    """A value the application supplies when it runs a query plan."""
+    """A value the application supplies when it runs a query plan.
+
+    `key` parameters are written as they appear inside keys; `value` parameters (filters) as the
+    attribute is stored; `derived` ones (a shard number, a time bucket) are computed from others.
+    """
 
     name: str
     attribute: str
     encoding: str
+    role: Literal["key", "value", "derived"] = "key"
+
+
+@dataclass(frozen=True)
+class FanOut:
+    """A read that takes one request per shard or per time bucket, merged in sort-key order."""
+
+    kind: Literal["shards", "buckets"]
+    shards: int = 0
+    attribute: str = ""
+    bucket: str = ""
+
+    def describe(self) -> str:
+        if self.kind == "shards":
+            return f"one request per shard 0..{self.shards - 1}, merged by sort key"
+        return f"one request per {self.bucket} from {self.attribute}.from to {self.attribute}.to, in order"
 
 
 @dataclass(frozen=True)
@@ -84,12 +115,16 @@ class QueryPlan:
 
     pattern: str
     entities: tuple[str, ...]
-    operation: Literal["GetItem", "Query"]
+    operation: Literal["GetItem", "Query", "Scan"]
     index: str
     keys: KeyNames
+    shape: Shape
     key_condition: str
     values: tuple[tuple[str, str], ...]
     parameters: tuple[Parameter, ...]
+    filter_expression: str | None
+    filter_values: tuple[tuple[str, dict[str, str]], ...]
+    fan_out: FanOut | None
     scan_index_forward: bool
     limit: int | None
     consistent: bool
@@ -102,7 +137,9 @@ class QueryPlan:
 
     @property
     def operations_per_call(self) -> int:
-        return 1 + (1 if self.follow_up else 0)
+        """Requests per call when the answer fits one page (fan-out over buckets counted once)."""
+        reads = self.fan_out.shards if self.fan_out and self.fan_out.kind == "shards" else 1
+        return reads + (1 if self.follow_up else 0)
 
 
 @dataclass(frozen=True)
@@ -116,10 +153,21 @@ class TableDesign:
     @property
     def key_attributes(self) -> tuple[str, ...]:
         names = [key_names(TABLE)] + [index.keys for index in self.indexes]
-        return tuple(attribute for pair in names for attribute in (pair.pk, pair.sk))
+        return tuple(dict.fromkeys(attribute for pair in names for attribute in (pair.pk, pair.sk)))
+
+    @property
+    def global_indexes(self) -> tuple[IndexDesign, ...]:
+        return tuple(index for index in self.indexes if not index.local)
+
+    @property
+    def local_indexes(self) -> tuple[IndexDesign, ...]:
+        return tuple(index for index in self.indexes if index.local)
 
     def index(self, name: str) -> IndexDesign:
         return next(index for index in self.indexes if index.name == name)
+
+    def index_is_local(self, name: str) -> bool:
+        return name != TABLE and self.index(name).local
 
     def plan(self, pattern: str) -> QueryPlan:
         return next(plan for plan in self.plans if plan.pattern == pattern)

@@ -1,15 +1,18 @@
-"""The design stage: blueprint -> key shapes, GSIs, projections and one query plan per pattern."""
+"""The design stage: blueprint -> key shapes, indexes, projections and one query plan per pattern."""
 
 from __future__ import annotations
 
 import re
 
 from modules.blueprint.model import AccessPattern, Blueprint
-from modules.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_groups, need_of
+from modules.design.encoding import attribute_type_letter, describe_stored
+from modules.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_groups, need_of, sharded_shape
 from modules.design.model import (
+    ENTITY_ATTRIBUTE,
     TABLE,
     FollowUp,
     IndexDesign,
+    Parameter,
     Projection,
     QueryPlan,
     Shape,
@@ -19,6 +22,8 @@ from modules.design.model import (
 from modules.design.serve import Refusal, Served, serve
 from modules.design.templates import parse_template
 from modules.errors import DesignError
+
+MAX_LOCAL_INDEXES = 5
 
 
 def design(bp: Blueprint) -> TableDesign:
@@ -49,15 +54,16 @@ def design(bp: Blueprint) -> TableDesign:
     indexes = tuple(
         IndexDesign(
             name=name,
-            keys=key_names(name),
+            keys=next(iter(members[name].values())).keys,
             members=tuple(sorted(members[name].items())),
             projection=projections[name],
             patterns=tuple(sorted(p for p, (i, _) in routes.items() if i == name)),
             reason=_reason(bp, name, members[name], planned.get(name, {}), routes),
+            local=_is_local(bp, name),
         )
         for name in index_names
     )
-    plans = tuple(_plan(bp, name, routes[name], projections) for name in sorted(routes))
+    plans = tuple(_plan(bp, name, routes[name], projections, members) for name in sorted(routes))
     shapes: dict[str, dict[str, Shape]] = {}
     for index, entities in members.items():
         for entity, shape in entities.items():
@@ -65,13 +71,40 @@ def design(bp: Blueprint) -> TableDesign:
     return TableDesign(bp, shapes, indexes, plans, _notes(groups))
 
 
+def _is_local(bp: Blueprint, index: str) -> bool:
+    return index in bp.indexes and bp.indexes[index].type == "local"
+
+
 def _declared_shapes(bp: Blueprint) -> dict[str, dict[str, Shape]]:
     """index -> entity -> shape, for the base table and every index with declared keys."""
     members: dict[str, dict[str, Shape]] = {TABLE: {}}
     for name, entity in sorted(bp.entities.items()):
-        members[TABLE][name] = Shape(parse_template(entity.key.pk), parse_template(entity.key.sk))
-        for index, keys in entity.index_keys.items():
-            members.setdefault(index, {})[name] = Shape(parse_template(keys.pk), parse_template(keys.sk))
+        table_pk = parse_template(entity.key.pk)
+        members[TABLE][name] = sharded_shape(
+            bp, name, TABLE, table_pk, parse_template(entity.key.sk), key_names(TABLE), entity.key
+        )
+        for index, keys in sorted(entity.index_keys.items()):
+            local = _is_local(bp, index)
+            pk = parse_template(keys.pk)
+            if local and (pk != table_pk or keys.shards):
+                raise DesignError(
+                    f"local index {index} shares the table's partition key, so its partition key must be "
+                    f"{entity.key.pk!r} (unsharded)",
+                    path=("entities", name, "index_keys", index, "pk"),
+                    hint=f"write `pk: \"{entity.key.pk}\"` and vary only the sort key",
+                )
+            members.setdefault(index, {})[name] = sharded_shape(
+                bp, name, index, pk, parse_template(keys.sk), key_names(index, local), keys
+            )
+    locals_declared = sorted(name for name, spec in bp.indexes.items() if spec.type == "local")
+    if len(locals_declared) > MAX_LOCAL_INDEXES:
+        raise DesignError(f"{len(locals_declared)} local indexes; a table may have at most {MAX_LOCAL_INDEXES}",
+                          path=("indexes", locals_declared[MAX_LOCAL_INDEXES]))
+    for name in locals_declared:
+        if name not in members:
+            raise DesignError(f"local index `{name}` has no entity keys",
+                              path=("indexes", name),
+                              hint=f"declare `entities.<Entity>.index_keys.{name}: {{pk: ..., sk: ...}}`")
     return members
 
 
@@ -87,7 +120,7 @@ def _route(
         candidates = [TABLE] + [i for i in declared if all(e in members[i] for e in pattern.entities)]
     refusals: list[tuple[str, Refusal]] = []
     for index in candidates:
-        if pattern.consistent and index != TABLE:
+        if pattern.consistent and index != TABLE and not _is_local(bp, index):
             continue
         served = serve(bp, pattern, index, members[index])
         if isinstance(served, Served):
@@ -100,6 +133,8 @@ def _route(
     hint = next((r.hint for _, r in refusals if r.hint), None)
     if pattern.index is not None:
         raise DesignError(f"`index: {pattern.index}` cannot serve this pattern: {why}", path=path, hint=hint)
+    if pattern.scan == "allowed" and len(pattern.entities) == 1:
+        return TABLE, _scan(bp, pattern)
     if len(pattern.entities) > 1:
         raise DesignError(
             f"no index serves this item collection: {why}",
@@ -108,17 +143,23 @@ def _route(
         )
     if pattern.consistent:
         raise DesignError(
-            f"a strongly consistent read needs the base table, which cannot serve it: {why}",
+            f"a strongly consistent read needs the base table or a local index, which cannot serve it: {why}",
             path=path,
             hint=hint or "remove `consistent: true` (GSIs are eventually consistent) or change the table keys",
         )
     if not pattern.equalities:
         raise DesignError(
-            f"no `=` condition, so no partition can be addressed ({why})",
+            f"no `=` condition, so no partition can be addressed: a Query cannot serve it ({why})",
             path=path + ("where",),
-            hint="a Query reads one partition: add an `=` condition (for example per tenant, per day or per shard)",
+            hint="add an `=` condition (for example per tenant, per day or per shard), "
+                 "or accept a full-table read with `scan: allowed` and a `reason`",
         )
     return None
+
+
+def _scan(bp: Blueprint, pattern: AccessPattern) -> Served:
+    """A full-table Scan for a pattern that says `scan: allowed`; its conditions become filters."""
+    return Served("Scan", "", (), (), (), (f"Scan accepted: {pattern.reason}",))
 
 
 def _check_index_settings(bp: Blueprint, index_names: list[str]) -> None:
@@ -128,7 +169,7 @@ def _check_index_settings(bp: Blueprint, index_names: list[str]) -> None:
             raise DesignError(
                 f"settings for index `{name}`, which this design does not have",
                 path=("indexes", name),
-                hint=f"remove them; the design has these GSIs: {known}",
+                hint=f"remove them; the design has these indexes: {known}",
             )
 
 
@@ -150,18 +191,53 @@ def _projection(bp: Blueprint, index: str, patterns: list[str]) -> Projection:
     return Projection("INCLUDE", tuple(union)) if union else Projection("KEYS_ONLY")
 
 
+def filter_conditions(
+    bp: Blueprint, pattern: AccessPattern, conditions: dict[str, str], entity_guard: bool
+) -> tuple[str | None, tuple[tuple[str, dict[str, str]], ...], tuple[Parameter, ...]]:
+    """A FilterExpression for `conditions` (values as the attributes are stored)."""
+    specs = bp.entities[pattern.entities[0]].attributes
+    clauses, values, parameters = [], [], []
+    for attribute, op in sorted(conditions.items()):
+        spec = specs[attribute]
+        letter = attribute_type_letter(spec)
+        placeholder = f":f_{attribute}"
+        if op == "between":
+            clauses.append(f"#{attribute} BETWEEN {placeholder}_from AND {placeholder}_to")
+            values += [(f"{placeholder}_from", {letter: f"{{{attribute}.from}}"}),
+                       (f"{placeholder}_to", {letter: f"{{{attribute}.to}}"})]
+            parameters += [Parameter(f"{attribute}.from", attribute, describe_stored(spec), "value"),
+                           Parameter(f"{attribute}.to", attribute, describe_stored(spec), "value")]
+            continue
+        clauses.append(f"begins_with(#{attribute}, {placeholder})" if op == "begins_with"
+                       else f"#{attribute} {op} {placeholder}")
+        values.append((placeholder, {letter: f"{{{attribute}}}"}))
+        parameters.append(Parameter(attribute, attribute, describe_stored(spec), "value"))
+    if entity_guard:
+        clauses.append(f"#{ENTITY_ATTRIBUTE} = :entity")
+        values.append((":entity", {"S": pattern.entities[0]}))
+    return (" AND ".join(clauses) or None), tuple(values), tuple(parameters)
+
+
 def _plan(
-    bp: Blueprint, name: str, route: tuple[str, Served], projections: dict[str, Projection]
+    bp: Blueprint,
+    name: str,
+    route: tuple[str, Served],
+    projections: dict[str, Projection],
+    members: dict[str, dict[str, Shape]],
 ) -> QueryPlan:
     index, served = route
     pattern = bp.access_patterns[name]
     returns = _needed(bp, pattern)
-    keys = key_names(index)
+    local = _is_local(bp, index)
+    keys = key_names(index, local)
     follow_up = None
     projected = returns
+    notes = list(served.notes)
     if index != TABLE:
         lacking = projections[index].lacks(returns)
-        if lacking:
+        if lacking and local:
+            notes.append(f"{index} fetches {', '.join(lacking)} from the table for each item (extra reads)")
+        elif lacking:
             if not pattern.follow_up:
                 raise DesignError(
                     f"{index} does not project {', '.join(lacking)}, which this pattern returns, "
@@ -171,16 +247,28 @@ def _plan(
                 )
             follow_up = FollowUp(returns)
             projected = tuple(a for a in returns if a not in lacking)
-    summary = _summary(served, keys.pk, keys.sk)
+    scan = served.operation == "Scan"
+    conditions = pattern.conditions if scan else pattern.filter
+    filter_expression, filter_values, filter_parameters = filter_conditions(bp, pattern, conditions, scan)
+    if pattern.filter and pattern.limit:
+        notes.append(f"no Limit is sent (it would count items before the filter): read pages until "
+                     f"{pattern.limit} items pass the filter")
+    summary = "Scan (whole table)" if scan else _summary(served, keys.pk, keys.sk)
+    if filter_expression:
+        summary += f" FILTER {filter_expression.replace('#', '')}"
     return QueryPlan(
         pattern=name,
         entities=pattern.entities,
         operation=served.operation,
         index=index,
         keys=keys,
+        shape=members[index][pattern.entities[0]],
         key_condition=served.key_condition,
         values=served.values,
-        parameters=served.parameters,
+        parameters=served.parameters + filter_parameters,
+        filter_expression=filter_expression,
+        filter_values=filter_values,
+        fan_out=served.fan_out,
         scan_index_forward=pattern.order == "asc",
         limit=pattern.limit if served.operation == "Query" else None,
         consistent=pattern.consistent,
@@ -189,7 +277,7 @@ def _plan(
         follow_up=follow_up,
         order_attributes=served.order_attributes,
         summary=summary,
-        notes=served.notes,
+        notes=tuple(notes),
     )
 
 

@@ -13,8 +13,17 @@ from typing import Literal
 
 from modules.blueprint.model import AccessPattern, Blueprint
 from modules.design.encoding import describe_encoding
-from modules.design.model import TABLE, Parameter, Shape
-from modules.design.templates import AFTER_SEPARATOR, SEPARATOR, KeyTemplate, Segment, entity_tag, may_overlap
+from modules.design.model import TABLE, FanOut, Parameter, Shape
+from modules.design.templates import (
+    AFTER_SEPARATOR,
+    SEPARATOR,
+    SHARD,
+    KeyTemplate,
+    Segment,
+    entity_tag,
+    may_overlap,
+    shard_values,
+)
 
 
 @dataclass(frozen=True)
@@ -27,12 +36,13 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Served:
-    operation: Literal["GetItem", "Query"]
+    operation: Literal["GetItem", "Query", "Scan"]
     key_condition: str
     values: tuple[tuple[str, str], ...]
     parameters: tuple[Parameter, ...]
     order_attributes: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    fan_out: FanOut | None = None
 
 
 def serve(bp: Blueprint, pattern: AccessPattern, index: str, members: dict[str, Shape]) -> Served | Refusal:
@@ -52,6 +62,10 @@ def _index_label(index: str) -> str:
 def _domain(bp: Blueprint, entity: str, segment: Segment) -> frozenset[str] | None:
     if segment.literal is not None:
         return frozenset([segment.literal])
+    if segment.shards is not None:
+        return frozenset(shard_values(segment.shards))
+    if segment.bucket is not None:
+        return None
     spec = bp.entities[entity].attributes[str(segment.attribute)]
     if spec.values:
         return frozenset(spec.values)
@@ -89,13 +103,55 @@ def _parameter(bp: Blueprint, entity: str, attribute: str, name: str | None = No
     return Parameter(name or attribute, attribute, describe_encoding(spec))
 
 
+def _partition(
+    bp: Blueprint, pattern: AccessPattern, entity: str, shape: Shape
+) -> tuple[list[Parameter], FanOut | None] | Refusal:
+    """How the pattern addresses partitions: parameters derived from its values, or a fan-out."""
+    equalities = set(pattern.equalities)
+    derived: list[Parameter] = []
+    fan_outs: list[FanOut] = []
+    for segment in shape.pk.segments:
+        if segment.attribute is None or (segment.bucket is None and segment.attribute in equalities):
+            continue
+        if segment.bucket is None:
+            return Refusal(f"its partition key {shape.pk.text} needs `{segment.attribute}` bound with `=`")
+        if segment.attribute in equalities:
+            derived.append(Parameter(segment.placeholder, segment.attribute,
+                                     f"the {segment.bucket} of {segment.attribute} (UTC, "
+                                     f"{'YYYY-MM' if segment.bucket == 'month' else 'YYYY-MM-DD'})", "derived"))
+        elif pattern.where.get(segment.attribute) == "between":
+            fan_outs.append(FanOut("buckets", attribute=segment.attribute, bucket=segment.bucket))
+            derived.append(Parameter(segment.placeholder, segment.attribute,
+                                     f"each {segment.bucket} from {segment.attribute}.from to {segment.attribute}.to",
+                                     "derived"))
+        else:
+            return Refusal(
+                f"its partition key {shape.pk.text} is bucketed by {segment.bucket} of `{segment.attribute}`, "
+                f"which needs `=` or `between`",
+                f"use `{segment.attribute}: between` to read a bounded range of buckets",
+            )
+    if shape.shards > 1:
+        computable = all(a in equalities for a in shape.shard_by)
+        how = (f"shard number 0..{shape.shards - 1} of ({', '.join(shape.shard_by)}): the first 8 hex digits of "
+               f"SHA-256 of their key values joined by '#', modulo {shape.shards}, zero-padded")
+        if not computable:
+            fan_outs.append(FanOut("shards", shards=shape.shards))
+            how = f"every shard 0..{shape.shards - 1}, one request each"
+        derived.append(Parameter(SHARD, ",".join(shape.shard_by), how, "derived"))
+    if len(fan_outs) > 1:
+        return Refusal(f"its partition key {shape.pk.text} would fan out over both shards and time buckets",
+                       "bind the shard attributes with `=`, or do not shard a bucketed key")
+    return derived, (fan_outs[0] if fan_outs else None)
+
+
 def _serve_single(bp: Blueprint, pattern: AccessPattern, index: str, members: dict[str, Shape]) -> Served | Refusal:
     entity = pattern.entities[0]
     shape = members[entity]
+    partition = _partition(bp, pattern, entity, shape)
+    if isinstance(partition, Refusal):
+        return partition
+    derived, fan_out = partition
     equalities = set(pattern.equalities)
-    unbound = [a for a in shape.pk.attributes if a not in equalities]
-    if unbound:
-        return Refusal(f"its partition key {shape.pk.text} needs `{unbound[0]}` bound with `=`")
     sk = shape.sk.segments
     bound = 0
     while bound < len(sk) and (sk[bound].literal is not None or sk[bound].attribute in equalities):
@@ -116,22 +172,22 @@ def _serve_single(bp: Blueprint, pattern: AccessPattern, index: str, members: di
     if collision:
         return collision
 
-    parameters = [_parameter(bp, entity, a) for a in sorted(equalities)]
+    parameters = [_parameter(bp, entity, a) for a in sorted(equalities)] + derived
     values = [(":pk", shape.pk.text)]
     condition = "#pk = :pk"
-    notes: list[str] = []
+    notes: list[str] = [f"fan-out: {fan_out.describe()}"] if fan_out else []
     if bound == len(sk):
         values.append((":sk", shape.sk.text))
         condition += " AND #sk = :sk"
-        operation: Literal["GetItem", "Query"] = "GetItem" if index == TABLE else "Query"
-        return Served(operation, condition, tuple(values), tuple(parameters), ())
+        operation: Literal["GetItem", "Query"] = "GetItem" if index == TABLE and fan_out is None else "Query"
+        return Served(operation, condition, tuple(values), tuple(parameters), (), tuple(notes), fan_out)
     prefix = shape.sk.prefix(bound).text + SEPARATOR if bound else ""
     order_attributes = tuple(s.attribute for s in sk[bound:] if s.attribute)
     if ranged is None:
         if bound:
             values.append((":sk", prefix))
             condition += " AND begins_with(#sk, :sk)"
-        return Served("Query", condition, tuple(values), tuple(parameters), order_attributes)
+        return Served("Query", condition, tuple(values), tuple(parameters), order_attributes, tuple(notes), fan_out)
 
     attribute, op = ranged
     last = bound == len(sk) - 1
@@ -153,7 +209,7 @@ def _serve_single(bp: Blueprint, pattern: AccessPattern, index: str, members: di
             f"the `{AFTER_SEPARATOR}` after a bound makes it cover every item whose {attribute} equals it "
             f"(the next key component follows a `{SEPARATOR}`, which sorts just below `{AFTER_SEPARATOR}`)"
         )
-    return Served("Query", condition, tuple(values), tuple(parameters), order_attributes, tuple(notes))
+    return Served("Query", condition, tuple(values), tuple(parameters), order_attributes, tuple(notes), fan_out)
 
 
 def _range_condition(
@@ -222,6 +278,8 @@ def _collision(
 def _serve_collection(bp: Blueprint, pattern: AccessPattern, members: dict[str, Shape]) -> Served | Refusal:
     entities = pattern.entities
     shapes = [members[e] for e in entities]
+    if any(shape.shards > 1 or any(seg.bucket for seg in shape.pk.segments) for shape in shapes):
+        return Refusal("an item collection needs one partition: its partition key is sharded or bucketed")
     if len({shape.pk.text for shape in shapes}) > 1:
         listing = "; ".join(f"{e}: {members[e].pk.text}" for e in entities)
         return Refusal(f"the collection's entities do not share one partition key ({listing})")

@@ -2,10 +2,14 @@
 
 Attribute values may not contain the separator, so every segment of a template yields exactly one
 `#`-separated segment of the key. That is what makes prefixes and ranges over keys predictable.
+
+Two derived segments exist: a time bucket of a timestamp or date (`{createdAt:month}`, `{at:day}`)
+and the shard number the design appends to a sharded partition key (`{_shard}`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Mapping
@@ -15,19 +19,30 @@ from modules.blueprint.invalid import Invalid
 SEPARATOR = "#"
 # The character right after the separator: every key that starts with `X#` sorts below `X$`.
 AFTER_SEPARATOR = chr(ord(SEPARATOR) + 1)
+SHARD = "_shard"
+BUCKETS = ("month", "day")
 
 _LITERAL = re.compile(r"^[A-Za-z0-9_.-]+$")
-_PLACEHOLDER = re.compile(r"^\{([A-Za-z][A-Za-z0-9_]*)\}$")
+_PLACEHOLDER = re.compile(r"^\{([A-Za-z][A-Za-z0-9_]*)(?::([a-z]+))?\}$")
 
 
 @dataclass(frozen=True)
 class Segment:
     literal: str | None = None
     attribute: str | None = None
+    bucket: str | None = None
+    shards: int | None = None
+
+    @property
+    def placeholder(self) -> str:
+        """The name a rendered key's value is looked up by: `attr`, `attr:month` or `_shard`."""
+        if self.shards is not None:
+            return SHARD
+        return f"{self.attribute}:{self.bucket}" if self.bucket else str(self.attribute)
 
     @property
     def text(self) -> str:
-        return self.literal if self.literal is not None else "{" + str(self.attribute) + "}"
+        return self.literal if self.literal is not None else "{" + self.placeholder + "}"
 
 
 @dataclass(frozen=True)
@@ -40,16 +55,22 @@ class KeyTemplate:
 
     @property
     def attributes(self) -> tuple[str, ...]:
+        """Attributes the key is made of (a bucketed attribute included, the shard number not)."""
         return tuple(s.attribute for s in self.segments if s.attribute is not None)
 
+    @property
+    def shards(self) -> int:
+        return next((s.shards for s in self.segments if s.shards is not None), 1)
+
     def render(self, encoded: Mapping[str, str]) -> str:
-        """The key for one item, given the already encoded value of each attribute."""
-        return SEPARATOR.join(
-            s.literal if s.literal is not None else encoded[str(s.attribute)] for s in self.segments
-        )
+        """The key for one item, given the encoded value of each placeholder."""
+        return SEPARATOR.join(s.literal if s.literal is not None else encoded[s.placeholder] for s in self.segments)
 
     def prefix(self, count: int) -> "KeyTemplate":
         return KeyTemplate(self.segments[:count])
+
+    def sharded(self, shards: int) -> "KeyTemplate":
+        return KeyTemplate(self.segments + (Segment(shards=shards),))
 
     def __str__(self) -> str:
         return self.text
@@ -68,7 +89,13 @@ def parse_template(text: str) -> KeyTemplate:
             )
         match = _PLACEHOLDER.match(part)
         if match:
-            segments.append(Segment(attribute=match.group(1)))
+            bucket = match.group(2)
+            if bucket is not None and bucket not in BUCKETS:
+                raise Invalid(
+                    f"unknown time bucket `{bucket}` in {part!r}",
+                    f"write {{{match.group(1)}:month}} or {{{match.group(1)}:day}}",
+                )
+            segments.append(Segment(attribute=match.group(1), bucket=bucket))
         elif _LITERAL.match(part):
             segments.append(Segment(literal=part))
         elif "{" in part or "}" in part:
@@ -92,3 +119,14 @@ def entity_tag(entity: str) -> str:
 def may_overlap(left: frozenset[str] | None, right: frozenset[str] | None) -> bool:
     """Whether two segments can render the same text; `None` stands for "any value"."""
     return left is None or right is None or bool(left & right)
+
+
+def shard_number(encoded_values: list[str], shards: int) -> str:
+    """The shard an item belongs to: the first 8 hex digits of SHA-256 of its shard-by values
+    (key encodings joined by '#'), modulo the shard count, zero-padded to a fixed width."""
+    digest = hashlib.sha256(SEPARATOR.join(encoded_values).encode("utf-8")).hexdigest()
+    return str(int(digest[:8], 16) % shards).zfill(len(str(shards - 1)))
+
+
+def shard_values(shards: int) -> list[str]:
+    return [str(n).zfill(len(str(shards - 1))) for n in range(shards)]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from modules.capacity.model import estimate
 from modules.design.cookbook import follow_up_request, request
 from modules.design.model import TABLE, QueryPlan, TableDesign
 from modules.report.tables import markdown_table, text_table
 
-ENTITY_HEADERS = ("Entity", "PK", "SK", "GSI keys")
-PATTERN_HEADERS = ("Pattern", "Index", "Key condition", "Operation", "Order / limit")
+ENTITY_HEADERS = ("Entity", "PK", "SK", "Index keys")
+OPERATION_METHOD = {"GetItem": "get_item", "Query": "query", "Scan": "scan"}
+PATTERN_HEADERS = ("Pattern", "Index", "Key condition", "Operation", "Order / limit", "RCU/call", "RCU/s")
 
 
 def entity_rows(design: TableDesign) -> list[list[str]]:
@@ -24,12 +26,17 @@ def entity_rows(design: TableDesign) -> list[list[str]]:
 
 
 def operation_label(plan: QueryPlan) -> str:
-    return plan.operation + (f" + {plan.follow_up.operation}" if plan.follow_up else "")
+    label = plan.operation
+    if plan.fan_out is not None:
+        label += f" x{plan.fan_out.shards}" if plan.fan_out.kind == "shards" else f" per {plan.fan_out.bucket}"
+    return label + (f" + {plan.follow_up.operation}" if plan.follow_up else "")
 
 
 def order_label(plan: QueryPlan) -> str:
     if plan.operation == "GetItem":
         return "single item"
+    if plan.operation == "Scan":
+        return "unordered"
     direction = "asc" if plan.scan_index_forward else "desc"
     by = f" by {plan.order_attributes[0]}" if plan.order_attributes else ""
     limit = f", limit {plan.limit}" if plan.limit else ""
@@ -37,14 +44,19 @@ def order_label(plan: QueryPlan) -> str:
 
 
 def pattern_rows(design: TableDesign) -> list[list[str]]:
-    return [
-        [plan.pattern, plan.index, plan.summary, operation_label(plan), order_label(plan)] for plan in design.plans
-    ]
+    capacity = estimate(design)
+    rows = []
+    for plan in design.plans:
+        read = capacity.read(plan.pattern)
+        rows.append([plan.pattern, plan.index, plan.summary, operation_label(plan), order_label(plan),
+                     f"{read.units_per_call + read.table_units_per_call:g}",
+                     f"{read.units_per_second + read.table_units_per_second:,.1f}"])
+    return rows
 
 
 def index_lines(design: TableDesign) -> list[str]:
-    lines = [f"{index.name} ({index.keys.pk}/{index.keys.sk}, projection {index.projection}): {index.reason}"
-             for index in design.indexes]
+    lines = [f"{index.name} ({'local, ' if index.local else ''}{index.keys.pk}/{index.keys.sk}, "
+             f"projection {index.projection}): {index.reason}" for index in design.indexes]
     return lines + list(design.notes)
 
 
@@ -60,7 +72,7 @@ def render_text(design: TableDesign) -> str:
         text_table(PATTERN_HEADERS, pattern_rows(design)),
     ]
     if design.indexes:
-        parts += ["", "Global secondary indexes", *(f"  {line}" for line in index_lines(design))]
+        parts += ["", "Secondary indexes", *(f"  {line}" for line in index_lines(design))]
     return "\n".join(parts) + "\n"
 
 
@@ -78,13 +90,14 @@ def render_markdown(design: TableDesign) -> str:
         markdown_table(PATTERN_HEADERS, pattern_rows(design)),
     ]
     if design.indexes:
-        parts += ["", "#### Global secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
+        parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
     return "\n".join(parts) + "\n"
 
 
 def explain_data(design: TableDesign) -> dict[str, Any]:
     bp = design.blueprint
     table_name = bp.table.name
+    capacity = estimate(design)
     return {
         "blueprint": bp.blueprint,
         "version": bp.version,
@@ -100,6 +113,7 @@ def explain_data(design: TableDesign) -> dict[str, Any]:
         "indexes": [
             {
                 "name": index.name,
+                "local": index.local,
                 "partition_key": index.keys.pk,
                 "sort_key": index.keys.sk,
                 "projection": {"type": index.projection.type, "attributes": list(index.projection.attributes)},
@@ -119,11 +133,20 @@ def explain_data(design: TableDesign) -> dict[str, Any]:
                 "order": "asc" if plan.scan_index_forward else "desc",
                 "limit": plan.limit,
                 "parameters": [
-                    {"name": p.name, "attribute": p.attribute, "encoding": p.encoding} for p in plan.parameters
+                    {"name": p.name, "attribute": p.attribute, "encoding": p.encoding, "role": p.role}
+                    for p in plan.parameters
                 ],
-                "request": {("get_item" if plan.operation == "GetItem" else "query"): request(plan, table_name)},
+                "request": {OPERATION_METHOD[plan.operation]: request(plan, table_name)},
+                "fan_out": plan.fan_out.describe() if plan.fan_out else None,
                 "follow_up": follow_up_request(plan, table_name),
                 "notes": list(plan.notes),
+                "capacity": {
+                    "items_per_call": capacity.read(plan.pattern).items_per_call,
+                    "read_units_per_call": capacity.read(plan.pattern).units_per_call
+                    + capacity.read(plan.pattern).table_units_per_call,
+                    "read_units_per_second": capacity.read(plan.pattern).units_per_second
+                    + capacity.read(plan.pattern).table_units_per_second,
+                },
             }
             for plan in design.plans
         ],

@@ -8,12 +8,13 @@ oracle disagree, and verification fails.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from modules.blueprint.model import AccessPattern
-from modules.design.encoding import encode_key_value
-from modules.design.model import QueryPlan, TableDesign
+from modules.design.encoding import bucket_value, encode_key_value, stored_value
+from modules.design.model import Parameter, QueryPlan, TableDesign
+from modules.design.templates import SHARD, shard_number
 from modules.verify.samples import Sample, index_key
 
 PROBES_PER_PATTERN = 3
@@ -44,11 +45,11 @@ class Expected:
 
 
 def _candidates(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> list[Sample]:
-    return [s for s in samples if s.entity in plan.entities and index_key(s, plan.index) is not None]
+    return [s for s in samples if s.entity in plan.entities and index_key(s, plan.keys) is not None]
 
 
-def _matches(pattern: AccessPattern, sample: Sample, values: dict[str, Any]) -> bool:
-    for attribute, op in pattern.where.items():
+def _matches(conditions: dict[str, str], sample: Sample, values: dict[str, Any]) -> bool:
+    for attribute, op in conditions.items():
         value = sample.values.get(attribute)
         if value is None:
             return False
@@ -77,7 +78,13 @@ def _range_values(attribute: str, op: str, seen: list[Any]) -> dict[str, Any]:
     if op == "begins_with":
         text = str(middle)
         return {attribute: text[: max(1, len(text) // 2)]}
+    if op == "=":
+        return {attribute: Counter(seen).most_common(1)[0][0]}
     return {attribute: middle}
+
+
+def _group_key(sample: Sample, attributes: Sequence[str]) -> str:
+    return json.dumps([str(sample.values.get(a)) for a in attributes])
 
 
 def probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> list[Probe]:
@@ -89,8 +96,8 @@ def probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> l
     groups: dict[str, list[Sample]] = {}
     for sample in _candidates(design, plan, samples):
         if sample.entity == entity:
-            groups.setdefault(json.dumps([str(sample.values.get(a)) for a in equalities]), []).append(sample)
-    ranked = sorted(groups.values(), key=lambda g: (-len(g), json.dumps([str(g[0].values.get(a)) for a in equalities])))
+            groups.setdefault(_group_key(sample, equalities), []).append(sample)
+    ranked = sorted(groups.values(), key=lambda g: (-len(g), _group_key(g[0], equalities)))
     chosen = ranked[: PROBES_PER_PATTERN - 1] + ranked[-1:] if len(ranked) >= PROBES_PER_PATTERN else ranked
     ranged = pattern.range_condition
     result = []
@@ -98,14 +105,13 @@ def probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> l
         values = {a: group[0].values[a] for a in equalities}
         if ranged:
             values.update(_range_values(*ranged, [s.values[ranged[0]] for s in group]))
+        for attribute, op in pattern.filter.items():
+            values.update(_range_values(attribute, op, [s.values[attribute] for s in group]))
         result.append(values)
     absent = _absent(specs, equalities, result[0]) if result else None
     if absent is not None:
         result.append(absent)
-    return [
-        Probe(values, {p.name: encode_key_value(specs[p.attribute], values[p.name]) for p in plan.parameters})
-        for values in result
-    ]
+    return [Probe(values, encode_parameters(specs, plan, values)) for values in result]
 
 
 def _absent(specs: dict, equalities: Sequence[str], template: dict[str, Any]) -> dict[str, Any] | None:
@@ -117,17 +123,46 @@ def _absent(specs: dict, equalities: Sequence[str], template: dict[str, Any]) ->
     return None
 
 
+def encode_parameters(specs: dict, plan: QueryPlan, values: dict[str, Any]) -> dict[str, str]:
+    """Each parameter's text: key encoding, stored form (filters), or derived (shard, time bucket)."""
+    encoded: dict[str, str] = {}
+    for parameter in plan.parameters:
+        if parameter.role == "key":
+            encoded[parameter.name] = encode_key_value(specs[parameter.attribute], values[parameter.name])
+        elif parameter.role == "value":
+            (text,) = stored_value(specs[parameter.attribute], values[parameter.name]).values()
+            encoded[parameter.name] = str(text)
+    shape = plan.shape
+    for parameter in plan.parameters:
+        if parameter.role != "derived" or plan.fan_out is not None and _fanned(plan, parameter):
+            continue
+        if parameter.name == SHARD:
+            encoded[SHARD] = shard_number([encoded[a] for a in shape.shard_by], shape.shards)
+        else:
+            attribute, bucket = parameter.name.split(":")
+            encoded[parameter.name] = bucket_value(specs[attribute], values[attribute], bucket)
+    return encoded
+
+
+def _fanned(plan: QueryPlan, parameter: Parameter) -> bool:
+    """Whether the runner supplies this derived parameter itself, once per shard or bucket."""
+    fan_out = plan.fan_out
+    if fan_out.kind == "shards":
+        return parameter.name == SHARD
+    return parameter.name == f"{fan_out.attribute}:{fan_out.bucket}"
+
+
 def expected(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], probe: Probe) -> Expected:
     """The pattern's answer from its declaration (conditions, order, limit); the plan only adds the
     tie-breaking key components after the declared ordering attribute."""
     pattern = design.blueprint.access_patterns[plan.pattern]
-    matching = [s for s in _candidates(design, plan, samples) if _matches(pattern, s, probe.values)]
+    matching = [s for s in _candidates(design, plan, samples) if _matches(pattern.conditions, s, probe.values)]
     declared = pattern.ordering_attribute
     attributes = ([declared] if declared else []) + [a for a in plan.order_attributes if a != declared]
     if len(plan.entities) > 1:
         # An item collection comes back in sort-key order, whatever entities it mixes.
         def sort_key(sample: Sample) -> tuple:
-            return (index_key(sample, plan.index)[1],)
+            return (index_key(sample, plan.keys)[1],)
     else:
         def sort_key(sample: Sample) -> tuple:
             return tuple(sample.values[a] for a in attributes)
@@ -148,3 +183,4 @@ def expected(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], pr
         remaining -= take
     is_ordered = declared is not None or limit is not None or len(plan.entities) > 1
     return Expected(tuple(groups[: len(takes)]), tuple(takes), ordered=is_ordered and plan.operation == "Query")
+

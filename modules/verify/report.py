@@ -12,7 +12,7 @@ HEADERS = ("Pattern", "Index", "Ops/call", "Items", "RCU/call (model)", "Result"
 
 def _rows(result: BlueprintResult) -> list[list[str]]:
     return [
-        [r.pattern, r.index, str(r.operations_per_call), str(r.items), f"{r.capacity:g}", "PASS" if r.passed else "FAIL"]
+        [r.pattern, r.index, r.operations_per_call, str(r.items), f"{r.capacity:g}", "PASS" if r.passed else "FAIL"]
         for r in result.results
     ]
 

@@ -14,8 +14,10 @@ from typing import Any, Sequence
 
 from modules.capacity.size import batch_read_units, item_size, read_units
 from modules.design.cookbook import bind, request
+from modules.design.encoding import bucket_range
+from modules.design.templates import SHARD, shard_values
 from modules.design.encoding import sort_problem
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, QueryPlan, TableDesign, key_names
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, QueryPlan, TableDesign
 from modules.verify.oracle import Expected, Probe, expected, probes
 from modules.verify.samples import Sample
 
@@ -29,7 +31,7 @@ class PatternResult:
     pattern: str
     index: str
     operation: str
-    operations_per_call: int
+    operations_per_call: str
     items: int = 0
     capacity: float = 0.0
     emulator_capacity: float | None = None
@@ -68,33 +70,73 @@ class Response:
     emulator_capacity: float
 
 
-def run_plan(client: Any, plan: QueryPlan, table: str, probe: Probe, page_size: int | None = None) -> Response:
-    """Send the plan's request (and follow-up) with the probe's values; follow pagination."""
-    body = bind(request(plan, table), probe.encoded)
-    body["ReturnConsumedCapacity"] = "TOTAL"
-    capacity = 0.0
-    if plan.operation == "GetItem":
-        answer = client.get_item(**body)
-        items = [answer["Item"]] if "Item" in answer else []
-        requests = 1
+def _read_pages(client: Any, operation: str, body: dict[str, Any], wanted: int | None) -> tuple[list[dict], int, float]:
+    """Follow LastEvaluatedKey until the answer is complete or `wanted` items have arrived."""
+    items: list[dict] = []
+    requests, capacity = 0, 0.0
+    call = client.query if operation == "Query" else client.scan
+    limited = "Limit" in body
+    while True:
+        answer = call(**body)
+        requests += 1
         capacity += answer.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
-    else:
-        items, requests = [], 0
-        if page_size is not None and plan.limit is None:
-            body["Limit"] = page_size
-        while True:
-            answer = client.query(**body)
-            requests += 1
-            capacity += answer.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
-            items.extend(answer["Items"])
-            if plan.limit is not None and len(items) >= plan.limit:
-                items = items[: plan.limit]
-                break
-            if "LastEvaluatedKey" not in answer:
-                break
-            body["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
-            if plan.limit is not None:
-                body["Limit"] = plan.limit - len(items)
+        items.extend(answer["Items"])
+        if wanted is not None and len(items) >= wanted:
+            return items[:wanted], requests, capacity
+        if "LastEvaluatedKey" not in answer:
+            return items, requests, capacity
+        body = {**body, "ExclusiveStartKey": answer["LastEvaluatedKey"]}
+        if limited and wanted is not None:
+            body["Limit"] = wanted - len(items)
+
+
+def fan_out_values(plan: QueryPlan, probe: Probe, specs: dict) -> list[dict[str, str]]:
+    """Parameter sets for every request of a fanned-out read, in the order they are read."""
+    fan_out = plan.fan_out
+    if fan_out is None:
+        return [probe.encoded]
+    if fan_out.kind == "shards":
+        return [{**probe.encoded, SHARD: shard} for shard in shard_values(fan_out.shards)]
+    spec = specs[fan_out.attribute]
+    buckets = bucket_range(spec, probe.values[f"{fan_out.attribute}.from"], probe.values[f"{fan_out.attribute}.to"],
+                           fan_out.bucket)
+    if not plan.scan_index_forward:
+        buckets.reverse()
+    placeholder = f"{fan_out.attribute}:{fan_out.bucket}"
+    return [{**probe.encoded, placeholder: bucket} for bucket in buckets]
+
+
+def run_plan(
+    client: Any, plan: QueryPlan, table: str, probe: Probe, specs: dict, page_size: int | None = None
+) -> Response:
+    """Send the plan's requests with the probe's values (one per shard or bucket when it fans out),
+    follow pagination, merge, then run the follow-up."""
+    template = request(plan, table)
+    template["ReturnConsumedCapacity"] = "TOTAL"
+    if page_size is not None and plan.limit is None and plan.operation != "GetItem":
+        template["Limit"] = page_size
+    wanted = plan.limit
+    items: list[dict] = []
+    requests, capacity = 0, 0.0
+    for parameters in fan_out_values(plan, probe, specs):
+        body = bind(template, parameters)
+        if plan.operation == "GetItem":
+            answer = client.get_item(**body)
+            part = [answer["Item"]] if "Item" in answer else []
+            used, cost = 1, answer.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
+        else:
+            remaining = None if wanted is None else (wanted if plan.fan_out and plan.fan_out.kind == "shards"
+                                                     else wanted - len(items))
+            part, used, cost = _read_pages(client, plan.operation, body, remaining)
+        items.extend(part)
+        requests += used
+        capacity += cost
+        if wanted is not None and len(items) >= wanted and not (plan.fan_out and plan.fan_out.kind == "shards"):
+            break
+    if plan.fan_out is not None and plan.fan_out.kind == "shards":
+        items.sort(key=lambda item: item[plan.keys.sk]["S"], reverse=not plan.scan_index_forward)
+    if wanted is not None:
+        items = items[:wanted]
     if plan.follow_up is not None and items:
         fetched, batches = _follow_up(client, plan, table, items)
         requests += batches
@@ -163,6 +205,13 @@ def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dic
     return None
 
 
+def operations_label(plan: QueryPlan) -> str:
+    """Requests per call: a number, or a rate per time bucket when the read fans out over buckets."""
+    if plan.fan_out is not None and plan.fan_out.kind == "buckets":
+        return f"1 per {plan.fan_out.bucket}" + (" + 1" if plan.follow_up else "")
+    return str(plan.operations_per_call)
+
+
 def model_capacity(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> float:
     """Read units of one call under the capacity model (4 KB rounding, half for eventual consistency)."""
     if plan.index == TABLE:
@@ -182,22 +231,22 @@ def _index_entry_attributes(design: TableDesign, plan: QueryPlan) -> set[str] | 
     projection = design.index(plan.index).projection
     if projection.type == "ALL":
         return None
-    names = key_names(plan.index)
-    return {"PK", "SK", names.pk, names.sk, *projection.attributes}
+    return {"PK", "SK", plan.keys.pk, plan.keys.sk, *projection.attributes}
 
 
 def verify_pattern(
     client: Any, design: TableDesign, plan: QueryPlan, table: str, samples: Sequence[Sample]
 ) -> PatternResult:
-    result = PatternResult(plan.pattern, plan.index, plan.operation, plan.operations_per_call)
+    result = PatternResult(plan.pattern, plan.index, plan.operation, operations_label(plan))
+    specs = design.blueprint.entities[plan.entities[0]].attributes
     for probe in probes(design, plan, samples):
         want = expected(design, plan, samples, probe)
-        answer = run_plan(client, plan, table, probe)
+        answer = run_plan(client, plan, table, probe, specs)
         result.probes += 1
         result.requests += answer.requests
         difference = compare(design, plan, want, answer.rows)
-        if difference is None and plan.operation == "Query" and plan.limit is None:
-            paged = run_plan(client, plan, table, probe, page_size=PAGE_SIZE_FOR_PAGINATION_CHECK)
+        if difference is None and plan.operation != "GetItem" and plan.limit is None:
+            paged = run_plan(client, plan, table, probe, specs, page_size=PAGE_SIZE_FOR_PAGINATION_CHECK)
             if [_row(r, plan.returns) for r in paged.rows] != [_row(r, plan.returns) for r in answer.rows]:
                 difference = "results differ when read in pages of 2 items (pagination)"
         if difference is not None:

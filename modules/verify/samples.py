@@ -18,12 +18,13 @@ from modules.blueprint.model import AttributeSpec, Blueprint
 from modules.capacity.size import item_size
 from modules.design.encoding import parse_value
 from modules.design.items import build_item
-from modules.design.model import TABLE, TableDesign, key_names
+from modules.design.model import TABLE, KeyNames, TableDesign
 from modules.errors import BlueprintError
 
 EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
 WINDOW_SECONDS = 60 * 24 * 3600
 SMALL_POOL = 3
+BUCKET_WINDOW = {"day": 3 * 86400, "month": 90 * 86400}
 
 
 @dataclass(frozen=True)
@@ -52,17 +53,17 @@ def pool_value(name: str, spec: AttributeSpec, position: int) -> Any:
     return f"{name}-{position + 1:02d}"
 
 
-def spread_value(name: str, spec: AttributeSpec, rng: random.Random) -> Any:
-    """A value drawn across the attribute's range (numbers across magnitudes, times across 60 days)."""
+def spread_value(name: str, spec: AttributeSpec, rng: random.Random, window: int = WINDOW_SECONDS) -> Any:
+    """A value drawn across the attribute's range (numbers across magnitudes, times across `window`)."""
     if spec.values:
         return rng.choice(spec.values)
     if spec.type == "number":
         digits = min(spec.width or 5, 5)
         return rng.randrange(1, 10 ** rng.randint(1, digits))
     if spec.type == "timestamp":
-        return _quantize(spec, EPOCH + timedelta(seconds=rng.randrange(WINDOW_SECONDS)))
+        return _quantize(spec, EPOCH + timedelta(seconds=rng.randrange(window)))
     if spec.type == "date":
-        return EPOCH.date() + timedelta(days=rng.randrange(60))
+        return EPOCH.date() + timedelta(days=rng.randrange(max(1, window // 86400)))
     if spec.type == "boolean":
         return rng.random() < 0.5
     return f"{name}-{rng.randrange(10 ** 6):06d}"
@@ -87,7 +88,9 @@ def _gsi_partition_attributes(design: TableDesign, entity: str) -> set[str]:
 def _entity_values(design: TableDesign, entity: str, rng: random.Random) -> list[dict[str, Any]]:
     spec = design.blueprint.entities[entity]
     base = design.shapes[entity][TABLE]
-    partition = list(base.pk.attributes)
+    partition = [s.attribute for s in base.pk.segments if s.attribute and not s.bucket]
+    # A time-bucketed attribute spreads over a few buckets, so partitions hold several items each.
+    bucketed = {s.attribute: BUCKET_WINDOW[s.bucket] for s in base.pk.segments if s.bucket}
     within = [a for a in base.sk.attributes if a not in partition]
     small = _gsi_partition_attributes(design, entity) - set(partition) - set(within)
     partitions, per_partition = (4, 8) if within else (12, 1)
@@ -102,6 +105,8 @@ def _entity_values(design: TableDesign, entity: str, rng: random.Random) -> list
                     values[name] = pool_value(name, attribute, j)
                 elif name in small:
                     values[name] = pool_value(name, attribute, rng.randrange(SMALL_POOL))
+                elif name in bucketed:
+                    values[name] = spread_value(name, attribute, rng, bucketed[name])
                 else:
                     values[name] = spread_value(name, attribute, rng)
             rows.append(values)
@@ -164,9 +169,8 @@ def _why(error: Exception) -> str:
     return f"missing key attribute `{error.args[0]}`" if isinstance(error, KeyError) else str(error)
 
 
-def index_key(sample: Sample, index: str) -> tuple[str, str] | None:
+def index_key(sample: Sample, keys: KeyNames) -> tuple[str, str] | None:
     """The item's (partition, sort) key on an index, or None when the item is not in it (sparse)."""
-    names = key_names(index)
-    if names.pk not in sample.item:
+    if keys.pk not in sample.item or keys.sk not in sample.item:
         return None
-    return sample.item[names.pk]["S"], sample.item[names.sk]["S"]
+    return sample.item[keys.pk]["S"], sample.item[keys.sk]["S"]

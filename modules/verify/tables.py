@@ -43,4 +43,14 @@ def create_table_request(config: dict[str, Any]) -> dict[str, Any]:
         indexes.append({"IndexName": gsi["name"], "KeySchema": _key_schema(gsi), "Projection": projection})
     if indexes:
         request["GlobalSecondaryIndexes"] = indexes
+    local = []
+    for lsi in table.get("local_secondary_index", []):
+        projection = {"ProjectionType": lsi["projection_type"]}
+        if lsi.get("non_key_attributes"):
+            projection["NonKeyAttributes"] = list(lsi["non_key_attributes"])
+        schema = [{"AttributeName": table["hash_key"], "KeyType": "HASH"},
+                  {"AttributeName": lsi["range_key"], "KeyType": "RANGE"}]
+        local.append({"IndexName": lsi["name"], "KeySchema": schema, "Projection": projection})
+    if local:
+        request["LocalSecondaryIndexes"] = local
     return request

@@ -1,0 +1,72 @@
+"""`capacity`: per-pattern reads, per-entity writes, per-index totals, suggested bounds, monthly cost."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from modules.capacity.model import PRICES, CapacityReport
+from modules.design.model import TableDesign
+from modules.report.tables import text_table
+
+READ_HEADERS = ("Pattern", "Index", "Items/call", "Bytes/item", "Requests/call", "RCU/call", "RCU/s")
+WRITE_HEADERS = ("Entity", "Writes/s", "Item bytes", "WCU/write by index", "WCU/s")
+LOAD_HEADERS = ("Index", "RCU/s", "WCU/s", "Suggested read min-max", "Suggested write min-max")
+
+
+def read_rows(report: CapacityReport) -> list[list[str]]:
+    return [
+        [r.pattern, r.index, str(r.items_per_call), f"{r.bytes_per_item:,}", str(r.requests_per_call),
+         f"{r.units_per_call + r.table_units_per_call:g}", f"{r.units_per_second + r.table_units_per_second:,.1f}"]
+        for r in report.reads
+    ]
+
+
+def write_rows(report: CapacityReport) -> list[list[str]]:
+    return [
+        [w.entity, f"{w.writes_per_second:g}", f"{w.item_bytes:,}",
+         ", ".join(f"{index} {units}" for index, units in sorted(w.units_per_write.items())),
+         f"{sum(w.units_per_second.values()):,.1f}"]
+        for w in report.writes
+    ]
+
+
+def load_rows(report: CapacityReport) -> list[list[str]]:
+    return [
+        [load.index, f"{load.read_units_per_second:,.1f}", f"{load.write_units_per_second:,.1f}",
+         f"{load.suggested_read[0]:,}-{load.suggested_read[1]:,}", f"{load.suggested_write[0]:,}-{load.suggested_write[1]:,}"]
+        for load in report.loads
+    ]
+
+
+def cost_lines(report: CapacityReport) -> list[str]:
+    cost = report.cost
+    lines = [
+        f"Monthly cost ({cost.region}, prices of {cost.price_date}): provisioned ${cost.provisioned:,.2f} "
+        f"(autoscaled to the suggested minimums), on-demand ${cost.on_demand:,.2f}, storage ${cost.storage:,.2f}",
+    ]
+    return lines + ([f"Note: {cost.note}"] if cost.note else [])
+
+
+def render_text(designs: list[TableDesign], reports: list[CapacityReport]) -> str:
+    parts = []
+    for design, report in zip(designs, reports):
+        bp = design.blueprint
+        parts += [
+            f"{bp.blueprint}: table {bp.table.name} ({bp.table.billing}); rates are averages, peaks x{bp.traffic.peak_factor:g}",
+            "", "Reads", text_table(READ_HEADERS, read_rows(report)),
+            "", "Writes", text_table(WRITE_HEADERS, write_rows(report)),
+            "", "Per index", text_table(LOAD_HEADERS, load_rows(report)),
+            "", *cost_lines(report), "",
+        ]
+    return "\n".join(parts)
+
+
+def render_json(designs: list[TableDesign], reports: list[CapacityReport]) -> str:
+    data = []
+    for design, report in zip(designs, reports):
+        entry = asdict(report)
+        entry["blueprint"] = design.blueprint.blueprint
+        entry["prices"] = {"source": PRICES["source"], "date": PRICES["date"], "currency": PRICES["currency"]}
+        data.append(entry)
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"

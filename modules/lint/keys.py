@@ -1,0 +1,247 @@
+"""Key traps: values that change inside keys, keys that do not sort as their values, separators
+inside values, entities whose sort keys overlap, keys over DynamoDB's size limits."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+from modules.blueprint.model import AttributeSpec
+from modules.blueprint.traits import mutable
+from modules.design.encoding import EPOCH_WIDTH, sort_problem
+from modules.design.model import TABLE, TableDesign
+from modules.design.serve import may_share
+from modules.design.templates import SEPARATOR, KeyTemplate
+from modules.lint.findings import Context, Finding, rule
+
+MAX_PARTITION_KEY_BYTES = 2048
+MAX_SORT_KEY_BYTES = 1024
+ID_LIKE = re.compile(r"(Id|ID|Key|Code|Sku|SKU|Number|Ref)$|^id$")
+
+
+def _shapes(design: TableDesign):
+    for entity, shapes in sorted(design.shapes.items()):
+        for index, shape in sorted(shapes.items()):
+            yield entity, index, shape
+
+
+def _path(design: TableDesign, entity: str, index: str, part: str) -> tuple:
+    if index == TABLE:
+        return ("entities", entity, "key", part)
+    if index in design.blueprint.entities[entity].index_keys:
+        return ("entities", entity, "index_keys", index, part)
+    patterns = [p for p in design.index(index).patterns if entity in design.blueprint.access_patterns[p].entities]
+    return ("access_patterns", patterns[0]) if patterns else ("entities", entity)
+
+
+def _index_name(index: str) -> str:
+    return "the table" if index == TABLE else index
+
+
+@rule("TW201", "Changing value inside a key",
+      "Keep mutable attributes (a status) out of the table's key: each change is a delete and a put in a "
+      "transaction. In a GSI key a change costs two index writes, which capacity counts.")
+def mutable_in_key(ctx: Context):
+    design = ctx.design
+    for entity, index, shape in _shapes(design):
+        specs = design.blueprint.entities[entity].attributes
+        for part, template in (("pk", shape.pk), ("sk", shape.sk)):
+            for attribute in template.attributes:
+                if not mutable(attribute, specs[attribute]):
+                    continue
+                declared = "declared mutable" if specs[attribute].mutable else "a status-like name, so assumed to change"
+                if index == TABLE:
+                    yield Finding(
+                        "TW201", "warning",
+                        f"{entity}'s table key {template.text} contains `{attribute}` ({declared}): every change is a "
+                        "delete of the old item and a put of the new one, in a transaction (4 WCU per KB)",
+                        f"move `{attribute}` out of the table key, e.g. into a GSI key where a change is two index "
+                        f"writes; declare `mutable: false` on `{attribute}` if it never changes",
+                        _path(design, entity, index, part),
+                    )
+                else:
+                    yield Finding(
+                        "TW201", "info",
+                        f"{index}: {entity}'s key {template.text} contains `{attribute}` ({declared}): each change "
+                        f"costs two writes on {index} (delete + put), counted in the capacity estimate",
+                        "nothing to do if the rate is acceptable; the application updates the index key attributes "
+                        "together with the value",
+                        _path(design, entity, index, part),
+                    )
+
+
+def _ordered_by(design: TableDesign, entity: str, index: str) -> set[str]:
+    """Sort-key attributes some pattern orders or ranges by on this index."""
+    used: set[str] = set()
+    for plan in design.plans:
+        if plan.index == index and entity in plan.entities:
+            used.update(plan.order_attributes)
+            ranged = design.blueprint.access_patterns[plan.pattern].range_condition
+            if ranged:
+                used.add(ranged[0])
+    return used
+
+
+@rule("TW202", "Sort key does not sort as its values",
+      "Zero-pad numbers (`width`) and write timestamps in a chronological fixed-width format (the default ISO 8601).")
+def unsortable_sort_key(ctx: Context):
+    design = ctx.design
+    for entity, index, shape in _shapes(design):
+        specs = design.blueprint.entities[entity].attributes
+        used = _ordered_by(design, entity, index)
+        for attribute in shape.sk.attributes:
+            problem = sort_problem(attribute, specs[attribute])
+            if problem is None:
+                continue
+            if attribute in used:
+                yield Finding(
+                    "TW202", "error",
+                    f"{_index_name(index)}: {entity}'s sort key {shape.sk.text}: {problem}; patterns order or range by it",
+                    "declare `width: N` on numbers; use `format: iso8601` (or epoch) for timestamps",
+                    _path(design, entity, index, "sk"),
+                )
+            else:
+                yield Finding(
+                    "TW202", "warning",
+                    f"{_index_name(index)}: {entity}'s sort key {shape.sk.text}: {problem}; no pattern orders by it yet",
+                    "declare `width: N` on numbers; use `format: iso8601` (or epoch) for timestamps",
+                    _path(design, entity, index, "sk"),
+                )
+
+
+def _excludes_separator(pattern: str) -> bool:
+    return not any(re.fullmatch(pattern, probe) for probe in (SEPARATOR, f"a{SEPARATOR}b", f"x{SEPARATOR}", f"1{SEPARATOR}2"))
+
+
+@rule("TW203", "Separator allowed inside a key value",
+      "Declare `values:` or a `pattern:` without '#' for text attributes used in keys, or key by an id.")
+def separator_in_values(ctx: Context):
+    design = ctx.design
+    seen: set[tuple[str, str]] = set()
+    for entity, index, shape in _shapes(design):
+        specs = design.blueprint.entities[entity].attributes
+        for part, template in (("pk", shape.pk), ("sk", shape.sk)):
+            for attribute in template.attributes:
+                spec = specs[attribute]
+                if spec.type != "string" or (entity, attribute) in seen:
+                    continue
+                seen.add((entity, attribute))
+                if spec.values:
+                    bad = [v for v in spec.values if SEPARATOR in v]
+                    if bad:
+                        yield Finding(
+                            "TW203", "error",
+                            f"`{attribute}` of {entity} is used in key {template.text} but its value {bad[0]!r} "
+                            f"contains the key separator '{SEPARATOR}'",
+                            "rename the value without '#'",
+                            ("entities", entity, "attributes", attribute),
+                        )
+                    continue
+                if (spec.pattern and _excludes_separator(spec.pattern)) or ID_LIKE.search(attribute):
+                    continue
+                yield Finding(
+                    "TW203", "warning",
+                    f"`{attribute}` of {entity} is free text used in key {template.text}: a value containing "
+                    f"'{SEPARATOR}' would shift every later key component",
+                    f"declare `pattern:` (e.g. \"^[^#]+$\") and reject such values on write, or key by an id",
+                    ("entities", entity, "attributes", attribute),
+                )
+
+
+@rule("TW204", "Overlapping sort keys of entities sharing partitions",
+      "Start each entity's sort key with a literal of its own, so one entity's prefix is never a prefix of another's.")
+def overlapping_sort_keys(ctx: Context):
+    design = ctx.design
+    bp = design.blueprint
+    for index in [TABLE] + [i.name for i in design.indexes]:
+        members = sorted((e, shapes[index]) for e, shapes in design.shapes.items() if index in shapes)
+        for position, (first, one) in enumerate(members):
+            for second, other in members[position + 1:]:
+                if not may_share(bp, first, one.pk, second, other.pk):
+                    continue
+                if may_share(bp, first, one.sk, second, other.sk):
+                    yield Finding(
+                        "TW204", "error",
+                        f"{_index_name(index)}: {first} ({one}) and {second} ({other}) can have the same key: "
+                        "one item would overwrite the other",
+                        f"give {second}'s sort key a leading literal of its own",
+                        _path(design, second, index, "sk"),
+                    )
+                    continue
+                shorter, longer = sorted([(first, one), (second, other)], key=lambda m: len(m[1].sk.segments))
+                leading = _leading_literals(shorter[1].sk)
+                if leading and may_share(bp, shorter[0], shorter[1].sk, longer[0], longer[1].sk, leading):
+                    prefix = shorter[1].sk.prefix(leading).text + SEPARATOR
+                    yield Finding(
+                        "TW204", "warning",
+                        f"{_index_name(index)}: {shorter[0]} ({shorter[1].sk.text}) and {longer[0]} "
+                        f"({longer[1].sk.text}) share the sort-key prefix {prefix!r} in the same partitions: a "
+                        "begins_with on it would return both",
+                        f"start {longer[0]}'s sort key with a literal of its own",
+                        _path(design, longer[0], index, "sk"),
+                    )
+
+
+def _leading_literals(template: KeyTemplate) -> int:
+    count = 0
+    while count < len(template.segments) and template.segments[count].literal is not None:
+        count += 1
+    return count
+
+
+def _max_bytes(spec: AttributeSpec, bucket: str | None) -> int | None:
+    """The longest text an attribute takes inside a key, or None when unknown."""
+    if bucket is not None:
+        return 7 if bucket == "month" else 10
+    if spec.type == "string":
+        if spec.values:
+            return max(len(v.encode()) for v in spec.values)
+        return spec.max_length
+    if spec.type == "number":
+        return spec.width or 40
+    if spec.type == "date":
+        return 10
+    if spec.type == "boolean":
+        return 5
+    fmt = spec.timestamp_format
+    if fmt in EPOCH_WIDTH:
+        return EPOCH_WIDTH[fmt]
+    if fmt == "iso8601":
+        return 20
+    sample = datetime(2024, 9, 30, 23, 59, 59, 999999, tzinfo=timezone.utc).strftime(fmt)
+    return len(sample.encode()) + 9 * fmt.count("%B")
+
+
+def key_bytes(template: KeyTemplate, specs: dict[str, AttributeSpec]) -> int | None:
+    total = len(template.segments) - 1
+    for segment in template.segments:
+        if segment.literal is not None:
+            total += len(segment.literal)
+        elif segment.shards is not None:
+            total += len(str(segment.shards - 1))
+        else:
+            size = _max_bytes(specs[str(segment.attribute)], segment.bucket)
+            if size is None:
+                return None
+            total += size
+    return total
+
+
+@rule("TW205", "Key over DynamoDB's size limit",
+      "Partition keys may hold 2,048 bytes and sort keys 1,024: shorten the components or their `max_length`.")
+def key_size(ctx: Context):
+    design = ctx.design
+    for entity, index, shape in _shapes(design):
+        specs = design.blueprint.entities[entity].attributes
+        for part, template, limit in (("pk", shape.pk, MAX_PARTITION_KEY_BYTES), ("sk", shape.sk, MAX_SORT_KEY_BYTES)):
+            size = key_bytes(template, specs)
+            if size is not None and size > limit:
+                kind = "partition" if part == "pk" else "sort"
+                yield Finding(
+                    "TW205", "error",
+                    f"{_index_name(index)}: {entity}'s {kind} key {template.text} can reach {size:,} bytes "
+                    f"(from the declared max_length), over DynamoDB's {limit:,}",
+                    "shorten the longest component or key by an id instead of free text",
+                    _path(design, entity, index, part),
+                )
+

@@ -1,0 +1,184 @@
+"""DynamoDB limits and costs a design can run into: index counts, projections, item sizes, ALL
+projections, scans, filters, local-index item collections, autoscaling bounds."""
+
+from __future__ import annotations
+
+from modules.blueprint.traits import hottest_share
+from modules.capacity.model import HOURS_PER_MONTH, entry_bytes, item_bytes, projected_bytes, prices_for, write_units
+from modules.design.model import TABLE, TableDesign
+from modules.lint.findings import Context, Finding, rule
+
+MAX_GSIS = 20
+MAX_PROJECTED_ATTRIBUTES = 100
+MAX_ITEM_BYTES = 400 * 1024
+ITEM_COLLECTION_LIMIT = 10 * 2**30
+
+
+def _index_path(design: TableDesign, index: str) -> tuple:
+    if index in design.blueprint.indexes:
+        return ("indexes", index)
+    patterns = design.index(index).patterns
+    return ("access_patterns", patterns[0]) if patterns else ("entities",)
+
+
+@rule("TW301", "More than 20 GSIs", "Overload GSIs across entities (the planner does), or split the table.")
+def too_many_gsis(ctx: Context):
+    gsis = ctx.design.global_indexes
+    if len(gsis) > MAX_GSIS:
+        yield Finding(
+            "TW301", "error",
+            f"{len(gsis)} global secondary indexes; a table has at most {MAX_GSIS} by default",
+            "pin patterns to shared shapes with `index_keys` so entities overload the same GSIs, or ask AWS for a "
+            "quota increase",
+            _index_path(ctx.design, gsis[MAX_GSIS].name),
+        )
+
+
+@rule("TW302", "More than 100 projected attributes",
+      "Project fewer attributes (`returns`, `indexes.<name>.projection`), or use KEYS_ONLY and a follow-up read.")
+def too_many_projected(ctx: Context):
+    counted = [(i.name, len(i.projection.attributes)) for i in ctx.design.indexes if i.projection.type == "INCLUDE"]
+    total = sum(count for _, count in counted)
+    if total > MAX_PROJECTED_ATTRIBUTES:
+        largest = max(counted, key=lambda c: c[1])[0]
+        yield Finding(
+            "TW302", "error",
+            f"the secondary indexes project {total} non-key attributes in all "
+            f"({', '.join(f'{n}: {c}' for n, c in counted)}); DynamoDB allows {MAX_PROJECTED_ATTRIBUTES} per table",
+            f"trim `returns` of the patterns on {largest}, or make it KEYS_ONLY with a follow-up read",
+            _index_path(ctx.design, largest),
+        )
+
+
+@rule("TW303", "Item over 400 KB", "Split the item (e.g. a header item and detail items under one partition key).")
+def item_too_large(ctx: Context):
+    for name, spec in sorted(ctx.design.blueprint.entities.items()):
+        if spec.item_bytes and spec.item_bytes > MAX_ITEM_BYTES:
+            yield Finding(
+                "TW303", "error",
+                f"{name} items average {spec.item_bytes:,} bytes; DynamoDB items hold at most {MAX_ITEM_BYTES:,}",
+                "split it into several items of one item collection, or keep the large part in S3",
+                ("entities", name, "item_bytes"),
+            )
+
+
+@rule("TW304", "ALL projection",
+      "Project only what the patterns return (the default); ALL copies every attribute into the index.")
+def all_projection(ctx: Context):
+    design, capacity = ctx.design, ctx.capacity
+    region, price, _ = prices_for(design.blueprint.region)
+    for index in design.indexes:
+        if index.projection.type != "ALL":
+            continue
+        extra = 0.0
+        for entity, _ in index.members:
+            writes = design.blueprint.entities[entity].writes_per_second
+            needed = tuple(sorted({a for p in index.patterns for a in design.plan(p).returns}))
+            full = write_units(entry_bytes(design, entity, index.name))
+            minimal = write_units(projected_bytes(design, entity, index.name, needed))
+            extra += (full - minimal) * writes
+        target = (bp.table.capacity.target_utilization if (bp := design.blueprint).table.capacity else 70) / 100
+        monthly = extra / target * HOURS_PER_MONTH * price["provisioned_wcu_hour"]
+        yield Finding(
+            "TW304", "warning",
+            f"{index.name} projects ALL attributes: every write copies whole items into it, about {extra:,.1f} WCU/s "
+            f"more than projecting what its patterns return (~${monthly:,.2f}/month provisioned in {region}), plus "
+            "the storage of full copies",
+            f"remove `projection: all` from indexes.{index.name} to project only the returned attributes",
+            ("indexes", index.name),
+        )
+
+
+@rule("TW305", "Pattern reads the whole table",
+      "A Scan reads every item whatever its filter: give the pattern a key (an `=` condition), or keep the Scan rare.")
+def scan_pattern(ctx: Context):
+    design, capacity = ctx.design, ctx.capacity
+    for plan in design.plans:
+        if plan.operation != "Scan":
+            continue
+        read = capacity.read(plan.pattern)
+        pattern = design.blueprint.access_patterns[plan.pattern]
+        size = (f"{read.items_per_call:,} items, {read.units_per_call:,.0f} RCU per scan, "
+                f"{read.units_per_second:,.1f} RCU/s at {pattern.rps:g} scans/s"
+                if read.items_per_call else "declare the entities' `item_count` to size it")
+        yield Finding(
+            "TW305", "warning",
+            f"{plan.pattern} scans the whole table ({size}); accepted because: {pattern.reason}",
+            "add an `=` condition the table or a GSI can key by, or run it on an export instead of the table",
+            ("access_patterns", plan.pattern, "scan"),
+        )
+
+
+@rule("TW306", "Filter on a non-key attribute",
+      "Filters run after the read and do not reduce its cost: make the attribute a key component or use a sparse index.")
+def filter_cost(ctx: Context):
+    design, capacity = ctx.design, ctx.capacity
+    for plan in design.plans:
+        pattern = design.blueprint.access_patterns[plan.pattern]
+        if plan.operation == "Scan" or not pattern.filter:
+            continue
+        read = capacity.read(plan.pattern)
+        attributes = ", ".join(sorted(pattern.filter))
+        yield Finding(
+            "TW306", "warning",
+            f"{plan.pattern} filters on {attributes}: the key condition still reads about {read.items_per_call} "
+            f"items ({read.units_per_call:g} RCU) per call, and the filter only discards some of them",
+            f"make {attributes} a sort-key component after the bound ones (then it is a key condition), or index "
+            "only the matching items (a sparse index)",
+            ("access_patterns", plan.pattern, "filter"),
+        )
+
+
+@rule("TW307", "Item collection over 10 GB with a local index",
+      "Tables with local secondary indexes cap each partition key's items at 10 GB: spread them or use a GSI.")
+def item_collection_size(ctx: Context):
+    design = ctx.design
+    if not design.local_indexes:
+        return
+    by_key: dict[str, list[str]] = {}
+    for entity, shapes in design.shapes.items():
+        by_key.setdefault(shapes[TABLE].pk.text, []).append(entity)
+    for template, entities in sorted(by_key.items()):
+        total = 0.0
+        for entity in entities:
+            spec = design.blueprint.entities[entity]
+            share = hottest_share(design.shapes[entity][TABLE].pk, spec.attributes)
+            if spec.item_count is None or share is None:
+                continue
+            per_item = item_bytes(design, entity) + sum(entry_bytes(design, entity, i.name)
+                                                       for i in design.local_indexes if i.name in design.shapes[entity])
+            total += spec.item_count * share * per_item
+        if total > ITEM_COLLECTION_LIMIT / 2:
+            severity = "error" if total > ITEM_COLLECTION_LIMIT else "warning"
+            yield Finding(
+                "TW307", severity,
+                f"the busiest partition key {template} holds about {total / 2**30:,.1f} GB of items and local-index "
+                f"entries; with a local index each item collection is capped at 10 GB",
+                "spread the items over more partition keys, or replace the local index by a GSI",
+                ("entities", sorted(entities)[0], "key", "pk"),
+            )
+
+
+@rule("TW308", "Autoscaling cannot reach the estimated peak",
+      "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates.")
+def autoscaling_bounds(ctx: Context):
+    bp = ctx.design.blueprint
+    if bp.table.billing != "provisioned":
+        return
+    for load in ctx.capacity.loads:
+        settings = bp.indexes.get(load.index)
+        capacity = settings.capacity if settings and settings.capacity else bp.table.capacity
+        path = ("indexes", load.index, "capacity") if settings and settings.capacity else ("table", "capacity")
+        for direction, bounds, suggested in (("read", capacity.read, load.suggested_read),
+                                             ("write", capacity.write, load.suggested_write)):
+            if bounds.max < suggested[1]:
+                where = "the table" if load.index == TABLE else load.index
+                yield Finding(
+                    "TW308", "warning",
+                    f"{where}: {direction} capacity max {bounds.max:,} is below the estimated peak "
+                    f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s x peak "
+                    f"factor {bp.traffic.peak_factor:g} at {capacity.target_utilization}% target)",
+                    f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates",
+                    path + (direction, "max"),
+                )
+

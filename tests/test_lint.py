@@ -1,0 +1,335 @@
+"""Lint: each rule fires on a blueprint that has the problem and stays silent on one that does not."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from modules.blueprint.load import load_blueprint
+from modules.design.plan import design
+from modules.lint.engine import lint_design
+from modules.lint.findings import RULES
+from modules.synth import plan_stacks
+from modules.verify.verify import verify_stacks
+from tests.conftest import BUNDLED
+from tests.design_helpers import blueprint
+
+
+def findings(entities, patterns, **extra):
+    found, _ = lint_design(design(blueprint(entities, patterns, **extra)))
+    return found
+
+
+def codes(entities, patterns, **extra) -> dict[str, str]:
+    """code -> severity of the most severe finding with that code."""
+    result: dict[str, str] = {}
+    for f in findings(entities, patterns, **extra):
+        if f.code not in result or f.severity == "error" or (f.severity == "warning" and result[f.code] == "info"):
+            result[f.code] = f.severity
+    return result
+
+
+USER = {"attributes": {"userId": "string", "name": "string"}, "key": {"pk": "USER#{userId}", "sk": "PROFILE"}}
+GET_USER = {"user": {"entity": "User", "where": {"userId": "="}}}
+
+
+def order(writes: float = 10, size: int = 500, status: dict | None = None, **extra) -> dict:
+    attributes = {"orderId": "string", "customerId": "string", "placedAt": "timestamp",
+                  "status": status or {"type": "string", "values": ["PLACED", "PAID", "SHIPPED"]}}
+    return {"attributes": attributes, "key": {"pk": "ORDER#{orderId}", "sk": "DETAILS"},
+            "writes_per_second": writes, "item_bytes": size, **extra}
+
+
+BY_STATUS = {"by_status": {"entity": "Order", "where": {"status": "="}, "order_by": "placedAt", "order": "desc",
+                           "limit": 20, "returns": ["orderId", "placedAt"]}}
+
+
+def test_every_rule_is_documented_in_the_readme():
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    for code, rule in RULES.items():
+        assert f"| {code} |" in readme, code
+        assert rule.help
+
+
+# --- hot partitions ---------------------------------------------------------------------------------
+
+
+def test_tw101_low_cardinality_partition_key():
+    industry = {"attributes": {"industry": {"type": "string", "values": ["A", "B", "C"]}, "label": "string"},
+                "key": {"pk": "INDUSTRY#{industry}", "sk": "PROFILE"}, "writes_per_second": 1}
+    found = findings({"Industry": industry}, {"get": {"entity": "Industry", "where": {"industry": "="}}})
+    [note] = [f for f in found if f.code == "TW101"]
+    assert note.severity == "info" and "takes about 3 value(s)" in note.message and "x today's rates" in note.message
+    assert "TW101" not in codes({"User": USER}, GET_USER)
+
+
+def test_tw102_gsi_partitioned_by_a_status():
+    found = findings({"Order": order()}, BY_STATUS)
+    [funnel] = [f for f in found if f.code == "TW102"]
+    assert "GSI1: Order is partitioned by status (ORDER#{status})" in funnel.message
+    assert "traffic funnel" in funnel.message
+    per_customer = {"by_status": {**BY_STATUS["by_status"], "where": {"customerId": "=", "status": "="}}}
+    assert "TW102" not in codes({"Order": order()}, per_customer)
+
+
+def test_tw103_the_issue_scenario_and_its_computed_fix(write_blueprint):
+    """GSI by a 3-value status, 2,000 writes/s of 2 KB: an error naming the GSI, the attribute, the WCU per
+    key and the shard count; applying that count clears it, and verify still passes."""
+    status = {"type": "string", "values": ["PLACED", "PAID", "SHIPPED"]}
+    found = findings({"Order": order(writes=2000, size=2048, status=status)}, BY_STATUS)
+    [error] = [f for f in found if f.code == "TW103"]
+    assert error.severity == "error"
+    assert error.message.startswith("GSI1: partition key ORDER#{status} (status: 3 declared values)")
+    # 2,000 writes/s x 1 WCU per index entry, doubled because a status change is a delete and a put, / 3 keys.
+    assert "gets an estimated 1,333 WCU per key" in error.message
+    # ceil(1,333 / (1,000 x 0.5 warning level)) = 3, raised to the 5-20 range.
+    assert "shard it into 5: set `indexes.GSI1.shards: 5` (about 267 WCU per shard)" in error.fix
+    assert "by_status sends 5 queries per call" in error.fix
+
+    body = textwrap.dedent("""\
+        blueprint: hot
+        version: 1.0.0
+        table: {name: hot_main}
+        entities:
+          Order:
+            attributes:
+              orderId: string
+              customerId: string
+              placedAt: timestamp
+              status: {type: string, values: [PLACED, PAID, SHIPPED]}
+            key: {pk: "ORDER#{orderId}", sk: DETAILS}
+            writes_per_second: 2000
+            item_bytes: 2048
+        access_patterns:
+          by_status: {entity: Order, where: {status: "="}, order_by: placedAt, order: desc, limit: 20,
+                      returns: [orderId, placedAt]}
+        """)
+    sharded = load_blueprint(write_blueprint(body + "indexes:\n  GSI1: {shards: 5}\n", "sharded.yaml"))
+    after, _ = lint_design(design(sharded.model))
+    assert not [f for f in after if f.severity == "error"], after
+    [result] = verify_stacks(plan_stacks([sharded]))
+    assert result.passed, [r.failure for r in result.results]
+    assert design(sharded.model).plan("by_status").fan_out.shards == 5
+
+
+def test_tw104_near_the_limit_is_a_warning():
+    colour = {"type": "string", "values": ["RED", "GREEN", "BLUE"]}
+    entity = {"attributes": {"id": "string", "colour": colour, "at": "timestamp"},
+              "key": {"pk": "THING#{id}", "sk": "T"}, "writes_per_second": 1800, "item_bytes": 300}
+    pattern = {"by_colour": {"entity": "Thing", "where": {"colour": "="}, "order_by": "at", "returns": ["id"]}}
+    found = codes({"Thing": entity}, pattern)
+    assert found.get("TW104") == "warning" and "TW103" not in found
+    entity["writes_per_second"] = 900
+    found = codes({"Thing": entity}, pattern)
+    assert "TW104" not in found and found.get("TW101") == "info"
+
+
+def test_hot_key_share_concentrates_load():
+    tenant = {"attributes": {"tenantId": {"type": "string", "hot_key_share": 0.5}, "at": "timestamp"},
+              "key": {"pk": "TENANT#{tenantId}", "sk": "{at}"}, "writes_per_second": 3000, "item_bytes": 900}
+    pattern = {"events": {"entity": "Event", "where": {"tenantId": "="}, "order": "desc", "limit": 10}}
+    found = [f for f in findings({"Event": tenant}, pattern) if f.code == "TW103"]
+    assert found and "1,500 WCU per key" in found[0].message
+    assert "bucket it: add `#{at:month}`" in found[0].fix
+
+
+# --- key traps --------------------------------------------------------------------------------------
+
+
+def test_tw201_mutable_attribute_in_the_table_key():
+    ticket = {"attributes": {"customerId": "string", "status": {"type": "string", "values": ["OPEN", "DONE"]}},
+              "key": {"pk": "CUSTOMER#{customerId}", "sk": "TICKET#{status}"}}
+    assert codes({"Ticket": ticket}, {}).get("TW201") == "warning"
+    assert "TW201" not in codes({"User": USER}, GET_USER)
+
+
+def test_tw202_sort_key_that_does_not_sort():
+    score = {"attributes": {"gameId": "string", "points": "number"}, "key": {"pk": "GAME#{gameId}", "sk": "S#{points}"}}
+    top = {"top": {"entity": "Score", "where": {"gameId": "="}, "order": "desc", "limit": 3}}
+    assert codes({"Score": score}, top)["TW202"] == "error"
+    score["attributes"]["points"] = {"type": "number", "width": 8}
+    assert "TW202" not in codes({"Score": score}, top)
+    reading = {"attributes": {"id": "string", "at": {"type": "timestamp", "format": "%d/%m/%Y"}},
+               "key": {"pk": "R#{id}", "sk": "{at}"}}
+    assert codes({"Reading": reading}, {})["TW202"] == "warning"
+
+
+def test_tw203_separator_inside_a_key_value():
+    post = {"attributes": {"title": "string", "at": "timestamp"}, "key": {"pk": "POST#{title}", "sk": "{at}"}}
+    assert codes({"Post": post}, {})["TW203"] == "warning"
+    post["attributes"]["title"] = {"type": "string", "pattern": "^[^#]+$"}
+    assert "TW203" not in codes({"Post": post}, {})
+
+
+def test_tw204_overlapping_sort_keys():
+    order_ = {"attributes": {"userId": "string", "orderId": "string"},
+              "key": {"pk": "USER#{userId}", "sk": "ORDER#{orderId}"}}
+    item = {"attributes": {"userId": "string", "orderId": "string", "sku": "string"},
+            "key": {"pk": "USER#{userId}", "sk": "ORDER#{orderId}#ITEM#{sku}"}}
+    assert codes({"Order": order_, "OrderItem": item}, {})["TW204"] == "warning"
+    clash = {"attributes": {"userId": "string"}, "key": {"pk": "USER#{userId}", "sk": "PROFILE"}}
+    assert codes({"User": USER, "Clash": clash}, {})["TW204"] == "error"
+    item["key"]["sk"] = "ITEM#{orderId}#{sku}"
+    assert "TW204" not in codes({"Order": order_, "OrderItem": item}, {})
+
+
+def test_tw205_key_over_the_size_limit():
+    doc = {"attributes": {"path": {"type": "string", "max_length": 3000, "pattern": "^[^#]+$"}},
+           "key": {"pk": "DOC#{path}", "sk": "D"}}
+    found = [f for f in findings({"Doc": doc}, {}) if f.code == "TW205"]
+    assert found and "can reach 3,004 bytes" in found[0].message
+    doc["attributes"]["path"]["max_length"] = 200
+    assert "TW205" not in codes({"Doc": doc}, {})
+
+
+# --- limits and costs --------------------------------------------------------------------------------
+
+
+def test_tw301_more_than_20_gsis():
+    attributes = {f"a{n}": "string" for n in range(21)} | {"id": "string"}
+    thing = {"attributes": attributes, "key": {"pk": "THING#{id}", "sk": "T"}}
+    patterns = {f"by_a{n}": {"entity": "Thing", "where": {f"a{n}": "="}, "returns": ["id"]} for n in range(21)}
+    assert codes({"Thing": thing}, patterns)["TW301"] == "error"
+    del patterns["by_a20"]
+    assert "TW301" not in codes({"Thing": thing}, patterns)
+
+
+def test_tw302_more_than_100_projected_attributes():
+    attributes = {f"f{n}": "string" for n in range(101)} | {"id": "string", "kindOf": "string"}
+    thing = {"attributes": attributes, "key": {"pk": "THING#{id}", "sk": "T"}}
+    pattern = {"by_kind": {"entity": "Thing", "where": {"kindOf": "="}}}
+    assert codes({"Thing": thing}, pattern)["TW302"] == "error"
+    pattern["by_kind"]["returns"] = ["f1", "f2"]
+    assert "TW302" not in codes({"Thing": thing}, pattern)
+
+
+def test_tw303_item_over_400_kb():
+    assert codes({"User": {**USER, "item_bytes": 500_000}}, GET_USER)["TW303"] == "error"
+    assert "TW303" not in codes({"User": {**USER, "item_bytes": 400 * 1024}}, GET_USER)
+
+
+def test_tw304_all_projection_with_its_cost():
+    found = [f for f in findings({"Order": order(writes=100, size=3000)}, BY_STATUS,
+                                 indexes={"GSI1": {"projection": "all"}}) if f.code == "TW304"]
+    assert found and "WCU/s more" in found[0].message and "$" in found[0].message
+    assert "TW304" not in codes({"Order": order()}, BY_STATUS)
+
+
+def test_tw305_accepted_scan_with_its_cost():
+    scan = {"export": {"entity": "User", "where": {"name": "begins_with"}, "scan": "allowed", "reason": "nightly"}}
+    found = [f for f in findings({"User": {**USER, "item_count": 1_000_000, "item_bytes": 1000}}, scan)
+             if f.code == "TW305"]
+    assert found and "1,000,000 items" in found[0].message and "accepted because: nightly" in found[0].message
+    assert "TW305" not in codes({"User": USER}, GET_USER)
+
+
+def test_tw306_filter_does_not_reduce_cost():
+    pattern = {"named": {"entity": "User", "where": {"userId": "="}, "filter": {"name": "begins_with"}}}
+    assert codes({"User": USER}, pattern)["TW306"] == "warning"
+    assert "TW306" not in codes({"User": USER}, GET_USER)
+
+
+def test_tw307_item_collection_limit_with_a_local_index():
+    log = {"attributes": {"app": {"type": "string", "values": ["A", "B"]}, "at": "timestamp", "level": "string"},
+           "key": {"pk": "APP#{app}", "sk": "{at}"}, "item_count": 50_000_000, "item_bytes": 1000,
+           "index_keys": {"LSI1": {"pk": "APP#{app}", "sk": "{level}"}}}
+    patterns = {"by_level": {"entity": "Log", "where": {"app": "=", "level": "="}, "index": "LSI1"}}
+    assert codes({"Log": log}, patterns, indexes={"LSI1": {"type": "local"}})["TW307"] == "error"
+    log["item_count"] = 1000
+    assert "TW307" not in codes({"Log": log}, patterns, indexes={"LSI1": {"type": "local"}})
+
+
+def test_tw308_autoscaling_max_below_the_peak():
+    busy = {**USER, "writes_per_second": 500}
+    table = {"name": "t_table", "billing": "provisioned",
+             "capacity": {"read": {"min": 1, "max": 100}, "write": {"min": 1, "max": 100}}}
+    found = [f for f in findings({"User": busy}, GET_USER, table=table) if f.code == "TW308"]
+    assert found and "write capacity max 100 is below the estimated peak 2,143" in found[0].message
+    table["capacity"]["write"]["max"] = 3000
+    assert "TW308" not in codes({"User": busy}, GET_USER, table=table)
+
+
+# --- engine, CLI, formats ---------------------------------------------------------------------------
+
+
+def test_ignored_codes_are_counted_not_shown():
+    ticket = {"attributes": {"customerId": "string", "status": {"type": "string", "values": ["OPEN", "DONE"]}},
+              "key": {"pk": "CUSTOMER#{customerId}", "sk": "TICKET#{status}"}}
+    found, suppressed = lint_design(design(blueprint({"Ticket": ticket}, {}, lint={"ignore": {"TW201": "legacy"}})))
+    assert "TW201" not in {f.code for f in found}
+    assert suppressed == [("TW201", "legacy", 1)]
+
+
+def test_bundled_blueprints_have_no_errors_or_warnings(run_cli):
+    code, out, _ = run_cli("lint", "--strict")
+    assert code == 0, out
+    assert "crm: 0 error(s), 0 warning(s)" in out and "orders: 0 error(s), 0 warning(s)" in out
+
+
+def test_cli_exit_codes_and_strict(write_blueprint, run_cli):
+    path = write_blueprint(textwrap.dedent("""\
+        blueprint: traps
+        version: 1.0.0
+        table: {name: traps_main}
+        entities:
+          Post:
+            attributes: {title: string, at: timestamp}
+            key: {pk: "POST#{title}", sk: "{at}"}
+        """))
+    code, out, _ = run_cli("lint", path)
+    assert code == 0 and "warning TW203" in out and f"{path}:6:" in out
+    code, _, _ = run_cli("lint", path, "--strict")
+    assert code == 1
+
+
+def test_sarif_output(run_cli, write_blueprint):
+    path = write_blueprint(textwrap.dedent("""\
+        blueprint: traps
+        version: 1.0.0
+        table: {name: traps_main}
+        entities:
+          Score:
+            attributes: {gameId: string, points: number}
+            key: {pk: "GAME#{gameId}", sk: "S#{points}"}
+        access_patterns:
+          top: {entity: Score, where: {gameId: "="}, order: desc, limit: 3}
+        """))
+    code, out, _ = run_cli("lint", path, "--format", "sarif")
+    assert code == 1
+    sarif = json.loads(out)
+    assert sarif["version"] == "2.1.0" and sarif["$schema"].endswith("sarif-2.1.0.json")
+    run = sarif["runs"][0]
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} == set(RULES)
+    [result] = [r for r in run["results"] if r["ruleId"] == "TW202"]
+    assert result["level"] == "error"
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert region["startLine"] == 7
+    assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "TW202"
+
+
+def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_path):
+    path = write_blueprint(textwrap.dedent("""\
+        blueprint: traps
+        version: 1.0.0
+        table: {name: traps_main}
+        entities:
+          User:
+            attributes: {userId: string}
+            key: {pk: "USER#{userId}", sk: PROFILE}
+            item_bytes: 500000
+        """))
+    code, _, stderr = run_cli("synth", path, "--out", tmp_path / "out")
+    assert code == 2 and "lint TW303" in stderr and ":8:" in stderr
+    assert not (tmp_path / "out").exists()
+    code, _, _ = run_cli("synth", path, "--out", tmp_path / "out", "--allow-lint-errors")
+    assert code == 0
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
+def test_bundled_findings_are_the_expected_notes(path):
+    found, _ = lint_design(design(load_blueprint(path).model))
+    assert all(f.severity == "info" for f in found)
