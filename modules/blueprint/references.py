@@ -140,45 +140,28 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
     common = set.intersection(*(set(e.attributes) for e in entities))
     every = set().union(*(set(e.attributes) for e in entities))
     what = f"`{pattern.entities[0]}`" if len(entities) == 1 else "every entity of the collection"
-    for attribute, op in pattern.where.items():
-        if attribute not in common:
-            raise BlueprintError(
-                f"`{attribute}` is not an attribute of {what}",
-                path=base + ("where", attribute),
-                hint=_suggest(attribute, common),
-            )
-        spec = entities[0].attributes[attribute]
-        if op == "begins_with" and spec.type != "string":
-            raise BlueprintError(
-                f"begins_with needs a string attribute; `{attribute}` is a {spec.type}",
-                path=base + ("where", attribute),
-                hint="use `between` for a range of numbers, dates or timestamps",
-            )
-        if len({e.attributes[attribute].type for e in entities}) > 1:
-            raise BlueprintError(
-                f"`{attribute}` has different types in the entities of this collection",
-                path=base + ("where", attribute),
-            )
-    for attribute, op in pattern.filter.items():
-        if attribute not in common:
-            raise BlueprintError(
-                f"`{attribute}` is not an attribute of {what}",
-                path=base + ("filter", attribute),
-                hint=_suggest(attribute, common),
-            )
-        spec = entities[0].attributes[attribute]
-        if spec.type == "boolean":
-            raise BlueprintError(
-                f"filtering on the boolean `{attribute}` reads every item and discards some",
-                path=base + ("filter", attribute),
-                hint="use a sparse index instead: write the index key only on items where it is true",
-            )
-        if op == "begins_with" and spec.type != "string":
-            raise BlueprintError(
-                f"begins_with needs a string attribute; `{attribute}` is a {spec.type}",
-                path=base + ("filter", attribute),
-                hint="use `between` for a range of numbers, dates or timestamps",
-            )
+    for section in ("where", "filter"):
+        for attribute, op in getattr(pattern, section).items():
+            where = base + (section, attribute)
+            if attribute not in common:
+                raise BlueprintError(f"`{attribute}` is not an attribute of {what}", path=where,
+                                     hint=_suggest(attribute, common))
+            spec = entities[0].attributes[attribute]
+            if op == "begins_with" and spec.type != "string":
+                raise BlueprintError(
+                    f"begins_with needs a string attribute; `{attribute}` is a {spec.type}",
+                    path=where,
+                    hint="use `between` for a range of numbers, dates or timestamps",
+                )
+            if len({e.attributes[attribute].type for e in entities}) > 1:
+                raise BlueprintError(f"`{attribute}` has different types in the entities of this collection",
+                                     path=where)
+            if section == "filter" and spec.type == "boolean":
+                raise BlueprintError(
+                    f"filtering on the boolean `{attribute}` reads every item and discards some",
+                    path=where,
+                    hint="use a sparse index instead: write the index key only on items where it is true",
+                )
     if pattern.order_by is not None and pattern.order_by not in common:
         raise BlueprintError(
             f"`{pattern.order_by}` is not an attribute of {what}",

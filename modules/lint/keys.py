@@ -93,20 +93,14 @@ def unsortable_sort_key(ctx: Context):
             problem = sort_problem(attribute, specs[attribute])
             if problem is None:
                 continue
-            if attribute in used:
-                yield Finding(
-                    "TW202", "error",
-                    f"{_index_name(index)}: {entity}'s sort key {shape.sk.text}: {problem}; patterns order or range by it",
-                    "declare `width: N` on numbers; use `format: iso8601` (or epoch) for timestamps",
-                    _path(design, entity, index, "sk"),
-                )
-            else:
-                yield Finding(
-                    "TW202", "warning",
-                    f"{_index_name(index)}: {entity}'s sort key {shape.sk.text}: {problem}; no pattern orders by it yet",
-                    "declare `width: N` on numbers; use `format: iso8601` (or epoch) for timestamps",
-                    _path(design, entity, index, "sk"),
-                )
+            ordered = attribute in used
+            yield Finding(
+                "TW202", "error" if ordered else "warning",
+                f"{_index_name(index)}: {entity}'s sort key {shape.sk.text}: {problem}; "
+                + ("patterns order or range by it" if ordered else "no pattern orders by it yet"),
+                "declare `width: N` on numbers; use `format: iso8601` (or epoch) for timestamps",
+                _path(design, entity, index, "sk"),
+            )
 
 
 def _excludes_separator(pattern: str) -> bool:
