@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from modules.blueprint.load import LoadedBlueprint, load_blueprint
+from modules.blueprint.load import LoadedBlueprint, load_blueprints
 from modules.errors import TablewrightError
 from modules.report import explain
 from modules.synth import StackPlan, plan_stacks, synthesize, synthesize_into
@@ -24,8 +24,19 @@ def default_blueprints() -> list[Path]:
     return [Path(os.path.relpath(PROJECT_ROOT / path)) for path in config["context"]["blueprints"]]
 
 
-def load_all(paths: Sequence[str]) -> list[LoadedBlueprint]:
-    return [load_blueprint(path) for path in (paths or default_blueprints())]
+def load_all(paths: Sequence[str], environment: str | None = None) -> list[LoadedBlueprint]:
+    """Every stack of the given blueprints (default: those cdktf.json names); with `environment`,
+    only that environment's stack of each."""
+    stacks = [stack for path in (paths or default_blueprints()) for stack in load_blueprints(path)]
+    if environment is None:
+        return stacks
+    chosen = [stack for stack in stacks if stack.environment == environment]
+    for path in dict.fromkeys(stack.path for stack in stacks):
+        if not any(stack.path == path for stack in chosen):
+            known = sorted(str(s.environment) for s in stacks if s.path == path)
+            raise TablewrightError(f"{path} has no environment `{environment}`",
+                                   hint=f"its environments: {', '.join(known)}")
+    return chosen
 
 
 def refuse_lint_errors(stacks: list[StackPlan], allowed: bool) -> None:
@@ -49,7 +60,7 @@ def refuse_lint_errors(stacks: list[StackPlan], allowed: bool) -> None:
 
 
 def command_synth(args: argparse.Namespace) -> int:
-    stacks = plan_stacks(load_all(args.blueprints))
+    stacks = plan_stacks(load_all(args.blueprints, args.env))
     refuse_lint_errors(stacks, args.allow_lint_errors)
     # An inherited CDKTF_OUTDIR must not redirect an explicit synth away from --out.
     os.environ.pop("CDKTF_OUTDIR", None)
@@ -59,7 +70,12 @@ def command_synth(args: argparse.Namespace) -> int:
 
 
 def command_explain(args: argparse.Namespace) -> int:
-    designs = [stack.design for stack in plan_stacks(load_all(args.blueprints))]
+    if args.resolved:
+        from modules.report.resolved import render_resolved
+
+        sys.stdout.write("\n".join(render_resolved(loaded) for loaded in load_all(args.blueprints, args.env)))
+        return 0
+    designs = [stack.design for stack in plan_stacks(load_all(args.blueprints, args.env))]
     if args.format == "json":
         sys.stdout.write(explain.render_json(designs))
     else:
@@ -72,7 +88,7 @@ def command_verify(args: argparse.Namespace) -> int:
     from modules.verify import report
     from modules.verify.verify import verify_stacks
 
-    stacks = plan_stacks(load_all(args.blueprints))
+    stacks = plan_stacks(load_all(args.blueprints, args.env))
     refuse_lint_errors(stacks, args.allow_lint_errors)
     results = verify_stacks(stacks, seed=args.seed)
     render = {"text": report.render_text, "markdown": report.render_markdown, "json": report.render_json}[args.format]
@@ -83,7 +99,8 @@ def command_verify(args: argparse.Namespace) -> int:
 def command_lint(args: argparse.Namespace) -> int:
     from modules.lint import engine
 
-    results = [engine.lint_loaded(stack.source, stack.design) for stack in plan_stacks(load_all(args.blueprints))]
+    results = [engine.lint_loaded(stack.source, stack.design)
+               for stack in plan_stacks(load_all(args.blueprints, args.env))]
     render = {"text": engine.render_text, "json": engine.render_json, "sarif": engine.render_sarif}[args.format]
     sys.stdout.write(render(results))
     return 1 if engine.failed(results, args.strict) else 0
@@ -93,7 +110,7 @@ def command_capacity(args: argparse.Namespace) -> int:
     from modules.capacity import report
     from modules.capacity.model import estimate
 
-    designs = [stack.design for stack in plan_stacks(load_all(args.blueprints))]
+    designs = [stack.design for stack in plan_stacks(load_all(args.blueprints, args.env))]
     reports = [estimate(design) for design in designs]
     render = report.render_json if args.format == "json" else report.render_text
     sys.stdout.write(render(designs, reports))
@@ -105,30 +122,30 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tablewright", description="DynamoDB single-table blueprints -> reviewed, tested Terraform (cdktf)."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    synth = commands.add_parser("synth", help="write cdktf.out/stacks/<blueprint>/cdk.tf.json")
-    synth.add_argument("blueprints", nargs="*", help="blueprint files (default: those cdktf.json names)")
+
+    def add(name: str, help: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        command = commands.add_parser(name, help=help)
+        command.add_argument("blueprints", nargs="*", help="blueprint files (default: those cdktf.json names)")
+        command.add_argument("--env", help="only this environment's stack of each blueprint")
+        command.set_defaults(handler=handler)
+        return command
+
+    synth = add("synth", "write cdktf.out/stacks/<stack>/cdk.tf.json", command_synth)
     synth.add_argument("--out", default="cdktf.out", help="output directory (default: cdktf.out)")
     synth.add_argument("--allow-lint-errors", action="store_true", help="synthesize despite lint errors")
-    synth.set_defaults(handler=command_synth)
-    explain_parser = commands.add_parser("explain", help="entity and access-pattern charts, GSIs, query cookbook")
-    explain_parser.add_argument("blueprints", nargs="*", help="blueprint files (default: those cdktf.json names)")
-    explain_parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    explain_parser.set_defaults(handler=command_explain)
-    verify = commands.add_parser("verify", help="run every access pattern against an embedded DynamoDB")
-    verify.add_argument("blueprints", nargs="*", help="blueprint files (default: those cdktf.json names)")
+    explain_command = add("explain", "entity and access-pattern charts, indexes, query cookbook", command_explain)
+    explain_command.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    explain_command.add_argument("--resolved", action="store_true",
+                                 help="print the composed blueprint with the file and line of every value")
+    verify = add("verify", "run every access pattern against an embedded DynamoDB", command_verify)
     verify.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     verify.add_argument("--seed", type=int, default=7, help="sample data seed (default 7)")
     verify.add_argument("--allow-lint-errors", action="store_true", help="verify despite lint errors")
-    verify.set_defaults(handler=command_verify)
-    lint = commands.add_parser("lint", help="hot partitions, key traps, limits and costs, with numbers")
-    lint.add_argument("blueprints", nargs="*", help="blueprint files (default: those cdktf.json names)")
+    lint = add("lint", "hot partitions, key traps, limits and costs, with numbers", command_lint)
     lint.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     lint.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
-    lint.set_defaults(handler=command_lint)
-    capacity = commands.add_parser("capacity", help="read/write units, suggested autoscaling bounds, monthly cost")
-    capacity.add_argument("blueprints", nargs="*", help="blueprint files (default: those cdktf.json names)")
+    capacity = add("capacity", "read/write units, suggested autoscaling bounds, monthly cost", command_capacity)
     capacity.add_argument("--format", choices=("text", "json"), default="text")
-    capacity.set_defaults(handler=command_capacity)
     return parser
 
 

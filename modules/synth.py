@@ -25,10 +25,10 @@ def plan_stacks(blueprints: list[LoadedBlueprint]) -> list[StackPlan]:
     stacks: list[StackPlan] = []
     seen: dict[str, LoadedBlueprint] = {}
     for loaded in blueprints:
-        name = loaded.model.blueprint
+        name = loaded.stack_name
         if name in seen:
             raise BlueprintError(
-                f"blueprint name `{name}` is also used by {seen[name].path}",
+                f"stack `{name}` is also produced by {seen[name].path}",
                 path=("blueprint",),
                 hint="stack names must be unique: rename one blueprint",
             ).located(loaded.source.locate(("blueprint",)))
@@ -47,7 +47,7 @@ def synthesize_into(stacks: list[StackPlan], outdir: str | None) -> None:
 
     app = App(outdir=outdir, stack_traces=False)
     for stack in stacks:
-        build_stack(app, stack.design, stack.name)
+        build_stack(app, stack.design, stack.name, stack.source.environment)
     app.synth()
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Callable
@@ -15,6 +16,10 @@ BUNDLED = sorted((ROOT / "blueprints").glob("*.yaml"))
 @pytest.fixture
 def write_blueprint(tmp_path: Path) -> Callable[[str, str], Path]:
     """Write a blueprint (dedented YAML) into the test's directory and return its path."""
+
+    shared = tmp_path / "shared"
+    if not shared.exists():  # bundled blueprints extend shared/platform-base.yaml, relative to themselves
+        shutil.copytree(ROOT / "blueprints" / "shared", shared)
 
     def write(text: str, name: str = "blueprint.yaml") -> Path:
         path = tmp_path / name
@@ -35,3 +40,10 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str,
         return code, captured.out, captured.err
 
     return run
+
+
+def bundled_stacks():
+    """Every stack of the bundled blueprints (one per environment)."""
+    from modules.blueprint.load import load_blueprints
+
+    return [stack for path in BUNDLED for stack in load_blueprints(path)]

@@ -139,7 +139,7 @@ def test_duplicate_stack_names_across_files(tmp_path, run_cli):
     second.write_text(BASE)
     code, _, stderr = run_cli("synth", first, second, "--out", tmp_path / "out")
     assert code == 2
-    assert f"{second}:1:1: blueprint: blueprint name `shop` is also used by {first}" in stderr
+    assert f"{second}:1:1: blueprint: stack `shop` is also produced by {first}" in stderr
     assert not (tmp_path / "out").exists()
 
 

@@ -8,7 +8,7 @@ from tests.conftest import BUNDLED
 
 
 def test_text_charts(run_cli):
-    code, out, _ = run_cli("explain", BUNDLED[0])
+    code, out, _ = run_cli("explain", BUNDLED[0], "--env", "prod")
     assert code == 0
     assert "Entity       PK                           SK" in out
     assert "recent_contacts              table  PK = CUSTOMER#{customerId} AND SK BETWEEN CONTACT#{contactAt.from}" in out
@@ -17,20 +17,20 @@ def test_text_charts(run_cli):
 
 
 def test_markdown_charts(run_cli):
-    code, out, _ = run_cli("explain", BUNDLED[0], "--format", "markdown")
+    code, out, _ = run_cli("explain", BUNDLED[0], "--format", "markdown", "--env", "dev")
     assert code == 0
     assert "| Pattern | Index | Key condition | Operation | Order / limit |" in out
     assert "| customer_profile | table | PK = CUSTOMER#{customerId} AND SK = PROFILE | GetItem | single item |" in out
 
 
 def test_json_cookbook_has_the_exact_requests(run_cli):
-    code, out, _ = run_cli("explain", "--format", "json")
+    code, out, _ = run_cli("explain", "--format", "json", "--env", "prod")
     assert code == 0
     [crm, orders] = json.loads(out)
     recent = next(p for p in crm["patterns"] if p["name"] == "recent_contacts")
     assert recent["request"] == {
         "query": {
-            "TableName": "crm_main",
+            "TableName": "prod-crm_main",
             "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :lo AND :hi",
             "ExpressionAttributeNames": {"#pk": "PK", "#sk": "SK", "#contactAt": "contactAt",
                                          "#channel": "channel", "#summary": "summary"},

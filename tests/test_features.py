@@ -81,7 +81,7 @@ def test_skipping_the_fan_out_is_caught(pattern, monkeypatch):
 @pytest.mark.terraform
 def test_local_index_and_shards_synthesize_valid_terraform(tmp_path):
     [written] = synthesize(plan_stacks([load_blueprint(FEATURES)]), tmp_path / "out")
-    table = json.loads(written.read_text())["resource"]["aws_dynamodb_table"]["features_main"]
+    table = json.loads(written.read_text())["resource"]["aws_dynamodb_table"]["features"]
     assert table["local_secondary_index"] == [
         {"name": "LSI1", "range_key": "LSI1SK", "projection_type": "INCLUDE",
          "non_key_attributes": ["customerId", "note", "orderId", "placedAt", "status", "total"]}

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
+from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.design.plan import design
 from modules.lint.engine import lint_design
 from modules.lint.findings import RULES
@@ -267,7 +267,8 @@ def test_ignored_codes_are_counted_not_shown():
 def test_bundled_blueprints_have_no_errors_or_warnings(run_cli):
     code, out, _ = run_cli("lint", "--strict")
     assert code == 0, out
-    assert "crm: 0 error(s), 0 warning(s)" in out and "orders: 0 error(s), 0 warning(s)" in out
+    for stack in ("crm-dev", "crm-prod", "orders-dev", "orders-prod"):
+        assert f"{stack}: 0 error(s), 0 warning(s)" in out
 
 
 def test_cli_exit_codes_and_strict(write_blueprint, run_cli):
@@ -331,5 +332,6 @@ def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_
 
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
 def test_bundled_findings_are_the_expected_notes(path):
-    found, _ = lint_design(design(load_blueprint(path).model))
-    assert all(f.severity == "info" for f in found)
+    for loaded in load_blueprints(path):
+        found, _ = lint_design(design(loaded.model))
+        assert all(f.severity == "info" for f in found)

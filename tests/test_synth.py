@@ -9,21 +9,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modules.blueprint.load import load_blueprint
+from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.synth import plan_stacks, synthesize
-from tests.conftest import BUNDLED
+from tests.conftest import BUNDLED, bundled_stacks
 from tests.terraform_support import terraform_environment, validate
 
 
-def synth_one(path: Path, out: Path) -> dict:
-    [written] = synthesize(plan_stacks([load_blueprint(path)]), out)
+def synth_one(path: Path, out: Path, environment: str = "prod") -> dict:
+    [written] = synthesize(plan_stacks([load_blueprint(path, environment)]), out)
     return json.loads(written.read_text())
 
 
 @pytest.fixture(scope="module")
 def bundled_out(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundled") / "cdktf.out"
-    synthesize(plan_stacks([load_blueprint(p) for p in BUNDLED]), out)
+    synthesize(plan_stacks(bundled_stacks()), out)
     return out
 
 
@@ -32,9 +32,10 @@ def stack(out: Path, name: str) -> dict:
 
 
 def test_provisioned_table_resources(bundled_out):
-    config = stack(bundled_out, "crm")
+    config = stack(bundled_out, "crm-prod")
     resources = config["resource"]
-    table = resources["aws_dynamodb_table"]["crm_main"]
+    table = resources["aws_dynamodb_table"]["crm"]
+    assert table["name"] == "prod-crm_main"
     indexes = [gsi["name"] for gsi in table["global_secondary_index"]]
     assert indexes == ["GSI1", "GSI2"]
     # Only key attributes are declared.
@@ -42,46 +43,46 @@ def test_provisioned_table_resources(bundled_out):
     assert table["point_in_time_recovery"] == {"enabled": True}
     assert table["deletion_protection_enabled"] is True
     assert table["ttl"] == {"attribute_name": "expiresAt", "enabled": True}
-    assert table["lifecycle"]["ignore_changes"] == ["read_capacity", "write_capacity"]
+    assert table["lifecycle"] == {"ignore_changes": ["read_capacity", "write_capacity"], "prevent_destroy": True}
     # GSI capacity follows what the autoscaler set (see constructs/table.py), starting at the minimum.
-    assert all("local.crm_main_live_gsis" in gsi["read_capacity"] for gsi in table["global_secondary_index"])
+    assert all("local.crm_live_gsis" in gsi["read_capacity"] for gsi in table["global_secondary_index"])
 
     targets = resources["aws_appautoscaling_target"]
     policies = resources["aws_appautoscaling_policy"]
-    expected = {f"crm_main{part}_{d}" for part in ("", "_gsi1", "_gsi2") for d in ("read", "write")}
+    expected = {f"crm{part}_{d}" for part in ("", "_gsi1", "_gsi2") for d in ("read", "write")}
     assert set(targets) == expected and set(policies) == expected
-    assert targets["crm_main_gsi2_write"]["resource_id"] == "table/${aws_dynamodb_table.crm_main.name}/index/GSI2"
-    assert targets["crm_main_gsi2_write"]["scalable_dimension"] == "dynamodb:index:WriteCapacityUnits"
-    assert (targets["crm_main_read"]["min_capacity"], targets["crm_main_read"]["max_capacity"]) == (900, 4000)
+    assert targets["crm_gsi2_write"]["resource_id"] == "table/${aws_dynamodb_table.crm.name}/index/GSI2"
+    assert targets["crm_gsi2_write"]["scalable_dimension"] == "dynamodb:index:WriteCapacityUnits"
+    assert (targets["crm_read"]["min_capacity"], targets["crm_read"]["max_capacity"]) == (900, 4000)
     # GSIs take their own bounds from `indexes.<name>.capacity`.
-    assert (targets["crm_main_gsi2_write"]["min_capacity"], targets["crm_main_gsi2_write"]["max_capacity"]) == (60, 500)
-    policy = policies["crm_main_read"]
+    assert (targets["crm_gsi2_write"]["min_capacity"], targets["crm_gsi2_write"]["max_capacity"]) == (60, 500)
+    policy = policies["crm_read"]
     assert policy["policy_type"] == "TargetTrackingScaling"
-    assert policy["resource_id"] == "${aws_appautoscaling_target.crm_main_read.resource_id}"
+    assert policy["resource_id"] == "${aws_appautoscaling_target.crm_read.resource_id}"
     tracking = policy["target_tracking_scaling_policy_configuration"]
     assert tracking == {"target_value": 70,
                         "predefined_metric_specification": {"predefined_metric_type": "DynamoDBReadCapacityUtilization"}}
 
     insights = resources["aws_dynamodb_contributor_insights"]
-    assert insights["crm_main"] == {"//": insights["crm_main"]["//"], "table_name": "${aws_dynamodb_table.crm_main.name}"}
-    assert insights["crm_main_gsi1"]["index_name"] == "GSI1"
-    assert set(insights) == {"crm_main", "crm_main_gsi1", "crm_main_gsi2"}
+    assert insights["crm"] == {"//": insights["crm"]["//"], "table_name": "${aws_dynamodb_table.crm.name}"}
+    assert insights["crm_gsi1"]["index_name"] == "GSI1"
+    assert set(insights) == {"crm", "crm_gsi1", "crm_gsi2"}
 
 
 def test_on_demand_table_has_no_autoscaling(bundled_out):
-    resources = stack(bundled_out, "orders")["resource"]
-    table = resources["aws_dynamodb_table"]["orders_main"]
+    resources = stack(bundled_out, "orders-prod")["resource"]
+    table = resources["aws_dynamodb_table"]["orders"]
     assert table["billing_mode"] == "PAY_PER_REQUEST"
-    assert "read_capacity" not in table and "lifecycle" not in table
+    assert "read_capacity" not in table
+    assert table["lifecycle"] == {"prevent_destroy": True}  # production: Terraform refuses to destroy it
     assert all("read_capacity" not in gsi for gsi in table["global_secondary_index"])
     assert "aws_appautoscaling_target" not in resources
     assert table["stream_enabled"] is True and table["stream_view_type"] == "NEW_AND_OLD_IMAGES"
 
 
 def test_bundled_gsis_are_never_projected_all(bundled_out):
-    for path in BUNDLED:
-        name = load_blueprint(path).model.blueprint
-        table = next(iter(stack(bundled_out, name)["resource"]["aws_dynamodb_table"].values()))
+    for loaded in bundled_stacks():
+        table = next(iter(stack(bundled_out, loaded.stack_name)["resource"]["aws_dynamodb_table"].values()))
         assert {gsi["projection_type"] for gsi in table.get("global_secondary_index", [])} <= {"INCLUDE", "KEYS_ONLY"}
 
 
@@ -89,16 +90,16 @@ def test_customer_managed_key_is_created_with_rotation(write_blueprint, tmp_path
     text = (BUNDLED[0].read_text()
             .replace("  ttl_attribute: expiresAt", "  ttl_attribute: expiresAt\n  encryption: customer_managed"))
     config = synth_one(write_blueprint(text), tmp_path / "out")
-    key = config["resource"]["aws_kms_key"]["crm_main_key"]
+    key = config["resource"]["aws_kms_key"]["crm_key"]
     assert key["enable_key_rotation"] is True
-    table = config["resource"]["aws_dynamodb_table"]["crm_main"]
-    assert table["server_side_encryption"] == {"enabled": True, "kms_key_arn": "${aws_kms_key.crm_main_key.arn}"}
+    table = config["resource"]["aws_dynamodb_table"]["crm"]
+    assert table["server_side_encryption"] == {"enabled": True, "kms_key_arn": "${aws_kms_key.crm_key.arn}"}
 
 
 def test_synthesis_is_byte_identical_across_runs(tmp_path):
     first, second = tmp_path / "one", tmp_path / "two"
-    synthesize(plan_stacks([load_blueprint(p) for p in BUNDLED]), first)
-    synthesize(plan_stacks([load_blueprint(p) for p in BUNDLED]), second)
+    synthesize(plan_stacks(bundled_stacks()), first)
+    synthesize(plan_stacks(bundled_stacks()), second)
     for path in sorted(first.rglob("*")):
         if path.is_file():
             assert path.read_bytes() == (second / path.relative_to(first)).read_bytes(), path
@@ -111,7 +112,7 @@ def _reversed_yaml(data):
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
-def test_reordering_the_yaml_changes_nothing(path, tmp_path):
+def test_reordering_the_yaml_changes_nothing(path, tmp_path, write_blueprint):
     original = synth_one(path, tmp_path / "a")
     reordered = tmp_path / path.name
     reordered.write_text(yaml.safe_dump(_reversed_yaml(yaml.safe_load(path.read_text())), sort_keys=False))
@@ -127,7 +128,7 @@ def test_failed_synthesis_leaves_the_previous_output(tmp_path, write_blueprint, 
     code, _, _ = run_cli("synth", bad, "--out", out)
     assert code == 2
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml", "cdktf.out"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml", "cdktf.out", "shared"]
 
 
 def test_successful_synthesis_replaces_the_output(tmp_path, run_cli):
@@ -135,14 +136,13 @@ def test_successful_synthesis_replaces_the_output(tmp_path, run_cli):
     (out / "stacks" / "stale").mkdir(parents=True)
     code, stdout, _ = run_cli("synth", BUNDLED[0], "--out", out)
     assert code == 0 and "cdk.tf.json" in stdout
-    assert sorted(p.name for p in (out / "stacks").iterdir()) == ["crm"]
+    assert sorted(p.name for p in (out / "stacks").iterdir()) == ["crm-dev", "crm-prod"]
 
 
 @pytest.mark.terraform
-@pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
-def test_terraform_validate_accepts_bundled_blueprints(path, bundled_out, tmp_path):
+@pytest.mark.parametrize("name", [s.stack_name for s in bundled_stacks()])
+def test_terraform_validate_accepts_every_bundled_stack(name, bundled_out, tmp_path):
     env = terraform_environment(tmp_path)
-    name = load_blueprint(path).model.blueprint
     work = tmp_path / name
     shutil.copytree(bundled_out / "stacks" / name, work)
     validate(work, env)
@@ -158,7 +158,7 @@ def test_terraform_validate_accepts_every_optional_setting(write_blueprint, tmp_
     out = tmp_path / "out"
     config = synth_one(write_blueprint(text), out)
     assert config["provider"]["aws"] == [{"region": "eu-west-1"}]
-    validate(out / "stacks" / "crm", terraform_environment(tmp_path))
+    validate(out / "stacks" / "crm-prod", terraform_environment(tmp_path))
 
 
 def test_cdktf_app_entry_synthesizes_what_cdktf_json_names(tmp_path):
@@ -174,5 +174,5 @@ def test_cdktf_app_entry_synthesizes_what_cdktf_json_names(tmp_path):
     subprocess.run([sys.executable, "main.py"], cwd=ROOT, env=env, check=True, capture_output=True)
     names = json.loads((ROOT / "cdktf.json").read_text())["context"]["blueprints"]
     stacks = sorted(p.name for p in (out / "stacks").iterdir())
-    assert stacks == sorted(load_blueprint(ROOT / n).model.blueprint for n in names)
+    assert stacks == sorted(s.stack_name for n in names for s in load_blueprints(ROOT / n))
     assert (out / "manifest.json").exists()

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
+from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.synth import plan_stacks
 from modules.verify.verify import verify_stacks
 from tests.conftest import BUNDLED
@@ -38,18 +38,21 @@ def lint_errors(write_blueprint, body: str) -> list[str]:
 
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
 def test_every_bundled_pattern_passes(path):
-    [result] = verify_stacks(plan_stacks([load_blueprint(path)]))
-    assert result.passed, [r.failure for r in result.results if r.failure]
-    assert len(result.results) == len(load_blueprint(path).model.access_patterns)
-    assert all(r.probes >= 2 and r.items > 0 for r in result.results)
+    stacks = load_blueprints(path)
+    results = verify_stacks(plan_stacks(stacks))
+    assert [r.table for r in results] == [s.model.table.name for s in stacks]
+    for result, loaded in zip(results, stacks):
+        assert result.passed, [r.failure for r in result.results if r.failure]
+        assert len(result.results) == len(loaded.model.access_patterns)
+        assert all(r.probes >= 2 and r.items > 0 for r in result.results)
 
 
 def test_verify_command_reports_and_exits_zero(run_cli):
     code, out, _ = run_cli("verify", "--format", "json")
     assert code == 0
     data = json.loads(out)
-    assert {b["blueprint"] for b in data} == {"crm", "orders"}
-    crm = next(b for b in data if b["blueprint"] == "crm")
+    assert [b["table"] for b in data] == ["dev-crm_main", "prod-crm_main", "dev-orders_main", "prod-orders_main"]
+    crm = next(b for b in data if b["table"] == "prod-crm_main")
     recent = next(p for p in crm["patterns"] if p["pattern"] == "recent_contacts")
     assert recent["result"] == "PASS" and recent["items"] == 3
     assert recent["capacity_per_call"]["source"] == "model"
@@ -270,7 +273,7 @@ def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
         return plan
 
     monkeypatch.setattr(plan_module, "_plan", flipped)
-    [result] = verify_stacks(plan_stacks([load_blueprint(BUNDLED[0])]))
+    [result] = verify_stacks(plan_stacks([load_blueprint(BUNDLED[0], "prod")]))
     failed = {r.pattern: r.failure for r in result.results if not r.passed}
     assert list(failed) == ["recent_contacts"]
     assert "item 1 differs" in failed["recent_contacts"]
@@ -280,7 +283,7 @@ def test_samples_are_deterministic_and_cover_both_sides_of_ranges():
     from modules.design.plan import design
     from modules.verify.samples import generate_samples
 
-    blueprint = design(load_blueprint(BUNDLED[0]).model)
+    blueprint = design(load_blueprint(BUNDLED[0], "prod").model)
     first, second = generate_samples(blueprint), generate_samples(blueprint)
     assert [s.item for s in first] == [s.item for s in second]
     assert generate_samples(blueprint, seed=8) != first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -11,7 +12,8 @@ from pydantic import BaseModel, ValidationError
 
 from modules.blueprint.model import Blueprint, SemVer
 from modules.blueprint.references import check_references
-from modules.blueprint.yamlsource import SourceMap, load_yaml
+from modules.blueprint.compose import Document, environment_documents, read_document
+from modules.blueprint.yamlsource import SourceMap
 from modules.errors import BlueprintError, FieldPath, TablewrightError
 
 # What each name pattern means, in words a blueprint author can act on.
@@ -28,32 +30,85 @@ _PATTERN_MEANING = {
 
 @dataclass(frozen=True)
 class LoadedBlueprint:
+    """One blueprint, composed (`extends:`) and, when it declares environments, for one of them."""
+
     model: Blueprint
     source: SourceMap
     path: Path
+    environment: str | None = None
+    composed: dict[str, Any] | None = None  # the merged document, as written across files
+
+    @property
+    def stack_name(self) -> str:
+        return f"{self.model.blueprint}-{self.environment}" if self.environment else self.model.blueprint
 
     def locate(self, error: TablewrightError) -> TablewrightError:
         return error.located(self.source.locate(error.path))
 
 
-def load_blueprint(path: Path | str) -> LoadedBlueprint:
-    """Read and validate one blueprint. Raises `TablewrightError` with file, line and fix."""
+def load_blueprints(path: Path | str) -> list[LoadedBlueprint]:
+    """Read, compose and validate a blueprint: one result per environment (or one without any).
+    Raises `TablewrightError` with file, line and fix."""
     path = Path(path)
-    data, source = load_yaml(path)
-    if not isinstance(data, dict):
-        raise BlueprintError(
-            "a blueprint must be a mapping of fields", location=source.locate(()), hint="start with `blueprint: <name>`"
-        )
+    document = read_document(path)
+    return [_validate(doc, path, environment) for environment, doc in environment_documents(document).items()]
+
+
+def load_blueprint(path: Path | str, environment: str | None = None) -> LoadedBlueprint:
+    """The blueprint for one environment (or the only stack of a blueprint without environments)."""
+    loaded = load_blueprints(path)
+    if environment is None and len(loaded) == 1:
+        return loaded[0]
+    for candidate in loaded:
+        if candidate.environment == environment:
+            return candidate
+    names = ", ".join(str(c.environment) for c in loaded)
+    raise BlueprintError(f"{path} has no environment `{environment}`" if environment else
+                         f"{path} declares environments ({names}): choose one",
+                         location=loaded[0].source.locate(("environments",)), hint=f"environments: {names}")
+
+
+def _validate(document: Document, path: Path, environment: str | None) -> LoadedBlueprint:
+    data, source = document.data, document.source
     try:
         model = Blueprint.model_validate(data)
     except ValidationError as error:
         raise _first_error(error, data, source) from None
-    loaded = LoadedBlueprint(model, source, path)
+    loaded = LoadedBlueprint(model, source, path, environment, data)
     try:
+        model = _physical_names(model, environment)
         check_references(model)
+        check_required_tags(model)
     except TablewrightError as error:
         raise loaded.locate(error) from None
-    return loaded
+    return LoadedBlueprint(model, source, path, environment, data)
+
+
+def _physical_names(model: Blueprint, environment: str | None) -> Blueprint:
+    """Apply `naming.table` ({table}, {blueprint}, {env}) to the table's name."""
+    template = model.naming.table or ("{table}-{env}" if environment else "{table}")
+    unknown = set(re.findall(r"\{([^}]*)\}", template)) - {"table", "blueprint", "env"}
+    if unknown or ("{env}" in template and environment is None):
+        raise BlueprintError(
+            f"naming template {template!r} uses {', '.join(sorted(unknown)) or '{env}'} here",
+            path=("naming", "table"),
+            hint="use {table}, {blueprint} and, in environments, {env}",
+        )
+    name = template.format(table=model.table.name, blueprint=model.blueprint, env=environment or "")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{3,255}", name):
+        raise BlueprintError(f"naming gives the table name {name!r}, which DynamoDB does not accept",
+                             path=("naming", "table"), hint="3-255 letters, digits, '_', '.' or '-'")
+    return model.model_copy(update={"table": model.table.model_copy(update={"name": name})})
+
+
+def check_required_tags(model: Blueprint) -> None:
+    missing = [key for key in model.required_tags if key not in model.tags]
+    if missing:
+        raise BlueprintError(
+            f"missing required tag{'s' if len(missing) > 1 else ''} {', '.join(missing)} (required_tags)",
+            path=("tags",) if model.tags else ("blueprint",),
+            hint=f"add `tags: {{{missing[0]}: ...}}`",
+        )
 
 
 def _first_error(error: ValidationError, data: Any, source: SourceMap) -> BlueprintError:
@@ -67,8 +122,8 @@ def _first_error(error: ValidationError, data: Any, source: SourceMap) -> Bluepr
         if detail["type"] == "missing":
             path = path + (detail["loc"][-1],) if len(path) < len(detail["loc"]) else path
         location = source.locate(path)
-        candidates.append((location.line, location.column, path, detail))
-    line, column, path, detail = min(candidates, key=lambda c: (c[0], c[1]))
+        candidates.append(((location.file != source.file, location.file, location.line, location.column), path, detail))
+    _, path, detail = min(candidates, key=lambda c: c[0])
     message, hint = _describe(detail, path, data)
     return BlueprintError(message, path=path, hint=hint, location=source.locate(path))
 

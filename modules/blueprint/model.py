@@ -392,7 +392,45 @@ class Traffic(Strict):
     )
 
 
+class Naming(Strict):
+    table: str | None = Field(
+        default=None,
+        description="Physical table name: {table}, {blueprint} and {env} placeholders. Default: `{table}`, or "
+        "`{table}-{env}` in an environment.",
+        examples=["{env}-{blueprint}-{table}"],
+    )
+
+
+class Backend(Strict):
+    type: Literal["local", "s3"] = Field(default="local", description="Where Terraform keeps the state.")
+    bucket: str | None = Field(default=None, description="S3 bucket (s3 backend).")
+    key: str = Field(
+        default="tablewright/{blueprint}/{env}/terraform.tfstate",
+        description="State object key (s3) with {blueprint}, {env} and {stack} placeholders.",
+    )
+    region: str | None = Field(default=None, description="Region of the state bucket (s3).")
+    dynamodb_table: str | None = Field(default=None, description="Lock table (s3, optional).")
+
+    @model_validator(mode="after")
+    def _s3(self) -> "Backend":
+        if self.type == "s3" and not self.bucket:
+            raise Invalid("the s3 backend needs `bucket`", "name the state bucket", "bucket")
+        return self
+
+
+class TerraformSettings(Strict):
+    aws_provider: str = Field(
+        default="~> 5.100", description="Version constraint for the hashicorp/aws provider.", examples=[">= 6.11"]
+    )
+    backend: Backend = Field(default_factory=Backend)
+
+
 class Blueprint(Strict):
+    extends: str | list[str] | None = Field(
+        default=None,
+        description="Blueprint(s) this one builds on, relative to this file; merged first, this file wins.",
+        examples=["shared/platform-base.yaml"],
+    )
     blueprint: BlueprintName = Field(description="Stack name: lowercase letters, digits and dashes.")
     version: SemVer = Field(description="Semantic version of this blueprint.", examples=["1.0.0"])
     description: str | None = None
@@ -405,4 +443,15 @@ class Blueprint(Strict):
     indexes: dict[IndexName, IndexSpec] = Field(default_factory=dict)
     lint: LintSettings = Field(default_factory=LintSettings)
     traffic: Traffic = Field(default_factory=Traffic)
+    production: bool = Field(default=False, description="This environment serves production traffic.")
+    required_tags: list[str] = Field(
+        default_factory=list, description="Tag keys every blueprint must set (additive across `extends`)."
+    )
+    naming: Naming = Field(default_factory=Naming)
+    terraform: TerraformSettings = Field(default_factory=TerraformSettings)
+    environments: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="One stack per environment (`<blueprint>-<env>`): each overlay is merged over the blueprint.",
+        examples=[{"dev": {"table": {"billing": "on_demand", "capacity": None}}, "prod": {"production": True}}],
+    )
 

@@ -32,18 +32,18 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 
 @dataclass
 class SourceMap:
-    """Where each field of a loaded document starts: path -> (line, column), both 1-based."""
+    """Where each field of a document starts (file, 1-based line and column). A composed blueprint
+    (`extends:`, environments) maps each field to the file that supplied its value."""
 
     file: str
-    positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict)
+    positions: dict[FieldPath, SourceLocation] = field(default_factory=dict)
 
     def locate(self, path: FieldPath) -> SourceLocation:
-        """The position of `path`, or of its nearest ancestor that exists in the file."""
+        """The position of `path`, or of its nearest ancestor that exists in the document."""
         probe = tuple(path)
         while probe not in self.positions and probe:
             probe = probe[:-1]
-        line, column = self.positions.get(probe, (1, 1))
-        return SourceLocation(self.file, line, column)
+        return self.positions.get(probe, SourceLocation(self.file, 1, 1))
 
 
 def read_text(path: Path) -> str:
@@ -104,9 +104,11 @@ class _Converter:
         self.source = source
         self.nodes = 0
 
+    def _location(self, node: yaml.Node) -> SourceLocation:
+        return SourceLocation(self.source.file, node.start_mark.line + 1, node.start_mark.column + 1)
+
     def _error(self, node: yaml.Node, message: str, hint: str | None = None) -> BlueprintError:
-        location = SourceLocation(self.source.file, node.start_mark.line + 1, node.start_mark.column + 1)
-        return BlueprintError(message, location=location, hint=hint)
+        return BlueprintError(message, location=self._location(node), hint=hint)
 
     def convert(self, node: yaml.Node, path: FieldPath, depth: int) -> Any:
         self.nodes += 1
@@ -118,7 +120,7 @@ class _Converter:
             )
         if depth > MAX_DEPTH:
             raise self._error(node, f"nesting deeper than {MAX_DEPTH} levels", hint="flatten the structure")
-        self.source.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        self.source.positions.setdefault(path, self._location(node))
         if node.tag not in _ALLOWED_TAGS:
             raise self._error(
                 node, f"YAML tag {node.tag!r} is not allowed", hint="remove the tag; blueprints hold plain data only"
@@ -141,14 +143,14 @@ class _Converter:
             key = _scalar(key_node)
             key = "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
             if key in result:
-                first = self.source.positions.get(path + (key,), (0, 0))[0]
+                first = self.source.positions[path + (key,)].line
                 raise self._error(
                     key_node,
                     f"duplicate key {key!r} (first defined on line {first})",
                     hint="remove one of them; YAML would silently keep only the last",
                 )
             child = path + (key,)
-            self.source.positions[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            self.source.positions[child] = self._location(key_node)
             result[key] = self.convert(value_node, child, depth + 1)
         return result
 

@@ -25,7 +25,7 @@ def add_autoscaling(scope: Construct, design: TableDesign, table: Resource, tags
     bp = design.blueprint
     if bp.table.billing != "provisioned" or bp.table.capacity is None:
         return
-    base = logical_id(bp.table.name)
+    base = logical_id(bp.blueprint)
     table_ref = f"table/{table.ref('name')}"
     for direction in ("read", "write"):
         _scale(scope, logical_id(base, direction), table_ref, "table", direction, bp.table.capacity, tags,

@@ -12,7 +12,7 @@ from modules.design.model import TableDesign
 
 
 def add_contributor_insights(scope: Construct, design: TableDesign, table: Resource) -> None:
-    base = logical_id(design.blueprint.table.name)
+    base = logical_id(design.blueprint.blueprint)
     table_name = table.ref("name")
     targets = [(base, None)] + [(logical_id(base, index.name), index.name) for index in design.global_indexes]
     for resource_id, index_name in targets:

@@ -1,4 +1,8 @@
-"""Terraform logical ids derived from blueprint names, never from list positions."""
+"""Terraform logical ids derived from blueprint names, never from list positions.
+
+Ids start with the blueprint's name (`aws_dynamodb_table.crm`, `aws_appautoscaling_target.crm_gsi1_read`),
+so every environment's stack uses the same addresses; physical names follow `naming:`.
+"""
 
 from __future__ import annotations
 

@@ -3,26 +3,34 @@
 from __future__ import annotations
 
 from modules.constructs.autoscaling import add_autoscaling
-from modules.constructs.cdk import App, LocalBackend, Provider, TerraformOutput, TerraformStack
+from modules.constructs.cdk import App, LocalBackend, Provider, S3Backend, TerraformOutput, TerraformStack
 from modules.constructs.insights import add_contributor_insights
 from modules.constructs.table import add_table
 from modules.design.model import TableDesign
 
 AWS_PROVIDER_SOURCE = "hashicorp/aws"
-# 5.100 is the newest 5.x line; `~>` keeps 6.x (with its breaking changes) out until chosen deliberately.
-AWS_PROVIDER_CONSTRAINT = "~> 5.100"
 
 
 def stack_tags(design: TableDesign) -> dict[str, str]:
     return {"tablewright:blueprint": design.blueprint.blueprint, **design.blueprint.tags}
 
 
-def build_stack(app: App, design: TableDesign, name: str) -> TerraformStack:
+def add_backend(stack: TerraformStack, design: TableDesign, name: str, environment: str | None) -> None:
+    backend = design.blueprint.terraform.backend
+    if backend.type == "local":
+        # A relative state path keeps the output identical wherever the repository is checked out.
+        LocalBackend(stack, path=f"terraform.{name}.tfstate")
+        return
+    key = backend.key.format(blueprint=design.blueprint.blueprint, env=environment or "default", stack=name)
+    S3Backend(stack, bucket=backend.bucket, key=key, region=backend.region, dynamodb_table=backend.dynamodb_table,
+              encrypt=True)
+
+
+def build_stack(app: App, design: TableDesign, name: str, environment: str | None = None) -> TerraformStack:
     bp = design.blueprint
     stack = TerraformStack(app, name)
-    # A relative state path keeps the output identical wherever the repository is checked out.
-    LocalBackend(stack, path=f"terraform.{name}.tfstate")
-    Provider(stack, "aws", AWS_PROVIDER_SOURCE, AWS_PROVIDER_CONSTRAINT, {"region": bp.region} if bp.region else {})
+    add_backend(stack, design, name, environment)
+    Provider(stack, "aws", AWS_PROVIDER_SOURCE, bp.terraform.aws_provider, {"region": bp.region} if bp.region else {})
     tags = stack_tags(design)
     table = add_table(stack, design, tags)
     add_autoscaling(stack, design, table, tags)

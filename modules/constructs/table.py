@@ -26,7 +26,7 @@ STREAM_VIEW = {"keys_only": "KEYS_ONLY", "new_image": "NEW_IMAGE", "old_image": 
 
 def add_table(scope: Construct, design: TableDesign, tags: dict[str, str]) -> Resource:
     table = design.blueprint.table
-    base = logical_id(table.name)
+    base = logical_id(design.blueprint.blueprint)
     provisioned = table.billing == "provisioned"
     live_gsis = _live_gsi_lookup(scope, base, table.name) if provisioned and design.global_indexes else ""
     table_keys = key_names(TABLE)
@@ -50,8 +50,11 @@ def add_table(scope: Construct, design: TableDesign, tags: dict[str, str]) -> Re
         tags=tags or None,
     )
     # The autoscaler owns provisioned capacity once the table exists: never set it back.
-    autoscaled = lifecycle(ignore_changes=["read_capacity", "write_capacity"]) if provisioned else None
-    return Resource(scope, base, arguments.terraform_type, arguments.arguments(), autoscaled)
+    ignore = ["read_capacity", "write_capacity"] if provisioned else None
+    # In production, Terraform itself refuses a plan that would destroy the table.
+    protect = True if design.blueprint.production else None
+    rules = lifecycle(ignore_changes=ignore, prevent_destroy=protect) if ignore or protect else None
+    return Resource(scope, base, arguments.terraform_type, arguments.arguments(), rules)
 
 
 def _gsi(index: IndexDesign, design: TableDesign, live_gsis: str) -> GlobalSecondaryIndex:

@@ -46,7 +46,7 @@ def lint_loaded(loaded: LoadedBlueprint, design: TableDesign) -> LintResult:
     findings, suppressed = lint_design(design)
     located = [Located(f, loaded.source.locate(f.path)) for f in findings]
     located.sort(key=lambda x: (x.location.line, x.location.column, SEVERITY_ORDER[x.finding.severity], x.finding.code))
-    return LintResult(design.blueprint.blueprint, tuple(located), tuple(suppressed))
+    return LintResult(loaded.stack_name, tuple(located), tuple(suppressed))
 
 
 def failed(results: list[LintResult], strict: bool) -> bool:
