@@ -99,11 +99,31 @@ def command_verify(args: argparse.Namespace) -> int:
 def command_lint(args: argparse.Namespace) -> int:
     from modules.lint import engine
 
-    results = [engine.lint_loaded(stack.source, stack.design)
-               for stack in plan_stacks(load_all(args.blueprints, args.env))]
+    stacks = plan_stacks(load_all(args.blueprints, args.env))
+    changes: dict[str, list] = {}
+    if args.against:
+        changes = _changes_against(args.against, stacks)
+    results = [engine.lint_loaded(stack.source, stack.design, changes.get(stack.name, [])) for stack in stacks]
     render = {"text": engine.render_text, "json": engine.render_json, "sarif": engine.render_sarif}[args.format]
     sys.stdout.write(render(results))
     return 1 if engine.failed(results, args.strict) else 0
+
+
+def _changes_against(spec: str, stacks: list[StackPlan]) -> dict[str, list]:
+    """Breaking-change findings of each stack against the same environment of the old blueprint."""
+    import tempfile
+
+    from modules.blueprint.gitref import materialize
+    from modules.lint.versions import breaking_changes
+
+    if len({stack.source.path for stack in stacks}) != 1:
+        raise TablewrightError("--against compares one blueprint: name exactly one", hint="lint BLUEPRINT --against OLD")
+    with tempfile.TemporaryDirectory(prefix="tablewright-old-") as scratch:
+        old = {loaded.environment: loaded for loaded in load_blueprints(materialize(spec, Path(scratch)))}
+        return {
+            stack.name: breaking_changes(old[stack.source.environment], stack.source, stack.source.path.parent)
+            for stack in stacks if stack.source.environment in old
+        }
 
 
 def command_capacity(args: argparse.Namespace) -> int:
@@ -114,6 +134,30 @@ def command_capacity(args: argparse.Namespace) -> int:
     reports = [estimate(design) for design in designs]
     render = report.render_json if args.format == "json" else report.render_text
     sys.stdout.write(render(designs, reports))
+    return 0
+
+
+def command_schema(args: argparse.Namespace) -> int:
+    from modules.blueprint.schema import write_schemas
+
+    for path in write_schemas(Path(args.out)):
+        print(f"wrote {os.path.relpath(path)}")
+    return 0
+
+
+def command_list(args: argparse.Namespace) -> int:
+    from modules import catalog
+
+    entries = catalog.catalog(Path(args.directory))
+    sys.stdout.write(catalog.render_json(entries) if args.format == "json" else catalog.render_text(entries))
+    return 0
+
+
+def command_new(args: argparse.Namespace) -> int:
+    from modules.catalog import scaffold
+
+    path = scaffold(args.name, Path(args.dir), Path(args.base), PROJECT_ROOT / "schema" / "blueprint.schema.json")
+    print(f"wrote {os.path.relpath(path)}: next, `python main.py lint {os.path.relpath(path)}`")
     return 0
 
 
@@ -144,8 +188,22 @@ def build_parser() -> argparse.ArgumentParser:
     lint = add("lint", "hot partitions, key traps, limits and costs, with numbers", command_lint)
     lint.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     lint.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    lint.add_argument("--against", metavar="OLD",
+                      help="also flag breaking changes from OLD (a path, or GITREF:path) without a major version bump")
     capacity = add("capacity", "read/write units, suggested autoscaling bounds, monthly cost", command_capacity)
     capacity.add_argument("--format", choices=("text", "json"), default="text")
+    listing = commands.add_parser("list", help="the catalog: every blueprint in a directory")
+    listing.add_argument("directory", nargs="?", default="blueprints", help="default: blueprints/")
+    listing.add_argument("--format", choices=("text", "json"), default="text")
+    listing.set_defaults(handler=command_list)
+    new = commands.add_parser("new", help="scaffold a service blueprint that extends the platform base")
+    new.add_argument("name", help="blueprint name: lowercase letters, digits and '-'")
+    new.add_argument("--dir", default="blueprints", help="where to write it (default: blueprints/)")
+    new.add_argument("--base", default="blueprints/shared/platform-base.yaml", help="the shared blueprint to extend")
+    new.set_defaults(handler=command_new)
+    schema = commands.add_parser("schema", help="write the blueprint JSON Schemas (for editors and CI)")
+    schema.add_argument("--out", default=str(PROJECT_ROOT / "schema"), help="directory (default: schema/)")
+    schema.set_defaults(handler=command_schema)
     return parser
 
 

@@ -148,7 +148,9 @@ class KeySpec(Strict):
 class EntitySpec(Strict):
     """An item type stored in the table."""
 
-    attributes: dict[AttributeName, AttributeSpec] = Field(min_length=1)
+    attributes: dict[AttributeName, AttributeSpec | AttributeType] = Field(
+        min_length=1, description="Attribute name -> type (`string`) or full spec (`{type: string, values: [...]}`)."
+    )
     key: KeySpec
     index_keys: dict[IndexName, KeySpec] = Field(
         default_factory=dict,
@@ -170,6 +172,7 @@ class EntitySpec(Strict):
     @field_validator("attributes", mode="before")
     @classmethod
     def _expand_shorthand(cls, value: object) -> object:
+        # `customerId: string` and `{type: string}` mean the same; later stages always see the full spec.
         if isinstance(value, dict):
             return {name: {"type": spec} if isinstance(spec, str) else spec for name, spec in value.items()}
         return value

@@ -10,7 +10,7 @@ from modules.blueprint.load import LoadedBlueprint
 from modules.capacity.model import estimate
 from modules.design.model import TableDesign
 from modules.errors import SourceLocation
-from modules.lint import hot, keys, limits  # noqa: F401  (registers the rules)
+from modules.lint import hot, keys, limits, versions  # noqa: F401  (registers the rules)
 from modules.lint.findings import RULES, SEVERITY_ORDER, Context, Finding
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -36,14 +36,15 @@ class LintResult:
 def lint_design(design: TableDesign) -> tuple[list[Finding], list[tuple[str, str, int]]]:
     """Every finding of every rule, in a stable order, minus the ignored codes (counted)."""
     context = Context(design, estimate(design))
-    found = [finding for code in sorted(RULES) for finding in RULES[code].check(context)]
+    found = [finding for code in sorted(RULES) if RULES[code].check for finding in RULES[code].check(context)]
     ignore = design.blueprint.lint.ignore
     suppressed = [(code, reason, sum(1 for f in found if f.code == code)) for code, reason in sorted(ignore.items())]
     return [f for f in found if f.code not in ignore], suppressed
 
 
-def lint_loaded(loaded: LoadedBlueprint, design: TableDesign) -> LintResult:
+def lint_loaded(loaded: LoadedBlueprint, design: TableDesign, extra: list[Finding] = ()) -> LintResult:
     findings, suppressed = lint_design(design)
+    findings += [f for f in extra if f.code not in design.blueprint.lint.ignore]
     located = [Located(f, loaded.source.locate(f.path)) for f in findings]
     located.sort(key=lambda x: (x.location.line, x.location.column, SEVERITY_ORDER[x.finding.severity], x.finding.code))
     return LintResult(loaded.stack_name, tuple(located), tuple(suppressed))

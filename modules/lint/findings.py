@@ -33,10 +33,15 @@ class Rule:
     code: str
     title: str
     help: str
-    check: Callable[[Context], Iterable[Finding]]
+    # None for rules that compare two versions of a blueprint (`lint --against`), not one design.
+    check: Callable[[Context], Iterable[Finding]] | None
 
 
 RULES: dict[str, Rule] = {}
+
+
+def comparison_rule(code: str, title: str, help: str) -> None:
+    RULES[code] = Rule(code, title, help, None)
 
 
 def rule(code: str, title: str, help: str) -> Callable:

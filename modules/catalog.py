@@ -1,0 +1,128 @@
+"""The catalog (`list`) of a directory of blueprints, and the scaffold (`new`) for a service."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from modules.blueprint.compose import read_document
+from modules.blueprint.load import load_blueprints
+from modules.errors import BlueprintError, TablewrightError
+from modules.report.tables import text_table
+
+HEADERS = ("Blueprint", "Version", "Owner", "Environments", "Tables", "Entities", "Patterns", "File", "Description")
+
+
+@dataclass(frozen=True)
+class Entry:
+    blueprint: str
+    version: str
+    owner: str
+    environments: list[str]
+    tables: list[str]
+    entities: int
+    patterns: int
+    file: str
+    description: str
+    kind: str  # "service", "shared" or "invalid"
+    error: str = ""
+
+
+def catalog(directory: Path) -> list[Entry]:
+    entries = []
+    for path in sorted(directory.rglob("*.yaml")):
+        relative = os.path.relpath(path)
+        try:
+            document = read_document(path)
+            if "blueprint" not in document.data:
+                entries.append(Entry(str(path.relative_to(directory)), "", str(document.data.get("owner", "")), [],
+                                     [], 0, 0, relative, "shared base (extended by service blueprints)", "shared"))
+                continue
+            stacks = load_blueprints(path)
+        except TablewrightError as error:
+            entries.append(Entry(path.stem, "", "", [], [], 0, 0, relative, "", "invalid", error.render()))
+            continue
+        model = stacks[0].model
+        entries.append(Entry(
+            blueprint=model.blueprint,
+            version=model.version,
+            owner=model.owner or "",
+            environments=[s.environment for s in stacks if s.environment],
+            tables=[s.model.table.name for s in stacks],
+            entities=len(model.entities),
+            patterns=len(model.access_patterns),
+            file=relative,
+            description=" ".join((model.description or "").split()),
+            kind="service",
+        ))
+    return entries
+
+
+def render_text(entries: list[Entry]) -> str:
+    rows = [[e.blueprint, e.version, e.owner, ", ".join(e.environments) or "-", str(len(e.tables)),
+             str(e.entities), str(e.patterns), e.file, _shorten(e.description or e.error.split("\n")[0])]
+            for e in entries]
+    return text_table(HEADERS, rows) + "\n"
+
+
+def _shorten(text: str, width: int = 63) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def render_json(entries: list[Entry]) -> str:
+    return json.dumps([asdict(e) for e in entries], indent=2) + "\n"
+
+
+SCAFFOLD = """\
+# yaml-language-server: $schema={schema}
+extends: {base}
+blueprint: {name}
+version: 0.1.0
+description: What {name} stores and who reads it.
+owner: team-{name}
+tags:
+  service: {name}
+  owner: team-{name}
+  cost-center: set-me
+table:
+  name: {table}
+entities:
+  Item:
+    attributes:
+      itemId: {{type: string, pattern: "^[A-Za-z0-9-]+$"}}
+      title: string
+      createdAt: timestamp
+    key: {{pk: "ITEM#{{itemId}}", sk: "ITEM"}}
+    item_bytes: 500
+    writes_per_second: 1
+access_patterns:
+  item_by_id:
+    entity: Item
+    where: {{itemId: "="}}
+    rps: 1
+    returns: [title, createdAt]
+"""
+
+
+def scaffold(name: str, directory: Path, base: Path, schema: Path) -> Path:
+    """Write `<directory>/<name>.yaml`, a blueprint that extends the platform base and passes lint."""
+    if not re.fullmatch(r"[a-z][a-z0-9-]{0,62}", name):
+        raise BlueprintError(f"{name!r} is not a valid blueprint name",
+                             hint="use lowercase letters, digits and '-', starting with a letter (e.g. `billing`)")
+    path = directory / f"{name}.yaml"
+    if path.exists():
+        raise BlueprintError(f"{path} already exists", hint="choose another name or edit the existing blueprint")
+    if not base.is_file():
+        raise BlueprintError(f"platform base not found: {base}", hint="pass --base with the shared blueprint to extend")
+    directory.mkdir(parents=True, exist_ok=True)
+    text = SCAFFOLD.format(
+        name=name,
+        table=f"{name.replace('-', '_')}_main",
+        base=os.path.relpath(base, directory),
+        schema=os.path.relpath(schema, directory),
+    )
+    path.write_text(text)
+    return path
