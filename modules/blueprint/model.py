@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
@@ -375,6 +376,118 @@ class IndexSpec(Strict):
         return self
 
 
+OPERATIONS = ("GetItem", "BatchGetItem", "Query", "Scan", "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems")
+Operation = Literal["GetItem", "BatchGetItem", "Query", "Scan", "PutItem", "UpdateItem", "DeleteItem",
+                    "TransactWriteItems"]
+ALARM_KINDS = ("throttles", "key_range_throttles", "utilization", "latency", "system_errors", "conditional_checks",
+               "online_index_throttles", "user_errors", "account_utilization")
+
+
+class AlarmRule(Strict):
+    """Overrides for one kind of alarm; unset values keep Tablewright's defaults (see the README)."""
+
+    enabled: bool | None = None
+    threshold: float | None = Field(default=None, ge=0)
+    period: int | None = Field(default=None, ge=60, le=86400, multiple_of=60, description="Seconds, a multiple of 60.")
+    evaluation_periods: int | None = Field(default=None, ge=1, le=100)
+    datapoints: int | None = Field(default=None, ge=1, le=100, description="Datapoints that must breach (M of N).")
+
+    @model_validator(mode="after")
+    def _m_of_n(self) -> "AlarmRule":
+        if self.datapoints and self.evaluation_periods and self.datapoints > self.evaluation_periods:
+            raise Invalid("`datapoints` exceeds `evaluation_periods`", "use M of N with M <= N", "datapoints")
+        return self
+
+
+class LatencyRule(AlarmRule):
+    operations: dict[Operation, float] = Field(
+        default_factory=dict, description="p99 thresholds in milliseconds per operation, over the default one."
+    )
+
+
+class Alarms(Strict):
+    enabled: bool = Field(default=True, description="Create the CloudWatch alarms at all.")
+    notify: Literal["create"] | list[str] = Field(
+        default="create",
+        description="`create`: an encrypted SNS topic in this stack; or the SNS topic ARNs alarms notify.",
+        examples=[["arn:aws:sns:eu-west-1:123456789012:oncall"]],
+    )
+    account_level: bool = Field(
+        default=False,
+        description="Also alarm on UserErrors and AccountProvisioned*CapacityUtilization (enable in one stack per "
+        "account and region).",
+    )
+    throttles: AlarmRule = Field(default_factory=AlarmRule)
+    key_range_throttles: AlarmRule = Field(default_factory=AlarmRule)
+    utilization: AlarmRule = Field(default_factory=AlarmRule)
+    latency: LatencyRule = Field(default_factory=LatencyRule)
+    system_errors: AlarmRule = Field(default_factory=AlarmRule)
+    conditional_checks: AlarmRule = Field(default_factory=AlarmRule)
+    online_index_throttles: AlarmRule = Field(default_factory=AlarmRule)
+    user_errors: AlarmRule = Field(default_factory=AlarmRule)
+    account_utilization: AlarmRule = Field(default_factory=AlarmRule)
+
+    @field_validator("notify")
+    @classmethod
+    def _arns(cls, value: object) -> object:
+        if isinstance(value, list):
+            if not value:
+                raise Invalid("`notify` lists no topic", "list SNS topic ARNs, or write `notify: create`")
+            for arn in value:
+                if not re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}", arn):
+                    raise Invalid(f"{arn!r} is not an SNS topic ARN", "arn:aws:sns:<region>:<account>:<topic>")
+        return value
+
+
+WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
+
+
+class MaintenanceWindow(Strict):
+    """When changes that rebuild indexes or touch the table may be applied."""
+
+    days: Literal["daily"] | list[Literal["MO", "TU", "WE", "TH", "FR", "SA", "SU"]] = Field(
+        default="daily", description="`daily`, or weekdays as MO TU WE TH FR SA SU.", examples=[["SA", "SU"]]
+    )
+    start: str = Field(description="Local start time, HH:MM (24 h).", examples=["02:00"])
+    duration: str = Field(description="How long the window stays open: `2h`, `90m`, `1h30m` (at most 24h).",
+                          examples=["2h"])
+    timezone: str = Field(description="IANA time zone of `start`.", examples=["Asia/Shanghai"])
+
+    @field_validator("start")
+    @classmethod
+    def _start(cls, value: str) -> str:
+        if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value):
+            raise Invalid(f"start {value!r} is not a time of day", "write HH:MM on a 24-hour clock, e.g. \"02:00\"")
+        return value
+
+    @field_validator("duration")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?", value)
+        minutes = int(match.group(1) or 0) * 60 + int(match.group(2) or 0) if match and value else 0
+        if not 0 < minutes <= 24 * 60:
+            raise Invalid(f"duration {value!r} is not between 1m and 24h", "write e.g. `2h`, `90m` or `1h30m`")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise Invalid(f"unknown time zone {value!r}", "use an IANA name such as Europe/Berlin or Asia/Shanghai") from None
+        return value
+
+    @property
+    def minutes(self) -> int:
+        match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?", self.duration)
+        return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
+
+    @property
+    def weekdays(self) -> tuple[str, ...]:
+        return WEEKDAYS if self.days == "daily" else tuple(d for d in WEEKDAYS if d in self.days)
+
+
 class LintSettings(Strict):
     hot_key_warning: float = Field(
         default=0.5,
@@ -447,6 +560,15 @@ class Blueprint(Strict):
     lint: LintSettings = Field(default_factory=LintSettings)
     traffic: Traffic = Field(default_factory=Traffic)
     production: bool = Field(default=False, description="This environment serves production traffic.")
+    contributor_insights: Literal["off", "throttled_keys", "accessed_and_throttled_keys"] | None = Field(
+        default=None,
+        description="Contributor Insights mode for the table and its GSIs. Default: throttled_keys in production "
+        "when the AWS provider constraint allows it (>= 6.11), else accessed_and_throttled_keys.",
+    )
+    alarms: Alarms = Field(default_factory=Alarms)
+    maintenance_window: MaintenanceWindow | None = Field(
+        default=None, description="When window-class changes (index builds, billing switches) may be applied."
+    )
     required_tags: list[str] = Field(
         default_factory=list, description="Tag keys every blueprint must set (additive across `extends`)."
     )

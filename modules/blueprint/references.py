@@ -8,6 +8,7 @@ from typing import Iterable
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec
+from modules.blueprint.provider import lowest_version, supports_insights_mode
 from modules.design.encoding import parse_value
 from modules.design.templates import entity_tag, parse_template
 from modules.errors import BlueprintError
@@ -32,6 +33,7 @@ def check_references(bp: Blueprint) -> None:
     for name, pattern in bp.access_patterns.items():
         _check_pattern(bp, name, pattern)
     _check_ttl(bp)
+    _check_provider(bp)
     for code in bp.lint.ignore:
         if not re.fullmatch(r"TW\d{3}", code):
             raise BlueprintError(f"`{code}` is not a finding code", path=("lint", "ignore", code),
@@ -204,6 +206,19 @@ def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> N
             "global secondary indexes only support eventually consistent reads",
             path=base + ("consistent",),
             hint="remove `consistent: true` or use `index: table`",
+        )
+
+
+def _check_provider(bp: Blueprint) -> None:
+    if lowest_version(bp.terraform.aws_provider) is None:
+        raise BlueprintError(f"cannot read the version constraint {bp.terraform.aws_provider!r}",
+                             path=("terraform", "aws_provider"), hint="write e.g. \"~> 5.100\" or \">= 6.11\"")
+    if bp.contributor_insights == "throttled_keys" and not supports_insights_mode(bp):
+        raise BlueprintError(
+            f"throttled_keys needs hashicorp/aws >= 6.11 (the `mode` argument); the constraint "
+            f"{bp.terraform.aws_provider!r} allows older versions, which always record accessed and throttled keys",
+            path=("contributor_insights",),
+            hint="set `terraform: {aws_provider: \">= 6.11\"}`, or use `accessed_and_throttled_keys` (or `off`)",
         )
 
 

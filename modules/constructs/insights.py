@@ -1,20 +1,32 @@
 """Contributor Insights for the table and every GSI: the most accessed and throttled keys.
 
-Note for reviewers: Contributor Insights shows partition and sort key values in clear text.
+The `mode` argument (THROTTLED_KEYS or ACCESSED_AND_THROTTLED_KEYS) exists from hashicorp/aws 6.11;
+with an older provider constraint it is left out and the provider records accessed and throttled
+keys, which is the only mode it knows. Note for reviewers: Contributor Insights shows partition and
+sort key values in clear text.
 """
 
 from __future__ import annotations
 
+from modules.blueprint.provider import insights_mode, supports_insights_mode
 from modules.constructs.cdk import Construct, Resource
 from modules.constructs.naming import logical_id
-from modules.constructs.resources import DynamodbContributorInsights
+from modules.constructs.resources import DynamodbContributorInsights, DynamodbContributorInsightsWithMode
 from modules.design.model import TableDesign
 
 
 def add_contributor_insights(scope: Construct, design: TableDesign, table: Resource) -> None:
-    base = logical_id(design.blueprint.blueprint)
+    bp = design.blueprint
+    mode = insights_mode(bp)
+    if mode == "off":
+        return
+    base = logical_id(bp.blueprint)
     table_name = table.ref("name")
     targets = [(base, None)] + [(logical_id(base, index.name), index.name) for index in design.global_indexes]
     for resource_id, index_name in targets:
-        arguments = DynamodbContributorInsights(table_name=table_name, index_name=index_name)
+        if supports_insights_mode(bp):
+            arguments = DynamodbContributorInsightsWithMode(table_name=table_name, index_name=index_name,
+                                                            mode=mode.upper())
+        else:
+            arguments = DynamodbContributorInsights(table_name=table_name, index_name=index_name)
         Resource(scope, resource_id, arguments.terraform_type, arguments.arguments())

@@ -152,3 +152,130 @@ class AppautoscalingPolicy(ResourceArguments):
     resource_id: str
     scalable_dimension: str
     target_tracking_scaling_policy_configuration: TargetTrackingConfiguration
+
+
+class DynamodbContributorInsightsWithMode(DynamodbContributorInsights):
+    """hashicorp/aws >= 6.11 only: `mode` selects which keys are recorded."""
+
+    mode: Literal["ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS"]
+
+
+# CloudWatch alarms -----------------------------------------------------------------------------------
+
+
+class MetricStat(Block):
+    metric_name: str
+    namespace: str
+    period: int
+    stat: str
+    dimensions: dict[str, str] | None = None
+
+
+class MetricQuery(Block):
+    id: str = Field(pattern=r"^[a-z][A-Za-z0-9_]*$")
+    expression: str | None = None
+    label: str | None = None
+    return_data: bool | None = None
+    metric: MetricStat | None = None
+
+
+class CloudwatchMetricAlarm(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_cloudwatch_metric_alarm"
+    alarm_name: str = Field(max_length=255)
+    alarm_description: str = Field(max_length=1024)
+    comparison_operator: Literal["GreaterThanThreshold", "GreaterThanOrEqualToThreshold", "LessThanThreshold"]
+    threshold: float
+    evaluation_periods: int = Field(ge=1)
+    datapoints_to_alarm: int = Field(ge=1)
+    treat_missing_data: Literal["breaching", "notBreaching", "ignore", "missing"]
+    metric_name: str | None = None
+    namespace: str | None = None
+    period: int | None = None
+    statistic: Literal["Sum", "Average", "Maximum", "Minimum", "SampleCount"] | None = None
+    extended_statistic: str | None = None
+    dimensions: dict[str, str] | None = None
+    metric_query: list[MetricQuery] | None = Field(default=None, max_length=20)
+    alarm_actions: list[str]
+    ok_actions: list[str]
+    tags: dict[str, str] | None = None
+
+
+# Notifications, change detection, change calendar ----------------------------------------------------
+
+
+class SnsTopic(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_sns_topic"
+    name: str
+    kms_master_key_id: str
+    tags: dict[str, str] | None = None
+
+
+class SnsTopicPolicy(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_sns_topic_policy"
+    arn: str
+    policy: str
+
+
+class KmsKeyWithPolicy(KmsKey):
+    policy: str
+
+
+class PolicyPrincipal(Block):
+    type: Literal["AWS", "Service"]
+    identifiers: list[str]
+
+
+class PolicyCondition(Block):
+    test: str
+    variable: str
+    values: list[str]
+
+
+class PolicyStatement(Block):
+    sid: str
+    effect: Literal["Allow", "Deny"] = "Allow"
+    actions: list[str]
+    resources: list[str]
+    principals: list[PolicyPrincipal]
+    condition: list[PolicyCondition] | None = None
+
+
+class IamPolicyDocumentData(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_iam_policy_document"
+    statement: list[PolicyStatement]
+
+
+class CallerIdentityData(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_caller_identity"
+
+
+class PartitionData(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_partition"
+
+
+class RegionData(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_region"
+
+
+class CloudwatchEventRule(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_cloudwatch_event_rule"
+    name: str = Field(max_length=64, pattern=r"^[\.\-_A-Za-z0-9]+$")
+    description: str
+    event_pattern: str
+    tags: dict[str, str] | None = None
+
+
+class CloudwatchEventTarget(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_cloudwatch_event_target"
+    rule: str
+    target_id: str
+    arn: str
+
+
+class SsmDocument(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_ssm_document"
+    name: str = Field(pattern=r"^[a-zA-Z0-9_\-.]{3,128}$")
+    document_type: Literal["ChangeCalendar"] = "ChangeCalendar"
+    document_format: Literal["TEXT"] = "TEXT"
+    content: str
+    tags: dict[str, str] | None = None

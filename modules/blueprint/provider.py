@@ -1,0 +1,37 @@
+"""What the configured hashicorp/aws version constraint guarantees."""
+
+from __future__ import annotations
+
+import re
+
+from modules.blueprint.model import Blueprint
+
+# `mode` on aws_dynamodb_contributor_insights arrived in hashicorp/aws 6.11.
+INSIGHTS_MODE_SINCE = (6, 11, 0)
+_CLAUSE = re.compile(r"^\s*(>=|<=|!=|~>|>|<|=)?\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*$")
+
+
+def lowest_version(constraint: str) -> tuple[int, int, int] | None:
+    """The lowest provider version the constraint admits (its lower bound), or None if unparsable."""
+    lowest = (0, 0, 0)
+    for clause in constraint.split(","):
+        match = _CLAUSE.match(clause)
+        if not match:
+            return None
+        op = match.group(1) or "="
+        version = tuple(int(part or 0) for part in match.group(2, 3, 4))
+        if op in (">=", ">", "=", "~>"):
+            lowest = max(lowest, version)
+    return lowest
+
+
+def supports_insights_mode(bp: Blueprint) -> bool:
+    lowest = lowest_version(bp.terraform.aws_provider)
+    return lowest is not None and lowest >= INSIGHTS_MODE_SINCE
+
+
+def insights_mode(bp: Blueprint) -> str:
+    """The effective Contributor Insights mode: the blueprint's, or the default for the environment."""
+    if bp.contributor_insights is not None:
+        return bp.contributor_insights
+    return "throttled_keys" if bp.production and supports_insights_mode(bp) else "accessed_and_throttled_keys"
