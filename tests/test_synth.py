@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -11,8 +15,8 @@ import yaml
 
 from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.synth import plan_stacks, synthesize
-from tests.conftest import BUNDLED, bundled_stacks
-from tests.terraform_support import terraform_environment, validate
+from tests.conftest import BUNDLED, ROOT, bundled_stacks
+from tests.terraform_support import missing_tool, terraform_environment, validate
 
 
 def synth_one(path: Path, out: Path, environment: str = "prod") -> dict:
@@ -92,8 +96,15 @@ def test_customer_managed_key_is_created_with_rotation(write_blueprint, tmp_path
     config = synth_one(write_blueprint(text), tmp_path / "out")
     key = config["resource"]["aws_kms_key"]["crm_key"]
     assert key["enable_key_rotation"] is True
+    assert key["policy"] == "${data.aws_iam_policy_document.crm_key_policy.json}"
+    [statement] = config["data"]["aws_iam_policy_document"]["crm_key_policy"]["statement"]
+    assert statement["principals"][0]["identifiers"] == [
+        "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"]
+    # The alarm topic's key shares the account data sources, declared once.
+    assert set(config["data"]["aws_iam_policy_document"]) == {"crm_key_policy", "crm_alarms_key_policy", "crm_alarms_topic_policy"}
     table = config["resource"]["aws_dynamodb_table"]["crm"]
     assert table["server_side_encryption"] == {"enabled": True, "kms_key_arn": "${aws_kms_key.crm_key.arn}"}
+    validate(tmp_path / "out" / "stacks" / "crm-prod", terraform_environment(tmp_path))
 
 
 def test_synthesis_is_byte_identical_across_runs(tmp_path):
@@ -163,12 +174,6 @@ def test_terraform_validate_accepts_every_optional_setting(write_blueprint, tmp_
 
 def test_cdktf_app_entry_synthesizes_what_cdktf_json_names(tmp_path):
     """`cdktf synth` runs `python3 main.py` with no arguments and CDKTF_OUTDIR set."""
-    import os
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
     out = tmp_path / "cli-out"
     env = dict(os.environ, CDKTF_OUTDIR=str(out))
     subprocess.run([sys.executable, "main.py"], cwd=ROOT, env=env, check=True, capture_output=True)
@@ -176,3 +181,28 @@ def test_cdktf_app_entry_synthesizes_what_cdktf_json_names(tmp_path):
     stacks = sorted(p.name for p in (out / "stacks").iterdir())
     assert stacks == sorted(s.stack_name for n in names for s in load_blueprints(ROOT / n))
     assert (out / "manifest.json").exists()
+
+
+def test_the_cdktf_cli_synthesizes_what_python_main_py_synth_writes(tmp_path):
+    """The npm `cdktf-cli` (pinned to the cdktf version, `npm ci`) runs the app of cdktf.json."""
+    cli = ROOT / "node_modules" / ".bin" / "cdktf"
+    if not cli.exists():
+        missing_tool("the cdktf CLI is not installed (run `npm ci`)")
+    pinned = json.loads((ROOT / "node_modules" / "cdktf-cli" / "package.json").read_text())["version"]
+    assert pinned == version("cdktf")
+
+    env = terraform_environment(tmp_path)  # the CLI runs `terraform version`: keep it offline
+    # `python3` in cdktf.json's app must be this interpreter, whose environment has Tablewright installed.
+    env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}", CI="1")
+    cli_out = tmp_path / "cdktf-cli.out"
+    result = subprocess.run([str(cli), "synth", "--output", str(cli_out)], cwd=ROOT, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    python_out = tmp_path / "python.out"
+    synthesize(plan_stacks(bundled_stacks()), python_out)
+    python_stacks = sorted(p.name for p in (python_out / "stacks").iterdir())
+    assert sorted(p.name for p in (cli_out / "stacks").iterdir()) == python_stacks
+    for name in python_stacks:
+        cli_json = (cli_out / "stacks" / name / "cdk.tf.json").read_bytes()
+        assert cli_json == (python_out / "stacks" / name / "cdk.tf.json").read_bytes(), name

@@ -108,6 +108,7 @@ class KmsKey(ResourceArguments):
     description: str
     enable_key_rotation: bool
     deletion_window_in_days: int = Field(ge=7, le=30)
+    policy: str
     tags: dict[str, str] | None = None
 
 
@@ -213,10 +214,6 @@ class SnsTopic(ResourceArguments):
 class SnsTopicPolicy(ResourceArguments):
     terraform_type: ClassVar[str] = "aws_sns_topic_policy"
     arn: str
-    policy: str
-
-
-class KmsKeyWithPolicy(KmsKey):
     policy: str
 
 

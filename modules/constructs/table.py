@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from modules.blueprint.model import TableSpec
 from modules.constructs.cdk import Construct, DataSource, Local, Resource, lifecycle
+from modules.constructs.keys import add_key
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import (
     DynamodbTable,
@@ -11,7 +12,6 @@ from modules.constructs.resources import (
     DynamodbTablesData,
     GlobalSecondaryIndex,
     KmsAlias,
-    KmsKey,
     LocalSecondaryIndex,
     PointInTimeRecovery,
     ServerSideEncryption,
@@ -114,13 +114,7 @@ def _encryption(scope: Construct, base: str, table: TableSpec, tags: dict[str, s
         return ServerSideEncryption(enabled=True)
     if table.kms_key_arn:
         return ServerSideEncryption(enabled=True, kms_key_arn=table.kms_key_arn)
-    key_arguments = KmsKey(
-        description=f"Encrypts DynamoDB table {table.name} (Tablewright)",
-        enable_key_rotation=True,
-        deletion_window_in_days=30,
-        tags=tags or None,
-    )
-    key = Resource(scope, logical_id(base, "key"), key_arguments.terraform_type, key_arguments.arguments())
+    key = add_key(scope, base, f"Encrypts DynamoDB table {table.name} (Tablewright)", tags, [])
     alias = KmsAlias(name=f"alias/tablewright/{table.name}", target_key_id=key.ref("key_id"))
     Resource(scope, logical_id(base, "key_alias"), alias.terraform_type, alias.arguments())
     return ServerSideEncryption(enabled=True, kms_key_arn=key.ref("arn"))

@@ -1,0 +1,160 @@
+"""End to end: every bundled stack applied by the real Terraform CLI and AWS provider to the emulator
+(tests/emulator.py), then re-planned: no diff after apply, none after the autoscaler moves capacity,
+exactly the change after something Terraform owns is edited behind its back. The access patterns are
+then verified against the table Terraform created."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from modules.synth import StackPlan, plan_stacks, synthesize
+from modules.verify.verify import verify_table
+from tests.conftest import bundled_stacks
+from tests.emulator import Emulator
+from tests.terraform_support import terraform, terraform_environment
+
+STACKS = plan_stacks(bundled_stacks())
+NAMES = [s.name for s in STACKS]
+PROVISIONED = [s.name for s in STACKS if s.design.blueprint.table.billing == "provisioned"]
+
+
+@dataclass
+class AppliedStack:
+    stack: StackPlan
+    workdir: Path
+    env: dict[str, str]
+    config: dict[str, Any]
+
+    @property
+    def table(self) -> str:
+        [table] = self.config["resource"]["aws_dynamodb_table"].values()
+        return table["name"]
+
+    def plan_changes(self) -> list[dict[str, Any]]:
+        """`terraform plan`, as `terraform show -json` reports it: the resource changes that do something."""
+        terraform(["plan", "-input=false", "-out=drift.tfplan"], self.workdir, self.env)
+        shown = terraform(["show", "-json", "drift.tfplan"], self.workdir, self.env)
+        changes = json.loads(shown.stdout).get("resource_changes", [])
+        return [c for c in changes if c["change"]["actions"] not in (["no-op"], ["read"])]
+
+    def apply_plan(self) -> None:
+        terraform(["apply", "-input=false", "drift.tfplan"], self.workdir, self.env)
+
+    def replan_exit_code(self) -> tuple[int, str]:
+        result = terraform(["plan", "-input=false", "-detailed-exitcode"], self.workdir, self.env, check=False)
+        return result.returncode, result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def emulator():
+    emulator = Emulator()
+    yield emulator
+    emulator.stop()
+
+
+@pytest.fixture(scope="module")
+def applied(emulator, tmp_path_factory) -> Callable[[str], AppliedStack]:
+    """Apply each stack once (on first use) and share it between this module's tests."""
+    out = tmp_path_factory.mktemp("e2e") / "cdktf.out"
+    synthesize(STACKS, out)
+    done: dict[str, AppliedStack] = {}
+
+    def apply(name: str) -> AppliedStack:
+        if name not in done:
+            workdir = out.parent / name
+            shutil.copytree(out / "stacks" / name, workdir)
+            (workdir / "provider_override.tf.json").write_text(json.dumps(emulator.provider_override()))
+            env = terraform_environment(workdir)
+            terraform(["init", "-input=false"], workdir, env)
+            terraform(["apply", "-input=false", "-auto-approve"], workdir, env)
+            config = json.loads((workdir / "cdk.tf.json").read_text())
+            done[name] = AppliedStack(next(s for s in STACKS if s.name == name), workdir, env, config)
+        return done[name]
+
+    return apply
+
+
+def changed_arguments(change: dict[str, Any]) -> set[str]:
+    before, after = change["change"]["before"], change["change"]["after"]
+    unknown = change["change"].get("after_unknown", {})
+    return {key for key in before.keys() | after.keys() if before.get(key) != after.get(key) or unknown.get(key)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_replan_after_apply_is_empty(name, applied):
+    code, output = applied(name).replan_exit_code()
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("name", PROVISIONED)
+def test_autoscaler_capacity_changes_are_not_drift(name, applied, emulator):
+    stack = applied(name)
+    dynamodb = emulator.client("dynamodb")
+    description = dynamodb.describe_table(TableName=stack.table)["Table"]
+    index = description["GlobalSecondaryIndexes"][0]["IndexName"]
+    # What Application Auto Scaling does: one UpdateTable per scalable target, within its bounds.
+    dynamodb.update_table(TableName=stack.table, ProvisionedThroughput={"ReadCapacityUnits": 1234,
+                                                                        "WriteCapacityUnits": 321})
+    dynamodb.update_table(TableName=stack.table, GlobalSecondaryIndexUpdates=[{"Update": {
+        "IndexName": index, "ProvisionedThroughput": {"ReadCapacityUnits": 777, "WriteCapacityUnits": 99}}}])
+    moved = dynamodb.describe_table(TableName=stack.table)["Table"]
+    assert moved["ProvisionedThroughput"]["ReadCapacityUnits"] == 1234
+    assert moved["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"] == 777
+
+    code, output = stack.replan_exit_code()
+    assert code == 0, output
+
+
+PUT_ALARM_FIELDS = (
+    "AlarmName", "AlarmDescription", "ActionsEnabled", "OKActions", "AlarmActions", "InsufficientDataActions",
+    "MetricName", "Namespace", "Statistic", "ExtendedStatistic", "Dimensions", "Period", "Unit",
+    "EvaluationPeriods", "DatapointsToAlarm", "Threshold", "ComparisonOperator", "TreatMissingData",
+    "EvaluateLowSampleCountPercentile", "Metrics", "ThresholdMetricId",
+)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_tag_and_an_alarm_threshold_changed_behind_terraform_are_the_only_changes(name, applied, emulator):
+    stack = applied(name)
+    blueprint = stack.stack.design.blueprint.blueprint
+    dynamodb, cloudwatch = emulator.client("dynamodb"), emulator.client("cloudwatch")
+    arn = dynamodb.describe_table(TableName=stack.table)["Table"]["TableArn"]
+    owner = stack.config["resource"]["aws_dynamodb_table"][blueprint]["tags"]["owner"]
+    dynamodb.tag_resource(ResourceArn=arn, Tags=[{"Key": "owner", "Value": "someone-else"}])
+    alarm_id = f"{blueprint}_table_read_throttles"
+    alarm_name = stack.config["resource"]["aws_cloudwatch_metric_alarm"][alarm_id]["alarm_name"]
+    [alarm] = cloudwatch.describe_alarms(AlarmNames=[alarm_name])["MetricAlarms"]
+    threshold = alarm["Threshold"]
+    cloudwatch.put_metric_alarm(**{**{k: alarm[k] for k in PUT_ALARM_FIELDS if k in alarm}, "Threshold": threshold + 5})
+
+    changes = {change["address"]: change for change in stack.plan_changes()}
+    assert sorted(changes) == [f"aws_cloudwatch_metric_alarm.{alarm_id}", f"aws_dynamodb_table.{blueprint}"]
+    table, alarm_change = changes[f"aws_dynamodb_table.{blueprint}"], changes[f"aws_cloudwatch_metric_alarm.{alarm_id}"]
+    assert table["change"]["actions"] == alarm_change["change"]["actions"] == ["update"]
+    assert changed_arguments(table) == {"tags", "tags_all"}
+    assert (table["change"]["before"]["tags"]["owner"], table["change"]["after"]["tags"]["owner"]) == (
+        "someone-else", owner)
+    assert changed_arguments(alarm_change) == {"threshold"}
+    assert (alarm_change["change"]["before"]["threshold"], alarm_change["change"]["after"]["threshold"]) == (
+        threshold + 5, threshold)
+
+    stack.apply_plan()
+    tags = {t["Key"]: t["Value"] for t in dynamodb.list_tags_of_resource(ResourceArn=arn)["Tags"]}
+    assert tags["owner"] == owner
+    assert cloudwatch.describe_alarms(AlarmNames=[alarm_name])["MetricAlarms"][0]["Threshold"] == threshold
+    code, output = stack.replan_exit_code()
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_access_patterns_pass_on_the_table_terraform_created(name, applied, emulator):
+    stack = applied(name)
+    result = verify_table(emulator.client("dynamodb"), stack.stack.design, stack.config, create=False)
+    assert result.table == stack.table
+    assert result.results and result.passed, [(r.pattern, r.failure) for r in result.results if not r.passed]
