@@ -137,6 +137,29 @@ def command_capacity(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_review(args: argparse.Namespace) -> int:
+    from modules.review import render
+    from modules.review.review import build_review
+
+    review = build_review(args.base, args.head, args.env, args.allow_destroy)
+    output = {"markdown": render.render_markdown, "json": render.render_json, "text": render.render_text}[args.format]
+    sys.stdout.write(output(review))
+    return 0
+
+
+def command_gate(args: argparse.Namespace) -> int:
+    from modules.review import render
+    from modules.review.changes import read_plan
+    from modules.review.gate import gate, parse_now, stack_for_plan
+
+    plan = read_plan(Path(args.plan))
+    now = parse_now(args.now)
+    loaded = stack_for_plan(load_blueprints(args.blueprint), plan, args.env)
+    stack, decision = gate(plan, loaded, now, args.allow_destroy)
+    sys.stdout.write(render.render_gate(stack, decision, args.format))
+    return 0 if decision.passed else 1
+
+
 def command_schema(args: argparse.Namespace) -> int:
     from modules.blueprint.schema import write_schemas
 
@@ -192,6 +215,22 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also flag breaking changes from OLD (a path, or GITREF:path) without a major version bump")
     capacity = add("capacity", "read/write units, suggested autoscaling bounds, monthly cost", command_capacity)
     capacity.add_argument("--format", choices=("text", "json"), default="text")
+    review = commands.add_parser("review", help="classify the Terraform changes between two blueprint versions")
+    review.add_argument("--base", required=True, metavar="OLD", help="the blueprint before: a path or GITREF:path")
+    review.add_argument("--head", required=True, metavar="NEW", help="the blueprint after: a path or GITREF:path")
+    review.add_argument("--env", help="only this environment's stack")
+    review.add_argument("--format", choices=("markdown", "json", "text"), default="markdown")
+    review.add_argument("--allow-destroy", action="store_true", help="blocked changes become window changes")
+    review.set_defaults(handler=command_review)
+    gate_command = commands.add_parser("gate", help="exit 1 if a plan must not be applied now")
+    gate_command.add_argument("--plan", required=True, help="`terraform show -json PLAN` output")
+    gate_command.add_argument("--blueprint", required=True, help="the blueprint the plan was synthesized from")
+    gate_command.add_argument("--env", help="its environment (default: the one whose table the plan names)")
+    gate_command.add_argument("--now", help="decide as of this ISO 8601 time with offset (default: now)")
+    gate_command.add_argument("--allow-destroy", action="store_true",
+                              help="let blocked changes through (inside the maintenance window)")
+    gate_command.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    gate_command.set_defaults(handler=command_gate)
     listing = commands.add_parser("list", help="the catalog: every blueprint in a directory")
     listing.add_argument("directory", nargs="?", default="blueprints", help="default: blueprints/")
     listing.add_argument("--format", choices=("text", "json"), default="text")

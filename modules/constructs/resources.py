@@ -60,7 +60,7 @@ class ServerSideEncryption(Block):
 
 
 class Ttl(Block):
-    attribute_name: str
+    attribute_name: str | None = None
     enabled: bool
 
 
@@ -77,7 +77,7 @@ class DynamodbTable(ResourceArguments):
     local_secondary_index: list[LocalSecondaryIndex] | None = None
     point_in_time_recovery: PointInTimeRecovery
     server_side_encryption: ServerSideEncryption | None = None
-    ttl: Ttl | None = None
+    ttl: Ttl
     deletion_protection_enabled: bool
     stream_enabled: bool
     stream_view_type: Literal["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"] | None = None

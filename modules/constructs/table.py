@@ -42,7 +42,8 @@ def add_table(scope: Construct, design: TableDesign, tags: dict[str, str]) -> Re
         local_secondary_index=[_lsi(index) for index in design.local_indexes] or None,
         point_in_time_recovery=PointInTimeRecovery(enabled=table.point_in_time_recovery),
         server_side_encryption=_encryption(scope, base, table, tags),
-        ttl=Ttl(attribute_name=table.ttl_attribute, enabled=True) if table.ttl_attribute else None,
+        # An absent `ttl` block would leave TTL as it is: say `enabled = false`, so removing it turns it off.
+        ttl=Ttl(attribute_name=table.ttl_attribute, enabled=True) if table.ttl_attribute else Ttl(enabled=False),
         deletion_protection_enabled=table.deletion_protection,
         stream_enabled=table.stream != "off",
         stream_view_type=STREAM_VIEW.get(table.stream),

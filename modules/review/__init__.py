@@ -1,0 +1,1 @@
+"""Review and plan gate: classify every Terraform change as blocked, window or safe."""

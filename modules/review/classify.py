@@ -1,0 +1,291 @@
+"""Every resource change gets a class:
+
+- blocked: the table is deleted or replaced (its data is lost), or production loses point-in-time
+  recovery or deletion protection. Only `--allow-destroy` lets these through, and then only inside
+  the maintenance window.
+- window: changes DynamoDB carries out on the live table for minutes to hours, or that consumers
+  feel: GSI create, delete or rebuild, billing-mode switch, stream, TTL, table class, encryption key,
+  protection turned off outside production, a KMS key deleted. Applied only in the maintenance window.
+- safe: capacity bounds, autoscaling, alarms, tags, Contributor Insights, the change calendar and rule.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from modules.review.changes import ResourceChange
+
+Class = Literal["blocked", "window", "safe"]
+CLASSES: tuple[Class, ...] = ("blocked", "window", "safe")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One classified change: a resource, or one aspect of the table (a GSI, the billing mode...)."""
+
+    address: str
+    action: str  # create | update | delete | replace
+    category: str  # table, index, autoscaling, alarms, ...
+    subject: str
+    cls: Class
+    reason: str
+
+
+def _blocks(value: Any) -> list[dict[str, Any]]:
+    """Nested blocks: a dict in a synthesis, a list of dicts in a plan."""
+    if isinstance(value, dict):
+        return [value]
+    return [v for v in value or [] if isinstance(v, dict)]
+
+
+def _block(value: Any) -> dict[str, Any]:
+    blocks = _blocks(value)
+    return blocks[0] if blocks else {}
+
+
+@dataclass(frozen=True)
+class IndexFacets:
+    keys: tuple[str | None, str | None]
+    key_types: tuple[str | None, str | None]
+    projection: tuple[str, tuple[str, ...]]
+    capacity: tuple[Any, Any]
+
+
+@dataclass(frozen=True)
+class TableFacets:
+    """What the classification looks at, with the provider's defaults filled in."""
+
+    name: str
+    keys: tuple[str | None, str | None]
+    key_types: tuple[str | None, str | None]
+    local_indexes: tuple[tuple[str, str, str, tuple[str, ...]], ...]
+    global_indexes: dict[str, IndexFacets]
+    billing_mode: str
+    stream: tuple[bool, str]
+    ttl: tuple[bool, str]
+    table_class: str
+    encryption: tuple[bool, str]
+    point_in_time_recovery: bool
+    deletion_protection: bool
+    tags: dict[str, str]
+    capacity: tuple[Any, Any]
+
+
+def table_facets(body: dict[str, Any]) -> TableFacets:
+    types = {a.get("name"): a.get("type") for a in _blocks(body.get("attribute"))}
+
+    def key_types(hash_key: str | None, range_key: str | None) -> tuple[str | None, str | None]:
+        return types.get(hash_key), types.get(range_key)
+
+    def projection(index: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+        return index.get("projection_type") or "ALL", tuple(sorted(index.get("non_key_attributes") or []))
+
+    gsis = {
+        gsi["name"]: IndexFacets((gsi.get("hash_key"), gsi.get("range_key")),
+                                 key_types(gsi.get("hash_key"), gsi.get("range_key")), projection(gsi),
+                                 (gsi.get("read_capacity"), gsi.get("write_capacity")))
+        for gsi in _blocks(body.get("global_secondary_index"))
+    }
+    lsis = tuple(sorted((lsi["name"], lsi.get("range_key") or "", *projection(lsi))
+                        for lsi in _blocks(body.get("local_secondary_index"))))
+    stream_enabled = bool(body.get("stream_enabled"))
+    ttl, sse = _block(body.get("ttl")), _block(body.get("server_side_encryption"))
+    return TableFacets(
+        name=body.get("name", ""),
+        keys=(body.get("hash_key"), body.get("range_key")),
+        key_types=key_types(body.get("hash_key"), body.get("range_key")),
+        local_indexes=lsis,
+        global_indexes=gsis,
+        billing_mode=body.get("billing_mode") or "PROVISIONED",
+        stream=(stream_enabled, (body.get("stream_view_type") or "") if stream_enabled else ""),
+        ttl=(bool(ttl.get("enabled")), ttl.get("attribute_name") or "") if ttl.get("enabled") else (False, ""),
+        table_class=body.get("table_class") or "STANDARD",
+        encryption=(bool(sse.get("enabled")), sse.get("kms_key_arn") or "") if sse.get("enabled") else (False, ""),
+        point_in_time_recovery=bool(_block(body.get("point_in_time_recovery")).get("enabled")),
+        deletion_protection=bool(body.get("deletion_protection_enabled")),
+        tags=dict(body.get("tags") or {}),
+        capacity=(body.get("read_capacity"), body.get("write_capacity")),
+    )
+
+
+def _encryption_label(encryption: tuple[bool, str]) -> str:
+    enabled, key = encryption
+    if not enabled:
+        return "AWS owned key"
+    return "customer managed key" if key else "AWS managed key"
+
+
+def _index_label(index: IndexFacets) -> str:
+    kind, attributes = index.projection
+    projection = f"{kind} [{', '.join(attributes)}]" if attributes else kind
+    return f"{index.keys[0]}/{index.keys[1] or '-'}, projection {projection}"
+
+
+def _replacement_reasons(before: TableFacets, after: TableFacets) -> list[str]:
+    reasons = []
+    if before.name != after.name:
+        reasons.append(f"name {before.name} -> {after.name}")
+    if before.keys != after.keys or before.key_types != after.key_types:
+        reasons.append(f"key schema {before.keys}/{before.key_types} -> {after.keys}/{after.key_types}")
+    if before.local_indexes != after.local_indexes:
+        reasons.append("local secondary indexes change (they exist only from table creation)")
+    return reasons
+
+
+def _table_change(change: ResourceChange, production: bool) -> list[Change]:
+    address = change.address
+    if change.action == "create":
+        name = table_facets(change.after or {}).name
+        return [Change(address, "create", "table", f"table {name}", "safe", "a new, empty table")]
+    if change.action == "delete":
+        name = table_facets(change.before or {}).name
+        return [Change(address, "delete", "table", f"table {name}", "blocked",
+                       "deleting the table deletes every item in it")]
+    before, after = table_facets(change.before or {}), table_facets(change.after or {})
+    if change.action == "replace":
+        reasons = _replacement_reasons(before, after) or [f"Terraform replaces it: {', '.join(change.replace_paths)}"]
+        return [Change(address, "replace", "table", f"table {before.name}", "blocked",
+                       "replacing the table deletes every item in it: " + "; ".join(reasons))]
+    return _table_updates(address, before, after, production)
+
+
+def _index_changes(address: str, before: TableFacets, after: TableFacets) -> list[Change]:
+    changes = []
+    for name in sorted(before.global_indexes.keys() | after.global_indexes.keys()):
+        old, new = before.global_indexes.get(name), after.global_indexes.get(name)
+        subject = f"GSI {name}"
+        if old is None:
+            changes.append(Change(address, "create", "index", subject, "window",
+                                  f"DynamoDB builds the index ({_index_label(new)}) by backfilling every item: "
+                                  "minutes to hours, one index at a time"))
+        elif new is None:
+            changes.append(Change(address, "delete", "index", subject, "window",
+                                  "queries on the index fail from the moment it starts deleting"))
+        elif (old.keys, old.key_types, old.projection) != (new.keys, new.key_types, new.projection):
+            changes.append(Change(address, "replace", "index", subject, "window",
+                                  f"{_index_label(old)} -> {_index_label(new)}: a GSI's keys and projection cannot "
+                                  "change in place, so it is deleted and rebuilt; queries on it fail until the "
+                                  "new one is ACTIVE"))
+        elif old.capacity != new.capacity and before.billing_mode == after.billing_mode:
+            changes.append(Change(address, "update", "capacity", f"{subject} capacity", "safe",
+                                  f"read/write {old.capacity[0]}/{old.capacity[1]} -> {new.capacity[0]}/{new.capacity[1]}"))
+    return changes
+
+
+def _protection(address: str, subject: str, was: bool, now: bool, production: bool, loss: str) -> list[Change]:
+    if was == now:
+        return []
+    if now:
+        return [Change(address, "update", "table", f"{subject} on", "safe", "adds protection")]
+    if production:
+        return [Change(address, "update", "table", f"{subject} off", "blocked", f"production table: {loss}")]
+    return [Change(address, "update", "table", f"{subject} off", "window", loss)]
+
+
+def _table_updates(address: str, before: TableFacets, after: TableFacets, production: bool) -> list[Change]:
+    table = f"table {after.name}"
+    changes = _index_changes(address, before, after)
+    if before.billing_mode != after.billing_mode:
+        limit = (" (at most four times in 24 hours)" if after.billing_mode == "PAY_PER_REQUEST" else "")
+        changes.append(Change(address, "update", "table", f"{table}: billing {before.billing_mode} -> "
+                              f"{after.billing_mode}", "window",
+                              f"DynamoDB restructures the table's partitions for several minutes{limit}"))
+    if before.stream != after.stream:
+        changes.append(Change(address, "update", "table", f"{table}: stream {before.stream[1] or 'off'} -> "
+                              f"{after.stream[1] or 'off'}", "window",
+                              "stream consumers (Lambda triggers, pipes, replication) lose or change their stream"))
+    if before.ttl != after.ttl:
+        changes.append(Change(address, "update", "table", f"{table}: TTL {before.ttl[1] or 'off'} -> "
+                              f"{after.ttl[1] or 'off'}", "window",
+                              "takes up to an hour to process, and no other TTL change is accepted meanwhile"))
+    if before.table_class != after.table_class:
+        changes.append(Change(address, "update", "table", f"{table}: class {before.table_class} -> "
+                              f"{after.table_class}", "window", "DynamoDB migrates the table's storage"))
+    if before.encryption != after.encryption:
+        changes.append(Change(address, "update", "table", f"{table}: encryption {_encryption_label(before.encryption)}"
+                              f" -> {_encryption_label(after.encryption)}", "window",
+                              f"DynamoDB re-encrypts the table with the new key ({after.encryption[1] or 'aws/dynamodb'})"
+                              if after.encryption[0] else "DynamoDB re-encrypts the table with an AWS owned key"))
+    changes += _protection(address, f"{table}: point-in-time recovery", before.point_in_time_recovery,
+                           after.point_in_time_recovery, production,
+                           "turning it off deletes the continuous backups (up to 35 days of restore points)")
+    changes += _protection(address, f"{table}: deletion protection", before.deletion_protection,
+                           after.deletion_protection, production, "the table can then be deleted by any caller")
+    if before.tags != after.tags:
+        changed = sorted(k for k in before.tags.keys() | after.tags.keys() if before.tags.get(k) != after.tags.get(k))
+        changes.append(Change(address, "update", "tags", f"{table}: tags {', '.join(changed)}", "safe",
+                              "metadata only"))
+    if before.capacity != after.capacity and before.billing_mode == after.billing_mode:
+        changes.append(Change(address, "update", "capacity", f"{table}: capacity", "safe",
+                              f"read/write {before.capacity[0]}/{before.capacity[1]} -> "
+                              f"{after.capacity[0]}/{after.capacity[1]}"))
+    if not changes:
+        changes.append(Change(address, "update", "table", f"{table}: other arguments", "window",
+                              "a change Tablewright does not recognise: applied in the window, review it by hand"))
+    return changes
+
+
+CATEGORIES = {
+    "aws_appautoscaling_target": "autoscaling",
+    "aws_appautoscaling_policy": "autoscaling",
+    "aws_cloudwatch_metric_alarm": "alarms",
+    "aws_dynamodb_contributor_insights": "contributor insights",
+    "aws_sns_topic": "notifications",
+    "aws_sns_topic_policy": "notifications",
+    "aws_kms_key": "encryption keys",
+    "aws_kms_alias": "encryption keys",
+    "aws_ssm_document": "change window",
+    "aws_cloudwatch_event_rule": "change window",
+    "aws_cloudwatch_event_target": "change window",
+}
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _argument_changes(before: dict[str, Any], after: dict[str, Any]) -> str:
+    changed = sorted(k for k in before.keys() | after.keys()
+                     if before.get(k) != after.get(k) and k not in ("tags_all", "id", "arn"))
+    return "; ".join(f"{k} {_short(before.get(k))} -> {_short(after.get(k))}" for k in changed) or "computed values"
+
+
+def _other_change(change: ResourceChange) -> Change:
+    category = CATEGORIES.get(change.type, "other")
+    subject = f"{category}: {change.address.split('.', 1)[1]}"
+    if change.type == "aws_kms_key" and change.action in ("delete", "replace"):
+        return Change(change.address, change.action, category, subject, "window",
+                      "a deleted key can no longer decrypt what it encrypted (backups included) once its "
+                      "deletion window ends")
+    if change.action == "update":
+        what = _argument_changes(change.before or {}, change.after or {})
+    elif change.action == "replace":
+        what = "re-created: " + ", ".join(change.replace_paths)
+    else:
+        what = {"create": "added", "delete": "removed"}[change.action]
+    return Change(change.address, change.action, category, subject, "safe", what)
+
+
+def classify(changes: list[ResourceChange], production: bool) -> list[Change]:
+    classified: list[Change] = []
+    for change in changes:
+        if change.type == "aws_dynamodb_table":
+            classified += _table_change(change, production)
+        else:
+            classified.append(_other_change(change))
+    return classified
+
+
+def counts(changes: list[Change]) -> dict[str, int]:
+    return {cls: sum(1 for c in changes if c.cls == cls) for cls in CLASSES}
+
+
+def gsi_builds(changes: list[Change]) -> list[str]:
+    """Indexes created, deleted or rebuilt: DynamoDB runs these one UpdateTable at a time."""
+    return sorted({c.subject for c in changes if c.category == "index"})
+
+
+__all__ = ["CLASSES", "Change", "Class", "classify", "counts", "gsi_builds", "table_facets"]

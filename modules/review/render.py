@@ -1,0 +1,200 @@
+"""The review as Markdown for a pull-request comment, as JSON with the same content, and as text.
+
+Blocked and window changes are always listed in full; safe changes are grouped by category in a
+collapsed section, so a review of fifty changes still reads in a minute."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict
+from typing import Any
+
+from modules.report import explain
+from modules.report.tables import markdown_table, text_table
+from modules.review.classify import Change, counts
+from modules.review.gate import Decision
+from modules.review.review import Cost, Review, StackReview
+from modules.window import describe
+
+VERDICT_TEXT = {
+    "blocked": "BLOCKED: a change would lose data or protection",
+    "window": "WINDOW: apply only inside the maintenance window",
+    "safe": "SAFE: apply at any time",
+}
+CHANGE_HEADERS = ("Class", "Action", "Change", "Resource", "Why")
+SAFE_HEADERS = ("Action", "Change", "Resource", "What")
+
+
+def _summary(changes: list[Change]) -> str:
+    found = counts(changes)
+    return f"{found['blocked']} blocked, {found['window']} window, {found['safe']} safe"
+
+
+def _attention_rows(changes: list[Change]) -> list[list[str]]:
+    order = {"blocked": 0, "window": 1}
+    chosen = sorted((c for c in changes if c.cls in order), key=lambda c: (order[c.cls], c.address, c.subject))
+    return [[f"**{c.cls}**", c.action, c.subject, f"`{c.address}`", c.reason] for c in chosen]
+
+
+def _safe_section(changes: list[Change]) -> list[str]:
+    safe = [c for c in changes if c.cls == "safe"]
+    if not safe:
+        return []
+    groups = Counter(c.category for c in safe)
+    label = ", ".join(f"{category} {count}" for category, count in sorted(groups.items()))
+    rows = [[c.action, c.subject, f"`{c.address}`", c.reason]
+            for c in sorted(safe, key=lambda c: (c.category, c.address, c.subject))]
+    return ["<details>", f"<summary>{len(safe)} safe change(s): {label}</summary>", "",
+            markdown_table(SAFE_HEADERS, rows), "", "</details>", ""]
+
+
+def _money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _cost_rows(before: Cost | None, after: Cost | None) -> list[list[str]]:
+    def cell(cost: Cost | None, pick) -> str:
+        return pick(cost) if cost else "-"
+
+    def delta(pick) -> str:
+        if not before or not after:
+            return "-"
+        change = pick(after) - pick(before)
+        return f"{'+' if change >= 0 else '-'}{_money(abs(change))}"
+
+    return [
+        ["Billing", cell(before, lambda c: c.billing), cell(after, lambda c: c.billing), ""],
+        ["Throughput per month", cell(before, lambda c: _money(c.monthly)), cell(after, lambda c: _money(c.monthly)),
+         delta(lambda c: c.monthly)],
+        ["Storage per month", cell(before, lambda c: _money(c.storage)), cell(after, lambda c: _money(c.storage)),
+         delta(lambda c: c.storage)],
+    ]
+
+
+def _data_section(stack: StackReview) -> list[str]:
+    if not stack.data:
+        return []
+    lines = ["#### Data already in the table", ""]
+    for change in stack.data:
+        where = "the table" if change.index == "table" else change.index
+        if change.breaking:
+            lines.append(f"- **Breaking for items already written: {change.entity} on {where}** changes from "
+                         f"`{change.before}` to `{change.after}`. Terraform shows nothing for it; the items keep "
+                         "their old keys. Migration:")
+        else:
+            lines.append(f"- **{change.entity} joins {where}** (`{change.after}`): items written before carry no "
+                         f"{change.index} keys, so the index misses them until they are backfilled:")
+        lines += [f"  {number}. {step}" for number, step in enumerate(change.steps, 1)]
+    return lines + [""]
+
+
+def _lint_section(stack: StackReview) -> list[str]:
+    if stack.lint is None:
+        return []
+    findings = stack.lint.findings
+    if not findings:
+        return ["#### Lint", "", "No findings.", ""]
+    rows = [[f.finding.code, f.finding.severity, f"{f.location.file}:{f.location.line}", f.finding.message,
+             f.finding.fix] for f in findings]
+    summary = ", ".join(f"{stack.lint.count(s)} {s}" for s in ("error", "warning", "info") if stack.lint.count(s))
+    return ["#### Lint", "", "<details>", f"<summary>{summary}</summary>", "",
+            markdown_table(("Code", "Severity", "Where", "Finding", "Fix"), rows), "", "</details>", ""]
+
+
+def render_stack_markdown(stack: StackReview) -> list[str]:
+    title = f"### `{stack.stack}`{' (production)' if stack.production else ''}: {_summary(stack.changes)}"
+    lines = [title, ""]
+    if not stack.changes:
+        lines += ["No Terraform changes.", ""]
+    attention = _attention_rows(stack.changes)
+    if attention:
+        lines += [markdown_table(CHANGE_HEADERS, attention), ""]
+    lines += _safe_section(stack.changes)
+    lines += [f"> **Warning:** {warning}" for warning in stack.warnings] + ([""] if stack.warnings else [])
+    lines += _data_section(stack)
+    lines += _lint_section(stack)
+    if stack.cost_before or stack.cost_after:
+        detail = (stack.cost_after or stack.cost_before).detail
+        lines += ["#### Capacity and cost", "", markdown_table(("", "Before", "After", "Change"),
+                                                               _cost_rows(stack.cost_before, stack.cost_after)),
+                  "", f"Estimated from the blueprint's rates ({detail.region} prices of {detail.price_date}; provisioned "
+                      "at the suggested autoscaling minimums). `python main.py capacity` has the detail.", ""]
+    if stack.design is not None:
+        lines += ["<details>", "<summary>Design: entities, access patterns and indexes</summary>", "",
+                  explain.render_markdown(stack.design), "</details>", ""]
+    return lines
+
+
+def _window_line(stacks: list[StackReview]) -> str:
+    windows = sorted({f"`{s.stack}` {describe(s.window)}" for s in stacks if s.window is not None})
+    return "Maintenance window: " + ("; ".join(windows) if windows else "none declared") + "."
+
+
+def render_markdown(review: Review) -> str:
+    lines = [
+        "## Tablewright review",
+        "",
+        f"**{VERDICT_TEXT[review.verdict]}** ({_summary(review.changes)}; `{review.base}` -> `{review.head}`)",
+        "",
+        _window_line(review.stacks),
+        "",
+    ]
+    for stack in review.stacks:
+        lines += render_stack_markdown(stack)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _cost_data(cost: Cost | None) -> dict[str, Any] | None:
+    return None if cost is None else {"billing": cost.billing, "monthly": cost.monthly, "storage": cost.storage,
+                                      "region": cost.detail.region, "price_date": cost.detail.price_date}
+
+
+def stack_data(stack: StackReview) -> dict[str, Any]:
+    return {
+        "stack": stack.stack,
+        "production": stack.production,
+        "counts": counts(stack.changes),
+        "changes": [asdict(change) for change in stack.changes],
+        "warnings": stack.warnings,
+        "maintenance_window": describe(stack.window) if stack.window else None,
+        "data_changes": [{**asdict(change), "breaking": change.breaking} for change in stack.data],
+        "lint": None if stack.lint is None else [
+            {"code": f.finding.code, "severity": f.finding.severity, "message": f.finding.message,
+             "fix": f.finding.fix, "file": f.location.file, "line": f.location.line} for f in stack.lint.findings],
+        "capacity": {"before": _cost_data(stack.cost_before), "after": _cost_data(stack.cost_after)},
+        "design": explain.explain_data(stack.design) if stack.design is not None else None,
+    }
+
+
+def render_json(review: Review) -> str:
+    data = {"base": review.base, "head": review.head, "verdict": review.verdict, "counts": counts(review.changes),
+            "stacks": [stack_data(stack) for stack in review.stacks]}
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _text_changes(changes: list[Change]) -> str:
+    rows = [[c.cls, c.action, c.subject, c.address, c.reason] for c in
+            sorted(changes, key=lambda c: (("blocked", "window", "safe").index(c.cls), c.address, c.subject))]
+    return text_table(("class", "action", "change", "resource", "why"), rows) if rows else "no changes"
+
+
+def render_text(review: Review) -> str:
+    lines = [f"{VERDICT_TEXT[review.verdict]} ({_summary(review.changes)})"]
+    for stack in review.stacks:
+        lines += ["", f"{stack.stack}: {_summary(stack.changes)}", _text_changes(stack.changes)]
+        lines += [f"warning: {w}" for w in stack.warnings]
+        lines += [f"data: {c.entity} on {c.index}: {c.before or '(not on it)'} -> {c.after}" for c in stack.data]
+    return "\n".join(lines) + "\n"
+
+
+def render_gate(stack: StackReview, decision: Decision, output: str) -> str:
+    if output == "json":
+        return json.dumps({"passed": decision.passed, "verdict": decision.verdict, "reason": decision.reason,
+                           **stack_data(stack)}, indent=2, sort_keys=True) + "\n"
+    head = f"gate {'PASS' if decision.passed else 'FAIL'} for {stack.stack}: {decision.reason}"
+    if output == "markdown":
+        return "\n".join([f"## Tablewright plan gate: {'pass' if decision.passed else 'FAIL'}", "",
+                          f"**{decision.reason}**", "", *render_stack_markdown(stack)]).rstrip() + "\n"
+    lines = [head, _text_changes(stack.changes), *(f"warning: {w}" for w in stack.warnings)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,135 @@
+"""`review --base OLD --head NEW`: synthesize both sides offline, classify the Terraform changes per
+stack, and add what Terraform cannot see: data migrations, lint findings, capacity and cost."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from modules.blueprint.gitref import is_git_spec, materialize
+from modules.blueprint.load import load_blueprints
+from modules.blueprint.model import MaintenanceWindow
+from modules.capacity.model import MonthlyCost, estimate
+from modules.design.model import TableDesign
+from modules.errors import TablewrightError
+from modules.lint.engine import LintResult, lint_loaded
+from modules.lint.versions import breaking_changes
+from modules.review.changes import from_configs
+from modules.review.classify import Change, classify, counts, gsi_builds
+from modules.review.data import DataChange, data_changes
+from modules.synth import StackPlan, plan_stacks, synthesize
+
+
+@dataclass(frozen=True)
+class Cost:
+    billing: str
+    monthly: float  # what the billing mode costs: provisioned at the suggested minimums, or on-demand
+    storage: float
+    detail: MonthlyCost
+
+    @classmethod
+    def of(cls, design: TableDesign) -> "Cost":
+        cost = estimate(design).cost
+        billing = design.blueprint.table.billing
+        return cls(billing, cost.provisioned if billing == "provisioned" else cost.on_demand, cost.storage, cost)
+
+
+@dataclass
+class StackReview:
+    stack: str
+    production: bool
+    changes: list[Change]
+    window: MaintenanceWindow | None = None
+    data: list[DataChange] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    lint: LintResult | None = None
+    cost_before: Cost | None = None
+    cost_after: Cost | None = None
+    design: TableDesign | None = None
+
+
+@dataclass
+class Review:
+    base: str
+    head: str
+    stacks: list[StackReview]
+    allow_destroy: bool = False
+
+    @property
+    def changes(self) -> list[Change]:
+        return [change for stack in self.stacks for change in stack.changes]
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.changes, self.allow_destroy)
+
+
+def verdict(changes: list[Change], allow_destroy: bool) -> str:
+    """blocked (cannot go ahead), window (only inside the maintenance window) or safe (any time)."""
+    found = counts(changes)
+    if found["blocked"] and not allow_destroy:
+        return "blocked"
+    return "window" if found["blocked"] or found["window"] else "safe"
+
+
+def gsi_warning(changes: list[Change]) -> list[str]:
+    indexes = gsi_builds(changes)
+    if len(indexes) <= 1:
+        return []
+    return [f"{len(indexes)} GSIs created, deleted or rebuilt in one change ({', '.join(indexes)}): DynamoDB "
+            "runs them one UpdateTable at a time, each waiting for the previous one to finish (a new index "
+            "backfills every item), so the apply can take hours. Split the change into one pull request per index."]
+
+
+def _load_side(spec: str, side: str, scratch: Path, environment: str | None) -> list[StackPlan]:
+    try:
+        stacks = plan_stacks(load_blueprints(materialize(spec, scratch)))
+    except TablewrightError as error:
+        where = f"{side} ({spec})" if is_git_spec(spec) else side
+        raise TablewrightError(f"in the {where} blueprint: {error.message}", path=error.path, hint=error.hint,
+                               location=error.location) from None
+    return [s for s in stacks if environment is None or s.source.environment == environment]
+
+
+def _configs(stacks: list[StackPlan], out: Path) -> dict[str, dict]:
+    if not stacks:
+        return {}
+    return {stack.name: json.loads(path.read_text()) for stack, path in zip(stacks, synthesize(stacks, out))}
+
+
+def review_stack(name: str, old: StackPlan | None, new: StackPlan | None, old_config: dict, new_config: dict,
+                 search: Path) -> StackReview:
+    current = new or old
+    production = bool(current.source.model.production)
+    changes = classify(from_configs(old_config, new_config), production)
+    result = StackReview(name, production, changes, current.source.model.maintenance_window,
+                         warnings=gsi_warning(changes))
+    if new is not None:
+        extra = breaking_changes(old.source, new.source, search) if old is not None else []
+        result.lint = lint_loaded(new.source, new.design, extra)
+        result.cost_after = Cost.of(new.design)
+        result.design = new.design
+    if old is not None:
+        result.cost_before = Cost.of(old.design)
+    if old is not None and new is not None:
+        result.data = data_changes(old.design, new.design)
+    return result
+
+
+def build_review(base: str, head: str, environment: str | None = None, allow_destroy: bool = False) -> Review:
+    with tempfile.TemporaryDirectory(prefix="tablewright-review-") as scratch:
+        root = Path(scratch)
+        old = {s.name: s for s in _load_side(base, "base", root / "base", environment)}
+        new = {s.name: s for s in _load_side(head, "head", root / "head", environment)}
+        if not old and not new:
+            raise TablewrightError(f"neither {base} nor {head} has an environment `{environment}`",
+                                   hint="pass an environment one of them declares, or leave out --env")
+        old_configs = _configs(list(old.values()), root / "base.out")
+        new_configs = _configs(list(new.values()), root / "head.out")
+        search = Path(head).parent if Path(head).exists() else Path.cwd()
+        stacks = [review_stack(name, old.get(name), new.get(name), old_configs.get(name, {}),
+                               new_configs.get(name, {}), search)
+                  for name in sorted(old.keys() | new.keys())]
+    return Review(base, head, stacks, allow_destroy)

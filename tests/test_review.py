@@ -1,0 +1,236 @@
+"""Review and plan gate: every corpus change classified from two syntheses; the same classification from
+real Terraform plans (the base applied to the emulator, tests/plans.py); the gate's decision on both
+sides of the maintenance window and across time-zone changes; the Markdown a reviewer reads."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from modules.blueprint.load import load_blueprint
+from modules.review.changes import from_plan
+from modules.review.classify import classify
+from modules.review.gate import decide, gate
+from modules.review.review import build_review
+from tests.emulator import Emulator
+from tests.plans import PlanBuilder
+from tests.review_corpus import BASE, CASES, Case, write_case
+
+REAL = [case for case in CASES if case.real_plan]
+
+
+def case_named(name: str) -> Case:
+    return next(case for case in CASES if case.name == name)
+
+
+def attention(changes) -> list[tuple[str, str, str]]:
+    return sorted((c.cls, c.action, c.subject) for c in changes if c.cls != "safe")
+
+
+def assert_expected(case: Case, changes) -> None:
+    found = attention(changes)
+    assert len(found) == len(case.expected), found
+    for (cls, action, words), (got_cls, got_action, subject) in zip(sorted(case.expected), found):
+        assert (got_cls, got_action) == (cls, action) and words in subject, (case.name, found)
+    categories = {c.category for c in changes if c.cls == "safe"}
+    assert case.safe <= categories, (case.name, categories)
+
+
+def test_the_corpus_is_large_and_covers_every_class():
+    assert len(CASES) >= 15
+    assert {case.verdict for case in CASES} == {"blocked", "window", "safe"}
+    assert {case.verdict for case in REAL} == {"blocked", "window", "safe"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_review_classifies_each_corpus_change(case, tmp_path):
+    head = write_case(case, tmp_path)
+    review = build_review(str(BASE), str(head))
+    [stack] = review.stacks
+    assert review.verdict == case.verdict
+    assert_expected(case, stack.changes)
+    assert [(d.entity, d.index, d.breaking) for d in stack.data] == list(case.data)
+    assert bool(stack.warnings) == case.warns
+
+
+def test_an_unchanged_blueprint_reviews_as_no_change():
+    review = build_review(str(BASE), str(BASE))
+    assert review.verdict == "safe" and review.changes == [] and review.stacks[0].data == []
+
+
+def test_allow_destroy_turns_blocked_into_window(tmp_path):
+    head = write_case(case_named("rename_table"), tmp_path)
+    assert build_review(str(BASE), str(head), allow_destroy=True).verdict == "window"
+
+
+# Real plans --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory) -> dict[str, dict]:
+    """`terraform show -json` of each real-plan case against the base applied to the emulator."""
+    emulator = Emulator()
+    try:
+        work = tmp_path_factory.mktemp("plans")
+        builder = PlanBuilder(emulator, work, BASE)
+        return builder.plan_all({case.name: write_case(case, work) for case in REAL})
+    finally:
+        emulator.stop()
+
+
+@pytest.mark.parametrize("case", REAL, ids=lambda case: case.name)
+def test_a_real_plan_gets_the_same_classification(case, plans, tmp_path):
+    production = bool(load_blueprint(write_case(case, tmp_path)).model.production)
+    from_terraform = classify(from_plan(plans[case.name]), production)
+    assert_expected(case, from_terraform)
+    review = build_review(str(BASE), str(write_case(case, tmp_path)))
+    synthesized = {(c.cls, c.action, c.category, c.subject) for c in review.changes}
+    assert {(c.cls, c.action, c.category, c.subject) for c in from_terraform} == synthesized
+
+
+def test_a_real_plan_of_the_unchanged_base_has_nothing_to_gate(tmp_path):
+    emulator = Emulator()
+    try:
+        plan = PlanBuilder(emulator, tmp_path, BASE).plan(BASE)
+    finally:
+        emulator.stop()
+    assert from_plan(plan) == []
+
+
+# The gate ----------------------------------------------------------------------------------------
+
+
+def decision_at(plans, case_name: str, now: str, tmp_path: Path, allow_destroy: bool = False, **window) -> bool:
+    case = case_named(case_name)
+    overlay = {**case.overlay, "maintenance_window": window} if window else case.overlay
+    loaded = load_blueprint(write_case(Case(case.name, overlay, case.verdict), tmp_path))
+    _, decision = gate(plans[case_name], loaded, datetime.fromisoformat(now), allow_destroy)
+    return decision.passed
+
+
+@pytest.mark.parametrize("now, passes", [
+    ("2026-12-01T01:59:59+00:00", False),
+    ("2026-12-01T02:00:00+00:00", True),
+    ("2026-12-01T03:59:59+00:00", True),
+    ("2026-12-01T04:00:00+00:00", False),
+    ("2026-12-01T10:00:00+08:00", True),  # 02:00 UTC, written in another offset
+])
+def test_a_window_change_passes_only_inside_the_window(plans, tmp_path, now, passes):
+    assert decision_at(plans, "stream_on", now, tmp_path) is passes
+
+
+def test_the_window_follows_the_blueprints_time_zone(plans, tmp_path):
+    # 18:30 UTC is 02:30 the next day in Shanghai: inside a Shanghai 02:00 window, outside a UTC one.
+    shanghai = {"days": "daily", "start": "02:00", "duration": "2h", "timezone": "Asia/Shanghai"}
+    assert decision_at(plans, "stream_on", "2026-12-01T18:30:00+00:00", tmp_path, **shanghai) is True
+    assert decision_at(plans, "stream_on", "2026-12-01T18:30:00+00:00", tmp_path) is False
+
+
+def test_the_window_follows_daylight_saving_time(plans, tmp_path):
+    # New York 01:00 for 2h: on 8 March 2026 clocks jump from 02:00 to 03:00, so the window is
+    # 06:00-08:00 UTC that day and 05:00-07:00 UTC the day after (EDT).
+    new_york = {"days": "daily", "start": "01:00", "duration": "2h", "timezone": "America/New_York"}
+    assert decision_at(plans, "stream_on", "2026-03-08T07:30:00+00:00", tmp_path, **new_york) is True
+    assert decision_at(plans, "stream_on", "2026-03-09T07:30:00+00:00", tmp_path, **new_york) is False
+    assert decision_at(plans, "stream_on", "2026-03-09T05:00:00+00:00", tmp_path, **new_york) is True
+
+
+def test_weekly_windows_close_on_other_days(plans, tmp_path):
+    saturdays = {"days": ["SA"], "start": "02:00", "duration": "2h", "timezone": "UTC"}
+    assert decision_at(plans, "stream_on", "2026-12-05T02:30:00+00:00", tmp_path, **saturdays) is True  # Saturday
+    assert decision_at(plans, "stream_on", "2026-12-06T02:30:00+00:00", tmp_path, **saturdays) is False
+
+
+def test_blocked_changes_fail_unless_allowed_and_then_wait_for_the_window(plans, tmp_path):
+    inside, outside = "2026-12-01T02:30:00+00:00", "2026-12-01T12:00:00+00:00"
+    assert decision_at(plans, "rename_table", inside, tmp_path) is False
+    assert decision_at(plans, "rename_table", inside, tmp_path, allow_destroy=True) is True
+    assert decision_at(plans, "rename_table", outside, tmp_path, allow_destroy=True) is False
+    assert decision_at(plans, "pitr_off_in_production", inside, tmp_path) is False
+
+
+def test_safe_changes_pass_at_any_time(plans, tmp_path):
+    assert decision_at(plans, "change_capacity", "2026-12-01T12:00:00+00:00", tmp_path) is True
+    assert decision_at(plans, "add_alarm", "2026-12-01T12:00:00+00:00", tmp_path) is True
+
+
+def test_no_declared_window_means_window_changes_wait(plans, tmp_path):
+    loaded = load_blueprint(write_case(case_named("stream_on"), tmp_path))
+    without = replace(loaded, model=loaded.model.model_copy(update={"maintenance_window": None}))
+    changes = classify(from_plan(plans["stream_on"]), False)
+    decision = decide(changes, without, datetime.fromisoformat("2026-12-01T02:30:00+00:00"), False)
+    assert decision.passed is False and "no maintenance_window" in decision.reason
+
+
+def test_gate_command_exit_codes(plans, tmp_path, run_cli):
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plans["stream_on"]))
+    head = write_case(case_named("stream_on"), tmp_path)
+    code, out, _ = run_cli("gate", "--plan", plan_file, "--blueprint", head, "--now", "2026-12-01T12:00:00Z")
+    assert code == 1 and "outside the maintenance window" in out and "next opens 2026-12-02T02:00:00+00:00" in out
+    code, out, _ = run_cli("gate", "--plan", plan_file, "--blueprint", head, "--now", "2026-12-01T02:00:00Z",
+                           "--format", "json")
+    assert code == 0 and json.loads(out)["passed"] is True
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("not json", "not JSON"),
+    ('{"resource": {}}', "not a Terraform plan"),
+])
+def test_gate_rejects_what_is_not_a_plan(tmp_path, run_cli, content, expected):
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(content)
+    code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", BASE)
+    assert code == 2 and out == "" and expected in err and "terraform show -json" in err
+    assert "Traceback" not in err
+
+
+def test_gate_rejects_a_time_without_zone(plans, tmp_path, run_cli):
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plans["stream_on"]))
+    code, _, err = run_cli("gate", "--plan", plan_file, "--blueprint", BASE, "--now", "2026-12-01T02:00:00")
+    assert code == 2 and "no time zone" in err and "2026-12-01T02:00:00Z" in err
+
+
+# Review output -----------------------------------------------------------------------------------
+
+
+def test_review_against_a_git_revision(tmp_path, run_cli, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "shop.yaml").write_text(BASE.read_text())
+    git = lambda *args: subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base", "--allow-empty")
+    git("add", "shop.yaml")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "shop")
+    write_case(case_named("stream_on"), repo).rename(repo / "shop.yaml")
+    monkeypatch.chdir(repo)
+    code, out, _ = run_cli("review", "--base", "HEAD:shop.yaml", "--head", "shop.yaml", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["verdict"] == "window" and data["counts"]["window"] == 1
+
+
+def test_review_json_has_the_markdown_content(tmp_path, run_cli):
+    head = write_case(case_named("change_key_template"), tmp_path)
+    code, out, _ = run_cli("review", "--base", BASE, "--head", head, "--format", "json")
+    [stack] = json.loads(out)["stacks"]
+    assert code == 0 and stack["data_changes"][0]["breaking"] is True
+    assert {"changes", "lint", "capacity", "design", "warnings", "maintenance_window"} <= stack.keys()
+    assert stack["capacity"]["before"]["monthly"] > 0 and stack["design"]["table"] == "shop_main"
+    assert any(f["code"] == "TW401" for f in stack["lint"])
+
+
+def test_review_of_a_bad_head_names_the_side_and_the_line(tmp_path, run_cli):
+    head = tmp_path / "head.yaml"
+    head.write_text(BASE.read_text().replace("billing: provisioned", "billing: reserved"))
+    code, out, err = run_cli("review", "--base", BASE, "--head", head)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {head}:12:") and "table.billing: in the head blueprint" in err
+    assert "fix: use one of" in err

@@ -1,0 +1,182 @@
+"""The review Markdown as a reviewer sees it: rendered the way GitHub renders a PR comment (CommonMark,
+tables, raw <details>), then read back as headings, tables, lists and collapsed sections."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+
+import pytest
+import yaml
+from markdown_it import MarkdownIt
+
+from modules.review.render import render_markdown
+from modules.review.review import build_review
+from tests.conftest import ROOT
+from tests.review_corpus import BASE, CASES, Case, merged, write_case
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[list[str]]
+    collapsed: bool
+
+
+@dataclass
+class Page:
+    headings: list[str] = field(default_factory=list)
+    paragraphs: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    ordered_lists: list[list[str]] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)
+    visible_lines: int = 0
+
+
+def rendered(markdown: str) -> Page:
+    """Walk markdown-it's tokens: what is inside <details> is collapsed until the reviewer opens it."""
+    page, depth = Page(), 0
+    tokens = MarkdownIt("commonmark", {"html": True}).enable("table").parse(markdown)
+    table: Table | None = None
+    row: list[str] = []
+    lists: list[list[str]] = []
+    for index, token in enumerate(tokens):
+        inline = tokens[index + 1].content if index + 1 < len(tokens) and tokens[index + 1].type == "inline" else ""
+        if token.type == "html_block":
+            depth += token.content.count("<details>") - token.content.count("</details>")
+            page.summaries += [line.split("<summary>")[1].split("</summary>")[0]
+                               for line in token.content.splitlines() if "<summary>" in line]
+        elif token.type == "heading_open":
+            page.headings.append(inline)
+        elif token.type == "paragraph_open" and not lists:
+            page.paragraphs.append(inline)
+        elif token.type == "table_open":
+            table = Table([], [], depth > 0)
+        elif token.type == "tr_open":
+            row = []
+        elif token.type in ("th_open", "td_open"):
+            row.append(inline)
+        elif token.type == "tr_close" and table is not None:
+            (table.rows if table.header else table.header).extend([row] if table.header else row)
+        elif token.type == "table_close" and table is not None:
+            page.tables.append(table)
+        elif token.type == "ordered_list_open":
+            lists.append([])
+        elif token.type == "ordered_list_close":
+            page.ordered_lists.append(lists.pop())
+        elif token.type == "paragraph_open" and lists:
+            lists[-1].append(inline)
+        if depth == 0 and token.map and token.level == 0:
+            page.visible_lines += token.map[1] - token.map[0]
+    return page
+
+
+def review_page(case: Case, tmp_path) -> tuple[Page, object]:
+    review = build_review(str(BASE), str(write_case(case, tmp_path)))
+    return rendered(render_markdown(review)), review
+
+
+def case_named(name: str) -> Case:
+    return next(case for case in CASES if case.name == name)
+
+
+def change_table(page: Page) -> Table:
+    return next(t for t in page.tables if t.header[:3] == ["Class", "Action", "Change"])
+
+
+def test_every_table_renders_with_whole_rows(tmp_path):
+    for case in CASES:
+        page, _ = review_page(case, tmp_path)
+        for table in page.tables:
+            assert table.header and all(len(row) == len(table.header) for row in table.rows), (case.name, table)
+
+
+def test_a_new_gsi_reads_as_one_window_change_with_the_backfill_it_needs(tmp_path):
+    page, review = review_page(case_named("add_gsi"), tmp_path)
+    assert page.headings[0] == "Tablewright review"
+    assert page.paragraphs[0].startswith("**WINDOW: apply only inside the maintenance window** (0 blocked, 1 window")
+    assert "daily from 02:00 for 2h (UTC)" in page.paragraphs[1]
+    [row] = change_table(page).rows
+    assert row[:3] == ["**window**", "create", "GSI GSI2"] and "backfilling every item" in row[4]
+    # The safe changes are there, but collapsed, with their count and categories in the summary.
+    safe = [c for c in review.changes if c.cls == "safe"]
+    summary = next(s for s in page.summaries if "safe change" in s)
+    assert summary.startswith(f"{len(safe)} safe change(s): ") and "alarms" in summary and "autoscaling" in summary
+    collapsed = next(t for t in page.tables if t.header[:2] == ["Action", "Change"])
+    assert collapsed.collapsed and len(collapsed.rows) == len(safe)
+    # Items written before the index have no GSI2 keys: the review says how to backfill them.
+    [steps] = page.ordered_lists
+    assert len(steps) == 5 and "GSI2 key attributes" in steps[1] and steps[2].startswith("Backfill")
+    # The design chart shows the new pattern on the new index, collapsed.
+    patterns = next(t for t in page.tables if t.header[:2] == ["Pattern", "Index"])
+    assert patterns.collapsed and ["orders_by_status", "GSI2"] in [r[:2] for r in patterns.rows]
+    assert "Capacity and cost" in page.headings
+
+
+def test_a_renamed_table_reads_as_blocked_with_the_data_loss_first(tmp_path):
+    page, review = review_page(case_named("rename_table"), tmp_path)
+    assert page.paragraphs[0].startswith("**BLOCKED: a change would lose data or protection**")
+    first = change_table(page).rows[0]
+    assert first[:3] == ["**blocked**", "replace", "table shop_main"]
+    assert "deletes every item" in first[4] and "name shop_main -> shop_orders" in first[4]
+    assert not change_table(page).collapsed
+
+
+def test_a_key_template_change_reads_as_a_data_migration(tmp_path):
+    page, review = review_page(case_named("change_key_template"), tmp_path)
+    assert page.paragraphs[0].startswith("**SAFE: apply at any time**")  # Terraform sees nothing...
+    assert not any(t.header[:3] == ["Class", "Action", "Change"] for t in page.tables)
+    breaking = [p for p in page.paragraphs if "Breaking for items already written" in p]
+    assert len(breaking) == 2 and "CUSTOMER#{customerId} / ORDER#{placedAt}#{orderId}" in breaking[0]
+    table_steps = page.ordered_lists[0]  # ...but the data needs the migration of reference article 1, section 4
+    assert [step.split(":")[0] for step in table_steps] == [
+        table_steps[0].split(":")[0], "Dual write", "Backfill", "Verify", "Cut over"]
+    assert "new table" in table_steps[0]
+    lint = next(t for t in page.tables if t.header[:2] == ["Code", "Severity"])
+    assert "TW401" in [row[0] for row in lint.rows]
+
+
+def test_fifty_changes_stay_readable(tmp_path):
+    # The bundled CRM blueprint, both environments, with its table renamed: every alarm and autoscaling
+    # target and policy names the table, so all of them change.
+    shutil.copytree(ROOT / "blueprints" / "shared", tmp_path / "shared")
+    base = tmp_path / "crm.yaml"
+    shutil.copy(ROOT / "blueprints" / "crm.yaml", base)
+    head = tmp_path / "crm-renamed.yaml"
+    overlay = {"table": {"name": "crm_core", "stream": "new_image"}, "tags": {"team": "sales"}}
+    head.write_text(yaml.safe_dump(merged(yaml.safe_load(base.read_text()), overlay), sort_keys=False))
+    review = build_review(str(base), str(head))
+    page = rendered(render_markdown(review))
+    assert len(review.changes) >= 50
+    attention = [c for c in review.changes if c.cls != "safe"]
+    change_tables = [t for t in page.tables if t.header[:3] == ["Class", "Action", "Change"]]
+    assert len(change_tables) == len(review.stacks) == 2
+    assert sum(len(t.rows) for t in change_tables) == len(attention) < 5
+    # What a reviewer must read is visible; the rest folds away behind one summary line per section.
+    assert page.visible_lines <= 20 * len(review.stacks) + len(attention), page.visible_lines
+    visible = [t.header[1] for t in page.tables if not t.collapsed and t not in change_tables]
+    assert visible == ["Before"] * len(review.stacks)  # the cost before and after stays in view
+
+
+@pytest.mark.parametrize("name", ["add_gsi", "rename_table", "change_key_template"])
+def test_markdown_is_identical_across_runs(name, tmp_path):
+    first = render_markdown(build_review(str(BASE), str(write_case(case_named(name), tmp_path))))
+    second = render_markdown(build_review(str(BASE), str(write_case(case_named(name), tmp_path))))
+    assert first == second
+
+
+def test_the_example_workflow_calls_commands_that_exist():
+    """Every `python main.py ...` line of examples/github-actions.yml parses with the real CLI."""
+    import re
+    import shlex
+
+    from modules.cli import build_parser
+
+    workflow = (ROOT / "examples" / "github-actions.yml").read_text()
+    yaml.safe_load(workflow)
+    calls = [" ".join(match.split()) for match in re.findall(r"python main\.py ([^;|&>\n]+(?:\\\n[^;|&>\n]+)*)",
+                                                               workflow.replace("\\\n", " "))]
+    assert {call.split()[0] for call in calls} >= {"review", "gate", "synth", "lint"}
+    for call in calls:
+        words = [re.sub(r"\$\{\{[^}]*\}\}|\$\w+|\$\(.*?\)", "X", word) for word in shlex.split(call)]
+        build_parser().parse_args(words)  # exits (SystemExit) on an unknown command or option
