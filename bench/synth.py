@@ -2,9 +2,10 @@
 
     python bench/synth.py [--repeat 3]
 
-Cases: cdktf's own start-up (an empty app), each bundled example, and generated blueprints of
-1, 10 and 100 tables (each provisioned, with GSIs, autoscaling and Contributor Insights), all in
-one `main.py synth` run per case. Figures are medians over the repeats; memory is the peak of the
+Cases: cdktf's own start-up (an empty app), each bundled example (every environment), generated
+blueprints of 1, 10 and 100 tables (each provisioned, with GSIs, autoscaling and Contributor
+Insights), all in one `main.py synth` run per case; and `main.py review` of the CRM example against
+a changed copy (two syntheses of both environments, classification, lint, capacity, Markdown). Figures are medians over the repeats; memory is the peak of the
 summed resident set of the whole process tree, sampled every 10 ms from /proc.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -21,6 +23,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from modules.blueprint.load import load_blueprints  # noqa: E402
+
 PYTHON = sys.executable
 
 GENERATED = """\
@@ -115,10 +121,18 @@ def main() -> None:
         )
         cases = [("cdktf start-up (empty app)", [PYTHON, "-c", empty_app], 0)]
         for example in sorted((ROOT / "blueprints").glob("*.yaml")):
-            cases.append((f"example {example.name}", [PYTHON, "main.py", "synth", str(example), "--out", out], 1))
+            stacks = len(load_blueprints(example))
+            cases.append((f"example {example.name}", [PYTHON, "main.py", "synth", str(example), "--out", out], stacks))
         for count in (1, 10, 100):
             files = [str(work / f"bench-{n}.yaml") for n in range(count)]
             cases.append((f"generated, {count} table(s)", [PYTHON, "main.py", "synth", *files, "--out", out], count))
+        shutil.copytree(ROOT / "blueprints" / "shared", work / "shared")
+        changed = (ROOT / "blueprints" / "crm.yaml").read_text().replace("  ttl_attribute: expiresAt",
+                                                                          "  ttl_attribute: expiresAt\n  stream: new_image")
+        (work / "crm-changed.yaml").write_text(changed)
+        review = [PYTHON, "main.py", "review", "--base", str(ROOT / "blueprints" / "crm.yaml"), "--head",
+                  str(work / "crm-changed.yaml")]
+        cases.append(("review crm.yaml (2 environments)", review, 0))
         print(f"{'case':32} {'seconds':>8} {'peak MiB':>9}   (median of {args.repeat}, {os.cpu_count()} CPUs)")
         for label, command, stacks in cases:
             runs = [measure(command) for _ in range(args.repeat)]

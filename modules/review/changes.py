@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from modules.errors import TablewrightError
 
@@ -73,47 +73,49 @@ def _mentions(value: Any, addresses: set[str]) -> bool:
     return any(f"${{{address}." in text for address in addresses)
 
 
+def _resources(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every resource of a synthesis by address, its references resolved as far as configuration goes."""
+    resolved = {f"{kind}.{name}": _without_meta(body)
+                for kind, bodies in config.get("resource", {}).items() for name, body in bodies.items()}
+    while True:  # references to references: a policy names its target's resource_id, which names the table
+        again = {address: _resolve(body, resolved) for address, body in resolved.items()}
+        if again == resolved:
+            return resolved
+        resolved = again
+
+
+def _forcing(address: str, changed: Callable[[str], bool]) -> tuple[str, ...]:
+    return tuple(arg for arg in FORCES_REPLACEMENT.get(address.split(".")[0], ()) if changed(arg))
+
+
 def from_configs(before: dict[str, Any], after: dict[str, Any]) -> list[ResourceChange]:
     """What Terraform would do to go from synthesis `before` to synthesis `after` (cdk.tf.json).
 
-    References are resolved to configured values; a resource that refers to a computed value of a
-    replaced resource changes too (the value is known only after apply), and is replaced when the
-    reference sits in an argument that forces replacement."""
-
-    def resources(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        resolved = {f"{kind}.{name}": _without_meta(body)
-                    for kind, bodies in config.get("resource", {}).items() for name, body in bodies.items()}
-        while True:  # references to references (a policy names its target's resource_id, which names the table)
-            again = {address: _resolve(body, resolved) for address, body in resolved.items()}
-            if again == resolved:
-                return resolved
-            resolved = again
-
-    old, new = resources(before), resources(after)
+    References are resolved to configured values. A resource that still refers to a replaced
+    resource (to a value known only after apply, like its ARN) changes too, and is replaced itself
+    when the reference sits in an argument that forces replacement."""
+    old, new = _resources(before), _resources(after)
     actions: dict[str, str] = {}
     forcing: dict[str, tuple[str, ...]] = {}
     for address in old.keys() | new.keys():
         was, now = old.get(address), new.get(address)
-        if was == now:
-            continue
         if was is None or now is None:
             actions[address] = "create" if was is None else "delete"
-            continue
-        kind = address.split(".")[0]
-        forcing[address] = tuple(arg for arg in FORCES_REPLACEMENT.get(kind, ()) if was.get(arg) != now.get(arg))
-        actions[address] = "replace" if forcing[address] else "update"
+        elif was != now:
+            forcing[address] = _forcing(address, lambda arg: was.get(arg) != now.get(arg))
+            actions[address] = "replace" if forcing[address] else "update"
     replaced: set[str] = set()
-    while {a for a, action in actions.items() if action == "replace"} != replaced:
-        replaced = {a for a, action in actions.items() if action == "replace"}
-        for address in old.keys() & new.keys():
-            if actions.get(address) in ("replace", None, "update") and _mentions(new[address], replaced):
-                kind = address.split(".")[0]
-                moved = tuple(arg for arg in FORCES_REPLACEMENT.get(kind, ()) if _mentions(new[address].get(arg), replaced))
-                if moved:
-                    forcing[address] = tuple(sorted(set(forcing.get(address, ())) | set(moved)))
-                    actions[address] = "replace"
-                elif address not in actions:
-                    actions[address] = "update"
+    while (now_replaced := {a for a, action in actions.items() if action == "replace"}) != replaced:
+        replaced = now_replaced
+        for address in sorted(old.keys() & new.keys()):
+            if not _mentions(new[address], replaced):
+                continue
+            moved = _forcing(address, lambda arg: _mentions(new[address].get(arg), replaced))
+            if moved:
+                forcing[address] = tuple(sorted(set(forcing.get(address, ())) | set(moved)))
+                actions[address] = "replace"
+            else:
+                actions.setdefault(address, "update")
     return [ResourceChange(address, address.split(".")[0], actions[address], old.get(address), new.get(address),
                            forcing.get(address, ()))
             for address in sorted(actions)]
