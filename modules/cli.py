@@ -154,7 +154,7 @@ def command_gate(args: argparse.Namespace) -> int:
 
     plan = read_plan(Path(args.plan))
     now = parse_now(args.now)
-    loaded = stack_for_plan(load_blueprints(args.blueprint), plan, args.env)
+    loaded = stack_for_plan(load_all([args.blueprint], args.env), plan)
     stack, decision = gate(plan, loaded, now, args.allow_destroy)
     sys.stdout.write(render.render_gate(stack, decision, args.format))
     return 0 if decision.passed else 1

@@ -4,7 +4,7 @@ told. `expected` lists every blocked and window change as (class, action, words 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

@@ -175,7 +175,7 @@ def test_bundled_blueprints_validate_against_the_schema(path):
     shared = "blueprint" not in data
     schema = json.loads((ROOT / "schema" / (BASE_FILE if shared else BLUEPRINT_FILE)).read_text())
     jsonschema.Draft202012Validator(schema).validate(data)
-    assert path.read_text().startswith(f"# yaml-language-server: $schema=")
+    assert path.read_text().startswith("# yaml-language-server: $schema=")
 
 
 def test_schema_rejects_what_the_models_reject_and_describes_fields():

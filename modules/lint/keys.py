@@ -137,7 +137,7 @@ def separator_in_values(ctx: Context):
                     "TW203", "warning",
                     f"`{attribute}` of {entity} is free text used in key {template.text}: a value containing "
                     f"'{SEPARATOR}' would shift every later key component",
-                    f"declare `pattern:` (e.g. \"^[^#]+$\") and reject such values on write, or key by an id",
+                    "declare `pattern:` (e.g. \"^[^#]+$\") and reject such values on write, or key by an id",
                     ("entities", entity, "attributes", attribute),
                 )
 

@@ -65,8 +65,10 @@ def item_too_large(ctx: Context):
 @rule("TW304", "ALL projection",
       "Project only what the patterns return (the default); ALL copies every attribute into the index.")
 def all_projection(ctx: Context):
-    design, capacity = ctx.design, ctx.capacity
+    design = ctx.design
     region, price, _ = prices_for(design.blueprint.region)
+    bounds = design.blueprint.table.capacity
+    target = (bounds.target_utilization if bounds else 70) / 100
     for index in design.indexes:
         if index.projection.type != "ALL":
             continue
@@ -77,7 +79,6 @@ def all_projection(ctx: Context):
             full = write_units(entry_bytes(design, entity, index.name))
             minimal = write_units(projected_bytes(design, entity, index.name, needed))
             extra += (full - minimal) * writes
-        target = (bp.table.capacity.target_utilization if (bp := design.blueprint).table.capacity else 70) / 100
         monthly = extra / target * HOURS_PER_MONTH * price["provisioned_wcu_hour"]
         yield Finding(
             "TW304", "warning",

@@ -41,9 +41,9 @@ def _table_migration(entity: str, table: str) -> tuple[str, ...]:
 
 
 def _index_migration(entity: str, index: str, breaking: bool) -> tuple[str, ...]:
-    start = (f"Keep the old index until nothing reads it: add the new keys as a new index (a new name) rather than "
+    start = ("Keep the old index until nothing reads it: add the new keys as a new index (a new name) rather than "
              "rebuilding this one, and move the patterns to it." if breaking else
-             f"The index is built from the items that carry its key attributes: items written before this change "
+             "The index is built from the items that carry its key attributes: items written before this change "
              f"have no {index} keys.")
     return (
         start,

@@ -46,14 +46,8 @@ def _plan_tables(plan: dict[str, Any]) -> set[str]:
     return names
 
 
-def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any], environment: str | None) -> LoadedBlueprint:
-    """The blueprint stack the plan is for: `--env`, the only one, or the one whose table the plan names."""
-    if environment is not None:
-        chosen = [s for s in stacks if s.environment == environment]
-        if not chosen:
-            known = ", ".join(str(s.environment) for s in stacks)
-            raise TablewrightError(f"the blueprint has no environment `{environment}`", hint=f"its environments: {known}")
-        return chosen[0]
+def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any]) -> LoadedBlueprint:
+    """The blueprint stack the plan is for: the only one, or the one whose table the plan names."""
     if len(stacks) == 1:
         return stacks[0]
     tables = _plan_tables(plan)

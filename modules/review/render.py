@@ -12,7 +12,7 @@ from typing import Any
 
 from modules.report import explain
 from modules.report.tables import markdown_table, text_table
-from modules.review.classify import Change, counts
+from modules.review.classify import CLASSES, Change, counts
 from modules.review.gate import Decision
 from modules.review.review import Cost, Review, StackReview
 from modules.window import describe
@@ -31,9 +31,13 @@ def _summary(changes: list[Change]) -> str:
     return f"{found['blocked']} blocked, {found['window']} window, {found['safe']} safe"
 
 
+def _ordered(changes: list[Change]) -> list[Change]:
+    """Blocked first, then window, then safe; by resource within a class."""
+    return sorted(changes, key=lambda c: (CLASSES.index(c.cls), c.address, c.subject))
+
+
 def _attention_rows(changes: list[Change]) -> list[list[str]]:
-    order = {"blocked": 0, "window": 1}
-    chosen = sorted((c for c in changes if c.cls in order), key=lambda c: (order[c.cls], c.address, c.subject))
+    chosen = _ordered([c for c in changes if c.cls != "safe"])
     return [[f"**{c.cls}**", c.action, c.subject, f"`{c.address}`", c.reason] for c in chosen]
 
 
@@ -174,8 +178,7 @@ def render_json(review: Review) -> str:
 
 
 def _text_changes(changes: list[Change]) -> str:
-    rows = [[c.cls, c.action, c.subject, c.address, c.reason] for c in
-            sorted(changes, key=lambda c: (("blocked", "window", "safe").index(c.cls), c.address, c.subject))]
+    rows = [[c.cls, c.action, c.subject, c.address, c.reason] for c in _ordered(changes)]
     return text_table(("class", "action", "change", "resource", "why"), rows) if rows else "no changes"
 
 
@@ -192,9 +195,9 @@ def render_gate(stack: StackReview, decision: Decision, output: str) -> str:
     if output == "json":
         return json.dumps({"passed": decision.passed, "verdict": decision.verdict, "reason": decision.reason,
                            **stack_data(stack)}, indent=2, sort_keys=True) + "\n"
-    head = f"gate {'PASS' if decision.passed else 'FAIL'} for {stack.stack}: {decision.reason}"
     if output == "markdown":
         return "\n".join([f"## Tablewright plan gate: {'pass' if decision.passed else 'FAIL'}", "",
                           f"**{decision.reason}**", "", *render_stack_markdown(stack)]).rstrip() + "\n"
-    lines = [head, _text_changes(stack.changes), *(f"warning: {w}" for w in stack.warnings)]
+    lines = [f"gate {'PASS' if decision.passed else 'FAIL'} for {stack.stack}: {decision.reason}",
+             _text_changes(stack.changes), *(f"warning: {w}" for w in stack.warnings)]
     return "\n".join(lines) + "\n"
