@@ -17,6 +17,7 @@ from modules.review.changes import from_plan
 from modules.review.classify import classify
 from modules.review.gate import decide, gate
 from modules.review.review import build_review
+from tests.conftest import ROOT
 from tests.emulator import Emulator
 from tests.plans import PlanBuilder
 from tests.review_corpus import BASE, CASES, Case, write_case
@@ -229,3 +230,15 @@ def test_review_of_a_bad_head_names_the_side_and_the_line(tmp_path, run_cli):
     assert code == 2 and out == ""
     assert err.startswith(f"error: {head}:12:") and "table.billing: in the head blueprint" in err
     assert "fix: use one of" in err
+
+
+def test_gate_names_the_environments_it_cannot_choose_between(plans, tmp_path, run_cli):
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plans["stream_on"]))  # a plan of shop_main, not of a CRM table
+    crm = ROOT / "blueprints" / "crm.yaml"
+    code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", crm)
+    assert code == 2 and out == ""
+    assert "cannot tell which environment the plan is for (its tables: shop_main)" in err
+    assert "pass --env; environments: dev (dev-crm_main), prod (prod-crm_main)" in err
+    code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", crm, "--env", "staging")
+    assert code == 2 and out == "" and "has no environment `staging`" in err and "dev, prod" in err
