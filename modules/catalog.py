@@ -8,7 +8,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from modules.blueprint.compose import read_document
+from modules.blueprint.compose import ROOT_ENVIRONMENT, blueprint_files, read_document, repository_root
 from modules.blueprint.load import load_blueprints
 from modules.errors import BlueprintError, TablewrightError
 from modules.report.tables import text_table
@@ -33,7 +33,7 @@ class Entry:
 
 def catalog(directory: Path) -> list[Entry]:
     entries = []
-    for path in sorted(directory.rglob("*.yaml")):
+    for path in blueprint_files(directory):
         relative = os.path.relpath(path)
         try:
             document = read_document(path)
@@ -110,19 +110,38 @@ access_patterns:
 def scaffold(name: str, directory: Path, base: Path, schema: Path) -> Path:
     """Write `<directory>/<name>.yaml`, a blueprint that extends the platform base and passes lint."""
     if not re.fullmatch(r"[a-z][a-z0-9-]{0,62}", name):
-        raise BlueprintError(f"{name!r} is not a valid blueprint name",
+        raise BlueprintError(f"{name!r} is not a valid blueprint name", code="E600",
                              hint="use lowercase letters, digits and '-', starting with a letter (e.g. `billing`)")
     path = directory / f"{name}.yaml"
-    if path.exists():
-        raise BlueprintError(f"{path} already exists", hint="choose another name or edit the existing blueprint")
+    if path.exists() or path.is_symlink():
+        raise BlueprintError(f"{path} already exists", code="E600",
+                             hint="choose another name or edit the existing blueprint")
+    if directory.exists() and not directory.is_dir():
+        raise BlueprintError(f"--dir {directory} is not a directory", code="E600",
+                             hint="pass the directory the blueprint goes into")
     if not base.is_file():
-        raise BlueprintError(f"platform base not found: {base}", hint="pass --base with the shared blueprint to extend")
-    directory.mkdir(parents=True, exist_ok=True)
+        raise BlueprintError(f"platform base not found: {base}", code="E600",
+                             hint="pass --base with the shared blueprint to extend")
+    root = repository_root(path)
+    if not base.resolve().is_relative_to(root):
+        raise BlueprintError(f"the platform base {base} is outside the repository root {root} of {path}", code="E600",
+                             hint=f"keep both in one repository, or set {ROOT_ENVIRONMENT}")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BlueprintError(f"cannot create --dir {directory}: {error.strerror}", code="E600",
+                             hint="pass a directory path") from None
     text = SCAFFOLD.format(
         name=name,
         table=f"{name.replace('-', '_')}_main",
         base=os.path.relpath(base, directory),
         schema=os.path.relpath(schema, directory),
     )
-    path.write_text(text)
+    try:  # never through a symbolic link, never over a file that appeared meanwhile
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except OSError as error:
+        raise BlueprintError(f"cannot create {path}: {error.strerror}", code="E600",
+                             hint="choose another name or directory") from None
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
     return path

@@ -6,11 +6,13 @@ import argparse
 import json
 import os
 import sys
+import traceback
+from importlib import metadata
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, NoReturn, Sequence
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints
-from modules.errors import TablewrightError
+from modules.errors import EXIT_INTERNAL, TablewrightError
 from modules.report import explain
 from modules.synth import StackPlan, plan_stacks, synthesize, synthesize_into
 
@@ -60,6 +62,9 @@ def refuse_lint_errors(stacks: list[StackPlan], allowed: bool) -> None:
 
 
 def command_synth(args: argparse.Namespace) -> int:
+    from modules.output import check_target
+
+    check_target(Path(args.out))  # refuse a wrong --out before any work
     stacks = plan_stacks(load_all(args.blueprints, args.env))
     refuse_lint_errors(stacks, args.allow_lint_errors)
     # An inherited CDKTF_OUTDIR must not redirect an explicit synth away from --out.
@@ -113,13 +118,13 @@ def _changes_against(spec: str, stacks: list[StackPlan]) -> dict[str, list]:
     """Breaking-change findings of each stack against the same environment of the old blueprint."""
     import tempfile
 
-    from modules.blueprint.gitref import materialize
+    from modules.blueprint.gitref import load_spec
     from modules.lint.versions import breaking_changes
 
     if len({stack.source.path for stack in stacks}) != 1:
         raise TablewrightError("--against compares one blueprint: name exactly one", hint="lint BLUEPRINT --against OLD")
     with tempfile.TemporaryDirectory(prefix="tablewright-old-") as scratch:
-        old = {loaded.environment: loaded for loaded in load_blueprints(materialize(spec, Path(scratch)))}
+        old = {loaded.environment: loaded for loaded in load_spec(spec, Path(scratch), "--against")}
         return {
             stack.name: breaking_changes(old[stack.source.environment], stack.source, stack.source.path.parent)
             for stack in stacks if stack.source.environment in old
@@ -141,7 +146,7 @@ def command_review(args: argparse.Namespace) -> int:
     from modules.review import render
     from modules.review.review import build_review
 
-    review = build_review(args.base, args.head, args.env, args.allow_destroy)
+    review = build_review(args.base, args.head, args.env, acknowledged(args))
     output = {"markdown": render.render_markdown, "json": render.render_json, "text": render.render_text}[args.format]
     sys.stdout.write(output(review))
     return 0
@@ -155,7 +160,7 @@ def command_gate(args: argparse.Namespace) -> int:
     plan = read_plan(Path(args.plan))
     now = parse_now(args.now)
     loaded = stack_for_plan(load_all([args.blueprint], args.env), plan)
-    stack, decision = gate(plan, loaded, now, args.allow_destroy)
+    stack, decision = gate(plan, loaded, now, acknowledged(args))
     sys.stdout.write(render.render_gate(stack, decision, args.format))
     return 0 if decision.passed else 1
 
@@ -184,9 +189,39 @@ def command_new(args: argparse.Namespace) -> int:
     return 0
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """Usage errors in the same shape as every other error: `error: ...`, `fix: ...`, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise TablewrightError(f"{self.prog}: {message}", code="E600", hint=f"see `{self.prog} --help`")
+
+
+ACKNOWLEDGEMENT_HELP = {
+    "destroy": "acknowledge deleting or replacing the table, or deleting a customer-managed key",
+    "unprotect": "acknowledge turning off production, deletion protection or point-in-time recovery",
+    "foreign": "acknowledge changes Tablewright does not write (IAM, resource policies, wildcard principals)",
+}
+
+
+def add_acknowledgements(command: argparse.ArgumentParser) -> None:
+    """`--allow-destroy` and friends: each lifts one kind of blocked change into the maintenance window."""
+    from modules.review.classify import ACKNOWLEDGEMENTS
+
+    for name, flag in ACKNOWLEDGEMENTS.items():
+        command.add_argument(flag, dest=f"allow_{name}", action="store_true",
+                             help=f"{ACKNOWLEDGEMENT_HELP[name]}: blocked becomes window")
+
+
+def acknowledged(args: argparse.Namespace) -> frozenset[str]:
+    from modules.review.classify import ACKNOWLEDGEMENTS
+
+    return frozenset(name for name in ACKNOWLEDGEMENTS if getattr(args, f"allow_{name}"))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tablewright", description="DynamoDB single-table blueprints -> reviewed, tested Terraform (cdktf)."
+    parser = ArgumentParser(
+        prog="tablewright", description="DynamoDB single-table blueprints -> reviewed, tested Terraform (cdktf).",
+        epilog="Every command also takes --debug: on an internal error (exit 3), print the traceback.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -220,15 +255,14 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--head", required=True, metavar="NEW", help="the blueprint after: a path or GITREF:path")
     review.add_argument("--env", help="only this environment's stack")
     review.add_argument("--format", choices=("markdown", "json", "text"), default="markdown")
-    review.add_argument("--allow-destroy", action="store_true", help="blocked changes become window changes")
+    add_acknowledgements(review)
     review.set_defaults(handler=command_review)
     gate_command = commands.add_parser("gate", help="exit 1 if a plan must not be applied now")
     gate_command.add_argument("--plan", required=True, help="`terraform show -json PLAN` output")
     gate_command.add_argument("--blueprint", required=True, help="the blueprint the plan was synthesized from")
     gate_command.add_argument("--env", help="its environment (default: the one whose table the plan names)")
     gate_command.add_argument("--now", help="decide as of this ISO 8601 time with offset (default: now)")
-    gate_command.add_argument("--allow-destroy", action="store_true",
-                              help="let blocked changes through (inside the maintenance window)")
+    add_acknowledgements(gate_command)
     gate_command.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     gate_command.set_defaults(handler=command_gate)
     listing = commands.add_parser("list", help="the catalog: every blueprint in a directory")
@@ -252,8 +286,17 @@ def cdktf_app() -> int:
     return 0
 
 
+def tool_version() -> str:
+    try:
+        return metadata.version("tablewright")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in arguments
+    arguments = [argument for argument in arguments if argument != "--debug"]
     try:
         if not arguments:
             return cdktf_app()
@@ -262,3 +305,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TablewrightError as error:
         print(error.render(), file=sys.stderr)
         return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - the one place that turns a bug into a clear report
+        if debug:
+            traceback.print_exc()
+        detail = " ".join(str(error).split())[:200]
+        print(f"error: internal error in Tablewright {tool_version()}: {type(error).__name__}"
+              f"{': ' + detail if detail else ''} [E900]\n"
+              "  fix: this is a bug in Tablewright, not in your input: report it with the command and the files "
+              "involved (add --debug for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL

@@ -1,4 +1,5 @@
-"""User-facing errors: one message with where it happened and what to write instead."""
+"""User-facing errors: one message per problem with where it happened, what to write instead and a
+stable code (documented in the README under "Error codes")."""
 
 from __future__ import annotations
 
@@ -6,6 +7,37 @@ from dataclasses import dataclass
 from typing import Sequence
 
 FieldPath = tuple[str | int, ...]
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+MAX_REPORTED = 20  # errors shown per file; the rest are counted
+
+# Stable error codes: what each means. The README lists them; a test keeps the two in step.
+ERROR_CODES: dict[str, str] = {
+    "E100": "the file cannot be read: missing, not a regular file, too large, not UTF-8, control characters",
+    "E101": "invalid YAML syntax",
+    "E102": "YAML features blueprints refuse: tags, merge keys, complex or duplicate keys",
+    "E103": "the document is too large or too deep, or a number is out of range",
+    "E200": "unknown field",
+    "E201": "missing required field",
+    "E202": "wrong type for a field",
+    "E203": "value not allowed for a field (choices, pattern, range)",
+    "E204": "fields that contradict each other",
+    "E300": "a name that refers to nothing: attribute, entity, index, pattern",
+    "E301": "malformed key template",
+    "E302": "tags that break AWS's tag rules or the required tags",
+    "E303": "more than Tablewright accepts: entities, patterns per entity, attributes, indexes",
+    "E400": "`extends`: missing, outside the repository root, a cycle, too many files",
+    "E401": "`environments`: a malformed overlay or an unknown environment",
+    "E402": "naming and backend templates, physical names shared between stacks",
+    "E500": "the design cannot serve an access pattern",
+    "E501": "index settings or names the design cannot honour",
+    "E600": "a command-line argument: an output path, a time, a file",
+    "E601": "a git revision or path (`GITREF:path`)",
+    "E700": "not a Terraform plan in JSON, or a malformed one",
+    "E701": "the plan does not belong to the blueprint",
+    "E900": "internal error (a bug in Tablewright): exit code 3",
+}
 
 
 @dataclass(frozen=True)
@@ -35,7 +67,8 @@ class TablewrightError(Exception):
     `path` is the field the problem is about; the loader turns it into a file, line and column.
     """
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT
+    default_code = "E600"
 
     def __init__(
         self,
@@ -44,23 +77,37 @@ class TablewrightError(Exception):
         path: Sequence[str | int] = (),
         hint: str | None = None,
         location: SourceLocation | None = None,
+        code: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.path: FieldPath = tuple(path)
         self.hint = hint
         self.location = location
+        self.code = code or self.default_code
+        assert self.code in ERROR_CODES, self.code
 
     def located(self, location: SourceLocation) -> "TablewrightError":
         """The same error, pinned to a place in a file (keeps an existing, more precise location)."""
         if self.location is not None:
             return self
-        return type(self)(self.message, path=self.path, hint=self.hint, location=location)
+        return self.rewritten(location=location)
+
+    def rewritten(self, **changes: object) -> "TablewrightError":
+        """A copy with some of message, path, hint, location or code replaced."""
+        fields = dict(message=self.message, path=self.path, hint=self.hint, location=self.location, code=self.code)
+        fields.update(changes)
+        message = fields.pop("message")
+        return type(self)(message, **fields)  # type: ignore[arg-type]
+
+    def prefixed(self, prefix: str) -> "TablewrightError":
+        """The same error with its message prefixed (e.g. which side of a review it is in)."""
+        return self.rewritten(message=prefix + self.message)
 
     def render(self) -> str:
         head = f"{self.location}: " if self.location else ""
         field = f"{render_path(self.path)}: " if self.path else ""
-        text = f"error: {head}{field}{self.message}"
+        text = f"error: {head}{field}{self.message} [{self.code}]"
         if self.hint:
             text += f"\n  fix: {self.hint}"
         return text
@@ -72,6 +119,52 @@ class TablewrightError(Exception):
 class BlueprintError(TablewrightError):
     """The blueprint file cannot be read or does not follow the blueprint language."""
 
+    default_code = "E204"
+
 
 class DesignError(TablewrightError):
     """The blueprint is well formed but its keys cannot serve an access pattern."""
+
+    default_code = "E500"
+
+
+class PlanError(TablewrightError):
+    """The plan given to the gate is not a usable `terraform show -json` document."""
+
+    default_code = "E700"
+
+
+class ErrorList(TablewrightError):
+    """Several problems found in one pass (all validation errors of a file), shown together."""
+
+    def __init__(self, errors: Sequence[TablewrightError]) -> None:
+        errors = [item for error in errors for item in (error.errors if isinstance(error, ErrorList) else [error])]
+        first = errors[0]
+        super().__init__(first.message, path=first.path, hint=first.hint, location=first.location, code=first.code)
+        self.errors = list(errors)
+
+    def located(self, location: SourceLocation) -> "TablewrightError":
+        return ErrorList([error.located(location) for error in self.errors])
+
+    def rewritten(self, **changes: object) -> "TablewrightError":
+        return ErrorList([error.rewritten(**changes) for error in self.errors])
+
+    def prefixed(self, prefix: str) -> "TablewrightError":
+        return ErrorList([error.prefixed(prefix) for error in self.errors])
+
+    def render(self) -> str:
+        shown = [error.render() for error in self.errors[:MAX_REPORTED]]
+        hidden = len(self.errors) - MAX_REPORTED
+        if hidden > 0:
+            shown.append(f"error: {hidden} more problem(s) not shown [{self.errors[MAX_REPORTED].code}]\n"
+                         "  fix: correct the ones above and run again")
+        return "\n".join(shown)
+
+
+def combined(errors: Sequence[TablewrightError]) -> TablewrightError:
+    """One error as it is, several as an ErrorList, ordered by where they are."""
+    if len(errors) == 1:
+        return errors[0]
+    ordered = sorted(errors, key=lambda e: (e.location.file, e.location.line, e.location.column)
+                     if e.location else ("", 0, 0))
+    return ErrorList(ordered)

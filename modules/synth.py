@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +9,7 @@ from modules.blueprint.load import LoadedBlueprint
 from modules.design.model import TableDesign
 from modules.design.plan import design
 from modules.errors import BlueprintError, TablewrightError
+from modules.output import replace_output
 
 
 @dataclass(frozen=True)
@@ -47,23 +46,12 @@ def synthesize_into(stacks: list[StackPlan], outdir: str | None) -> None:
 
     app = App(outdir=outdir, stack_traces=False)
     for stack in stacks:
-        build_stack(app, stack.design, stack.name, stack.source.environment)
+        build_stack(app, stack)
     app.synth()
 
 
 def synthesize(stacks: list[StackPlan], outdir: Path) -> list[Path]:
-    """Synthesize into a fresh directory next to `outdir`, then swap it in. Returns the cdk.tf.json files."""
-    outdir = outdir.resolve()
-    outdir.parent.mkdir(parents=True, exist_ok=True)
-    staging = outdir.with_name(f".{outdir.name}.staging-{os.getpid()}")
-    retired = outdir.with_name(f".{outdir.name}.retired-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        synthesize_into(stacks, str(staging))
-        if outdir.exists():
-            outdir.rename(retired)
-        staging.rename(outdir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(retired, ignore_errors=True)
-    return [outdir / "stacks" / stack.name / "cdk.tf.json" for stack in stacks]
+    """Synthesize into a fresh directory, then swap it in for `outdir` (only ever replacing an earlier
+    synthesis: modules/output.py). Returns the cdk.tf.json files."""
+    target = replace_output(outdir, lambda staging: synthesize_into(stacks, str(staging)))
+    return [target / "stacks" / stack.name / "cdk.tf.json" for stack in stacks]

@@ -8,11 +8,14 @@ before the gap, as RFC 5545 does for calendar events, so the calendar and these 
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta, timezone
+from functools import lru_cache
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from icalendar import Calendar, Event, Timezone, vRecur
-
 from modules.blueprint.model import WEEKDAYS, MaintenanceWindow
+
+if TYPE_CHECKING:
+    from icalendar import Timezone
 
 # A fixed anchor keeps the calendar text identical from run to run (2024-01-01 is a Monday).
 ANCHOR = date(2024, 1, 1)
@@ -57,14 +60,24 @@ def describe(window: MaintenanceWindow) -> str:
     return f"{days} from {window.start} for {window.duration} ({window.timezone})"
 
 
+@lru_cache(maxsize=None)
+def _vtimezone(tzid: str) -> Timezone:
+    """The VTIMEZONE of a zone (its rules from 1970 to 2038): built once per zone, then shared read-only."""
+    from icalendar import Timezone
+
+    return Timezone.from_tzid(tzid)
+
+
 def calendar_text(window: MaintenanceWindow, name: str) -> str:
     """iCalendar for an SSM Change Calendar that is closed except during the window."""
+    from icalendar import Calendar, Event, vRecur  # imported when needed: a window-less synth skips it
+
     calendar = Calendar()
     calendar.add("prodid", "-//Tablewright//Change Calendar 1.0//EN")
     calendar.add("version", "2.0")
     calendar.add("x-calendar-type", "DEFAULT_CLOSED")
     calendar.add("x-wr-caldesc", f"Maintenance window of {name}: {describe(window)}")
-    calendar.add_component(Timezone.from_tzid(window.timezone))
+    calendar.add_component(_vtimezone(window.timezone))
     first = ANCHOR
     while not _opens_on(window, first):
         first += timedelta(days=1)

@@ -8,9 +8,58 @@ from typing import Callable
 import pytest
 
 from modules.cli import main
+from tests import terraform_support
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = sorted((ROOT / "blueprints").glob("*.yaml"))
+
+
+# Test tiers: `pytest` runs the fast tier (addopts `-m 'not terraform'` in pyproject.toml), `pytest -m terraform`
+# the slow one: the tests that run the Terraform CLI, the emulator, checkov or the cdktf CLI.
+# Order: pytest-randomly shuffles every run (`--randomly-seed=N` repeats one, `-p no:randomly` turns it off);
+# `--reverse-order` runs the collected order backwards.
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--reverse-order", action="store_true", default=False,
+                     help="run the tests in reverse order (after pytest-randomly's shuffle, if it is active)")
+
+
+def _uses_terraform(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(getattr(definition.func, "tablewright_uses_terraform", False)
+               for name in info.names_closure for definition in info.name2fixturedefs.get(name, ()))
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _uses_terraform(item) and item.get_closest_marker("terraform") is None:
+            item.add_marker(pytest.mark.terraform)
+    if config.getoption("reverse_order"):
+        items.reverse()
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """Say how to repeat this run's order (pytest-randomly's header is hidden under -q)."""
+    seed = getattr(config.option, "randomly_seed", None)
+    shuffled = isinstance(seed, int) and config.getoption("randomly_reorganize", default=False)
+    order = f"shuffled, --randomly-seed={seed}" if shuffled else "as collected (-p no:randomly)"
+    if config.getoption("reverse_order"):
+        order += ", then reversed (--reverse-order)"
+    terminalreporter.write_line(f"test order: {order}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Let tests/terraform_support.py see which test is running (an unmarked test reaching a slow tool fails)."""
+    terraform_support.current_test = item
+    try:
+        return (yield)
+    finally:
+        terraform_support.current_test = None
 
 
 @pytest.fixture

@@ -9,15 +9,21 @@ Shims (listed in the README's testing section):
   RegisterScalableTarget (moto ignores them): tags per scalable target ARN.
 - SSM documents of type ChangeCalendar in TEXT format (iCalendar): moto only stores JSON and YAML
   documents; TEXT change calendars are stored as given, as AWS does.
+
+Isolation: every `Emulator` starts and stops with moto's in-process backends empty, and puts back
+the moto functions it patches when it stops (use it as a context manager). Within one emulator,
+`new_account()` gives a fresh AWS account: credentials of that account (`provider_override`,
+`client`) reach only its resources, so tests that change what they applied work on their own copy.
+moto's backends are per process, so run one emulator at a time.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 import threading
-import urllib.request
 from datetime import datetime, timezone
 from typing import Any, Callable
 
@@ -25,16 +31,44 @@ from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.server import DomainDispatcherApplication, create_backend_app
 from werkzeug.serving import WSGIRequestHandler, make_server
 
+from tests.terraform_support import slow_tier_only
+
 SERVICES = ["dynamodb", "applicationautoscaling", "cloudwatch", "sns", "kms", "events", "ssm", "sts", "iam"]
 REGION = "us-east-1"
 
 
-def _allow_text_change_calendars() -> None:
-    """moto validates SSM documents as JSON or YAML; AWS also accepts TEXT for ChangeCalendar."""
+ACCESS_KEY = "testing"  # the default account; `testing<12 digits>` is that account (see `Shims.__call__`)
+_ACCOUNT_KEY = re.compile(r"^testing(\d{12})$")
+_CREDENTIAL = re.compile(r"Credential=([^/]+)/\d+/([a-z0-9-]+)/")
+
+_patch_lock = threading.Lock()
+_patch_users = 0
+_patch_undo: list[Callable[[], None]] = []
+
+
+def _patch_moto() -> None:
+    """Patch moto for the emulator (first user only); `_unpatch_moto` puts everything back."""
+    global _patch_users
+    with _patch_lock:
+        _patch_users += 1
+        if _patch_users == 1:
+            _patch_undo.append(_allow_text_change_calendars())
+
+
+def _unpatch_moto() -> None:
+    global _patch_users
+    with _patch_lock:
+        _patch_users -= 1
+        if _patch_users == 0:
+            while _patch_undo:
+                _patch_undo.pop()()
+
+
+def _allow_text_change_calendars() -> Callable[[], None]:
+    """moto validates SSM documents as JSON or YAML; AWS also accepts TEXT for ChangeCalendar.
+    Returns the function that restores moto's originals."""
     from moto.ssm import models
 
-    if getattr(models, "_tablewright_shim", False):
-        return
     validate = models._validate_document_format
     original_init = models.Document.__init__
 
@@ -55,16 +89,28 @@ def _allow_text_change_calendars() -> None:
 
     models._validate_document_format = validate_format
     models.Document.__init__ = init
-    models._tablewright_shim = True
+
+    def restore() -> None:
+        models._validate_document_format = validate
+        models.Document.__init__ = original_init
+
+    return restore
+
+
+def _reset_moto() -> None:
+    """Empty every moto backend of this process (what `POST /moto-api/reset` does)."""
+    from moto.moto_api._internal.models import moto_api_backend
+
+    moto_api_backend.reset()
 
 
 class Shims:
     """Answers the JSON-protocol actions moto does not implement."""
 
     def __init__(self) -> None:
-        self.insights: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self.tags: dict[str, dict[str, str]] = {}
-        self.handlers: dict[str, Callable[[dict, str], tuple[int, dict]]] = {
+        self.insights: dict[tuple[str, str, str, str], dict[str, Any]] = {}  # (account, region, table, index)
+        self.tags: dict[tuple[str, str], dict[str, str]] = {}  # (account, scalable target ARN)
+        self.handlers: dict[str, Callable[[dict, str, str], tuple[int, dict]]] = {
             "DynamoDB_20120810.UpdateContributorInsights": self.update_insights,
             "DynamoDB_20120810.DescribeContributorInsights": self.describe_insights,
             "DynamoDB_20120810.ListContributorInsights": self.list_insights,
@@ -74,36 +120,36 @@ class Shims:
         }
 
     @staticmethod
-    def _table(region: str, name: str, index: str | None) -> tuple[int, dict] | None:
+    def _table(account: str, region: str, name: str, index: str | None) -> tuple[int, dict] | None:
         from moto.dynamodb.models import dynamodb_backends
 
-        table = dynamodb_backends[DEFAULT_ACCOUNT_ID][region].tables.get(name)
+        table = dynamodb_backends[account][region].tables.get(name)
         indexes = [i.name for i in table.global_indexes] if table else []
         if table is None or (index and index not in indexes):
             return 400, {"__type": "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException",
                          "message": f"Requested resource not found: {name}{'/index/' + index if index else ''}"}
         return None
 
-    def update_insights(self, body: dict, region: str) -> tuple[int, dict]:
+    def update_insights(self, body: dict, region: str, account: str) -> tuple[int, dict]:
         name, index = body["TableName"], body.get("IndexName")
-        missing = self._table(region, name, index)
+        missing = self._table(account, region, name, index)
         if missing:
             return missing
         enable = body["ContributorInsightsAction"] == "ENABLE"
         state = {"status": "ENABLING" if enable else "DISABLING", "mode": body.get("ContributorInsightsMode",
                                                                                 "ACCESSED_AND_THROTTLED_KEYS")}
-        self.insights[(region, name, index or "")] = state
+        self.insights[(account, region, name, index or "")] = state
         answer = {"TableName": name, "ContributorInsightsStatus": state["status"]}
         if index:
             answer["IndexName"] = index
         return 200, answer
 
-    def describe_insights(self, body: dict, region: str) -> tuple[int, dict]:
+    def describe_insights(self, body: dict, region: str, account: str) -> tuple[int, dict]:
         name, index = body["TableName"], body.get("IndexName")
-        missing = self._table(region, name, index)
+        missing = self._table(account, region, name, index)
         if missing:
             return missing
-        state = self.insights.get((region, name, index or ""), {"status": "DISABLED"})
+        state = self.insights.get((account, region, name, index or ""), {"status": "DISABLED"})
         reported = state["status"]
         state["status"] = {"ENABLING": "ENABLED", "DISABLING": "DISABLED"}.get(reported, reported)
         answer: dict[str, Any] = {"TableName": name, "ContributorInsightsStatus": reported,
@@ -115,28 +161,29 @@ class Shims:
             answer["ContributorInsightsRuleList"] = [f"DynamoDBContributorInsights-PKC-{name}-{index or ''}"]
         return 200, answer
 
-    def list_insights(self, body: dict, region: str) -> tuple[int, dict]:
+    def list_insights(self, body: dict, region: str, account: str) -> tuple[int, dict]:
         wanted = body.get("TableName")
         summaries = [
             {"TableName": name, **({"IndexName": index} if index else {}), "ContributorInsightsStatus": state["status"]}
-            for (where, name, index), state in sorted(self.insights.items())
-            if where == region and (wanted is None or wanted == name)
+            for (owner, where, name, index), state in sorted(self.insights.items())
+            if (owner, where) == (account, region) and (wanted is None or wanted == name)
         ]
         return 200, {"ContributorInsightsSummaries": summaries}
 
-    def list_tags(self, body: dict, region: str) -> tuple[int, dict]:
-        return 200, {"Tags": dict(self.tags.get(body["ResourceARN"], {}))}
+    def list_tags(self, body: dict, region: str, account: str) -> tuple[int, dict]:
+        return 200, {"Tags": dict(self.tags.get((account, body["ResourceARN"]), {}))}
 
-    def tag(self, body: dict, region: str) -> tuple[int, dict]:
-        self.tags.setdefault(body["ResourceARN"], {}).update(body.get("Tags", {}))
+    def tag(self, body: dict, region: str, account: str) -> tuple[int, dict]:
+        self.tags.setdefault((account, body["ResourceARN"]), {}).update(body.get("Tags", {}))
         return 200, {}
 
-    def untag(self, body: dict, region: str) -> tuple[int, dict]:
+    def untag(self, body: dict, region: str, account: str) -> tuple[int, dict]:
         for key in body.get("TagKeys", []):
-            self.tags.get(body["ResourceARN"], {}).pop(key, None)
+            self.tags.get((account, body["ResourceARN"]), {}).pop(key, None)
         return 200, {}
 
-    def _register_target(self, app: Callable, environ: dict, start_response: Callable, body: dict) -> Any:
+    def _register_target(self, app: Callable, environ: dict, start_response: Callable, body: dict,
+                         account: str) -> Any:
         """Let moto register the target, then keep the tags the request carried."""
         captured: dict[str, Any] = {}
 
@@ -146,12 +193,18 @@ class Shims:
 
         payload = b"".join(app(environ, capture))
         if captured["status"].startswith("200") and body.get("Tags"):
-            self.tags.setdefault(json.loads(payload)["ScalableTargetARN"], {}).update(body["Tags"])
+            self.tags.setdefault((account, json.loads(payload)["ScalableTargetARN"]), {}).update(body["Tags"])
         start_response(captured["status"], captured["headers"])
         return [payload]
 
     def __call__(self, app: Callable) -> Callable:
         def middleware(environ: dict, start_response: Callable) -> Any:
+            # The account is the one the access key names (moto reads it from `x-moto-account-id`).
+            credential = _CREDENTIAL.search(environ.get("HTTP_AUTHORIZATION", ""))
+            in_account = _ACCOUNT_KEY.match(credential.group(1)) if credential else None
+            account = in_account.group(1) if in_account else DEFAULT_ACCOUNT_ID
+            if in_account:
+                environ["HTTP_X_MOTO_ACCOUNT_ID"] = account
             target = environ.get("HTTP_X_AMZ_TARGET", "")
             if target not in self.handlers and target != "AnyScaleFrontendService.RegisterScalableTarget":
                 return app(environ, start_response)
@@ -160,10 +213,9 @@ class Shims:
             body = json.loads(raw or b"{}")
             if target == "AnyScaleFrontendService.RegisterScalableTarget":
                 environ["wsgi.input"] = io.BytesIO(raw)
-                return self._register_target(app, environ, start_response, body)
+                return self._register_target(app, environ, start_response, body, account)
             handler = self.handlers[target]
-            match = re.search(r"Credential=[^/]+/\d+/([a-z0-9-]+)/", environ.get("HTTP_AUTHORIZATION", ""))
-            status, answer = handler(body, match.group(1) if match else REGION)
+            status, answer = handler(body, credential.group(2) if credential else REGION, account)
             payload = json.dumps(answer).encode()
             start_response(f"{status} {'OK' if status == 200 else 'Bad Request'}",
                            [("Content-Type", "application/x-amz-json-1.0"), ("Content-Length", str(len(payload)))])
@@ -178,34 +230,67 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class Emulator:
-    """moto's server with the shims, on a free port of 127.0.0.1, in a background thread."""
+    """moto's server with the shims, on a free port of 127.0.0.1, in a background thread.
+
+    `with Emulator() as emulator:` (or `stop()`): stopping shuts the server down, empties moto's
+    backends again and restores what `_patch_moto` changed, so nothing outlives the emulator."""
 
     def __init__(self) -> None:
-        _allow_text_change_calendars()
-        self.shims = Shims()
-        app = self.shims(DomainDispatcherApplication(create_backend_app))
-        self.server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=_QuietHandler)
+        slow_tier_only("the AWS emulator")
+        _patch_moto()
+        try:
+            # moto's backends live in this process: start from nothing, whatever ran before.
+            _reset_moto()
+            self.shims = Shims()
+            app = self.shims(DomainDispatcherApplication(create_backend_app))
+            self.server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=_QuietHandler)
+        except BaseException:
+            _unpatch_moto()
+            raise
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
-        # moto's backends live in this process: start from nothing, whatever ran before.
-        urllib.request.urlopen(urllib.request.Request(f"{self.endpoint}/moto-api/reset", method="POST")).close()
+        self.accounts = itertools.count(1)
+        self.stopped = False
+
+    def __enter__(self) -> Emulator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.thread.join()
+        if self.stopped:
+            return
+        self.stopped = True
+        try:
+            self.server.shutdown()
+            self.server.server_close()
+            self.thread.join()
+            _reset_moto()
+        finally:
+            _unpatch_moto()
 
-    def client(self, service: str) -> Any:
+    def new_account(self) -> str:
+        """A fresh AWS account id: nothing exists in it yet, and no other account sees what is made in it."""
+        return f"{200000000000 + next(self.accounts)}"
+
+    @staticmethod
+    def access_key(account: str | None = None) -> str:
+        return ACCESS_KEY if account is None else f"{ACCESS_KEY}{account}"
+
+    def client(self, service: str, account: str | None = None) -> Any:
+        """A boto3 client of `account` (default: moto's default account)."""
         import boto3
 
         return boto3.client(service, endpoint_url=self.endpoint, region_name=REGION,
-                            aws_access_key_id="testing", aws_secret_access_key="testing")
+                            aws_access_key_id=self.access_key(account), aws_secret_access_key="testing")
 
-    def provider_override(self) -> dict[str, Any]:
-        """A `*_override.tf.json` provider block that points the AWS provider at the emulator."""
+    def provider_override(self, account: str | None = None) -> dict[str, Any]:
+        """A `*_override.tf.json` provider block that points the AWS provider at the emulator, in `account`."""
         return {"provider": {"aws": [{
             "region": REGION,
-            "access_key": "testing",
+            "access_key": self.access_key(account),
             "secret_key": "testing",
             "skip_credentials_validation": True,
             "skip_metadata_api_check": True,

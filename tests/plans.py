@@ -13,9 +13,11 @@ mirror as for the tests), then `python main.py gate --plan plan.json --blueprint
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,22 @@ def synthesized(path: Path, environment: str | None, out: Path) -> tuple[str, Pa
     [stack] = plan_stacks([load_blueprint(path, environment)])
     [written] = synthesize([stack], out)
     return stack.name, written
+
+
+class Plans(Mapping[str, dict[str, Any]]):
+    """Plans by name, shared read-only: each lookup is a fresh copy, so no test sees another's edits."""
+
+    def __init__(self, plans: dict[str, dict[str, Any]]) -> None:
+        self._plans = plans
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        return copy.deepcopy(self._plans[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._plans)
+
+    def __len__(self) -> int:
+        return len(self._plans)
 
 
 class PlanBuilder:
@@ -63,12 +81,12 @@ class PlanBuilder:
     def plan(self, head: Path, name: str = "head") -> dict[str, Any]:
         return self.show_plan(self.prepare(head, name))
 
-    def plan_all(self, heads: dict[str, Path]) -> dict[str, dict[str, Any]]:
+    def plan_all(self, heads: dict[str, Path]) -> Plans:
         """Plan every head; synthesis one at a time (cdktf is not thread-safe), Terraform two at a time."""
         prepared = {name: self.prepare(head, name) for name, head in heads.items()}
         with ThreadPoolExecutor(max_workers=2) as pool:
             futures = {name: pool.submit(self.show_plan, planned) for name, planned in prepared.items()}
-            return {name: future.result() for name, future in futures.items()}
+            return Plans({name: future.result() for name, future in futures.items()})
 
 
 def main() -> None:
@@ -78,14 +96,10 @@ def main() -> None:
     parser.add_argument("--env")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    emulator = Emulator()
-    try:
-        with tempfile.TemporaryDirectory(prefix="tablewright-plan-") as scratch:
-            plan = PlanBuilder(emulator, Path(scratch), args.base, args.env).plan(args.head)
-        args.out.write_text(json.dumps(plan, indent=2, sort_keys=True) + "\n")
-        print(f"wrote {args.out}")
-    finally:
-        emulator.stop()
+    with Emulator() as emulator, tempfile.TemporaryDirectory(prefix="tablewright-plan-") as scratch:
+        plan = PlanBuilder(emulator, Path(scratch), args.base, args.env).plan(args.head)
+    args.out.write_text(json.dumps(plan, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,26 @@ _CANDIDATES = [
 _SEARCH_ROOTS = [Path("/opt"), Path("/usr/local"), Path("/usr/share"), Path.home()]
 
 
+# The test being set up, run or torn down (tests/conftest.py sets it). The Terraform CLI, the emulator,
+# checkov and the cdktf CLI belong to the slow tier: a test that reaches one of them must be marked.
+current_test: pytest.Item | None = None
+
+
+def slow_tier_only(what: str) -> None:
+    """Fail the running test if it uses `what` but lacks the `terraform` marker (outside pytest: no-op)."""
+    test = current_test
+    if test is not None and test.get_closest_marker("terraform") is None:
+        pytest.fail(f"{test.nodeid} runs {what}, which belongs to the slow tier: mark the test (or its module) "
+                    "with @pytest.mark.terraform, or flag its fixture with @uses_terraform", pytrace=False)
+
+
+def uses_terraform(fixture_function):
+    """Flag a fixture that runs Terraform or the emulator: every test that requests it, directly or through
+    other fixtures, gets the `terraform` marker (tests/conftest.py). Put it under `@pytest.fixture`."""
+    fixture_function.tablewright_uses_terraform = True
+    return fixture_function
+
+
 def tools_required() -> bool:
     return os.environ.get("TABLEWRIGHT_REQUIRE_TOOLS") == "1"
 
@@ -52,6 +72,7 @@ def find_mirror() -> Path | None:
 
 def terraform_environment(workdir: Path) -> dict[str, str]:
     """Environment for offline Terraform runs: a CLI config that installs providers from the mirror."""
+    slow_tier_only("the Terraform CLI")
     if shutil.which("terraform") is None:
         missing_tool("the Terraform CLI is not installed")
     mirror = find_mirror()

@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from modules.output import MARKER, MARKER_TEXT
+
 BASE = """\
 blueprint: shop
 version: 1.0.0
@@ -106,6 +108,7 @@ def test_bad_blueprint_gives_one_located_error(case, text, words, tmp_path, run_
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "cdktf.out"
     out.mkdir()
+    (out / MARKER).write_text(MARKER_TEXT)  # an earlier synthesis, which a failed one must leave alone
     (out / "previous.txt").write_text("earlier synthesis")
     path = tmp_path / "shop.yaml"
     path.write_text(text)
@@ -122,7 +125,7 @@ def test_bad_blueprint_gives_one_located_error(case, text, words, tmp_path, run_
     line = expected_line(text)
     assert int(location.group(1)) == line, stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cdktf.out", "shop.yaml"]
-    assert [p.name for p in out.iterdir()] == ["previous.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "previous.txt"]
 
 
 def test_missing_file_is_a_clear_error(tmp_path, run_cli):

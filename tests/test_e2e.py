@@ -1,7 +1,12 @@
 """End to end: every bundled stack applied by the real Terraform CLI and AWS provider to the emulator
 (tests/emulator.py), then re-planned: no diff after apply, none after the autoscaler moves capacity,
 exactly the change after something Terraform owns is edited behind its back. The access patterns are
-then verified against the table Terraform created."""
+then verified against the table Terraform created.
+
+Isolation: every applied stack lives in its own account of the emulator. `applied` applies each stack
+once and shares it between the tests that leave it as it is (re-plan; verify, which only writes its
+own deterministic sample items); a test that changes what was applied takes `own_applied`, a copy
+applied for that test alone."""
 
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ STACKS = plan_stacks(bundled_stacks())
 NAMES = [s.name for s in STACKS]
 PROVISIONED = [s.name for s in STACKS if s.design.blueprint.table.billing == "provisioned"]
 
+pytestmark = pytest.mark.terraform  # the emulator and the Terraform CLI: the slow tier
+
 
 @dataclass
 class AppliedStack:
@@ -30,6 +37,12 @@ class AppliedStack:
     workdir: Path
     env: dict[str, str]
     config: dict[str, Any]
+    emulator: Emulator
+    account: str
+
+    def client(self, service: str) -> Any:
+        """A boto3 client of the emulator in this stack's account."""
+        return self.emulator.client(service, self.account)
 
     @property
     def table(self) -> str:
@@ -53,31 +66,47 @@ class AppliedStack:
 
 @pytest.fixture(scope="module")
 def emulator():
-    emulator = Emulator()
-    yield emulator
-    emulator.stop()
+    with Emulator() as emulator:
+        yield emulator
 
 
 @pytest.fixture(scope="module")
-def applied(emulator, tmp_path_factory) -> Callable[[str], AppliedStack]:
-    """Apply each stack once (on first use) and share it between this module's tests."""
+def synthesized(tmp_path_factory) -> Path:
+    """The synthesis of every bundled stack (read only: each apply works on a copy)."""
     out = tmp_path_factory.mktemp("e2e") / "cdktf.out"
     synthesize(STACKS, out)
+    return out
+
+
+def apply_stack(emulator: Emulator, synthesized: Path, name: str, workdir: Path) -> AppliedStack:
+    """Apply a copy of stack `name`'s synthesis, from `workdir`, to a fresh account of the emulator."""
+    account = emulator.new_account()
+    shutil.copytree(synthesized / "stacks" / name, workdir)
+    (workdir / "provider_override.tf.json").write_text(json.dumps(emulator.provider_override(account)))
+    env = terraform_environment(workdir)
+    terraform(["init", "-input=false"], workdir, env)
+    terraform(["apply", "-input=false", "-auto-approve"], workdir, env)
+    config = json.loads((workdir / "cdk.tf.json").read_text())
+    return AppliedStack(next(s for s in STACKS if s.name == name), workdir, env, config, emulator, account)
+
+
+@pytest.fixture(scope="module")
+def applied(emulator, synthesized, tmp_path_factory) -> Callable[[str], AppliedStack]:
+    """Apply each stack once (on first use) and share it between the tests that do not change it."""
     done: dict[str, AppliedStack] = {}
 
     def apply(name: str) -> AppliedStack:
         if name not in done:
-            workdir = out.parent / name
-            shutil.copytree(out / "stacks" / name, workdir)
-            (workdir / "provider_override.tf.json").write_text(json.dumps(emulator.provider_override()))
-            env = terraform_environment(workdir)
-            terraform(["init", "-input=false"], workdir, env)
-            terraform(["apply", "-input=false", "-auto-approve"], workdir, env)
-            config = json.loads((workdir / "cdk.tf.json").read_text())
-            done[name] = AppliedStack(next(s for s in STACKS if s.name == name), workdir, env, config)
+            done[name] = apply_stack(emulator, synthesized, name, tmp_path_factory.mktemp("shared") / name)
         return done[name]
 
     return apply
+
+
+@pytest.fixture
+def own_applied(emulator, synthesized, tmp_path) -> Callable[[str], AppliedStack]:
+    """A stack applied for this test alone (its own account and directory): change it freely."""
+    return lambda name: apply_stack(emulator, synthesized, name, tmp_path / name)
 
 
 def changed_arguments(change: dict[str, Any]) -> set[str]:
@@ -93,9 +122,9 @@ def test_replan_after_apply_is_empty(name, applied):
 
 
 @pytest.mark.parametrize("name", PROVISIONED)
-def test_autoscaler_capacity_changes_are_not_drift(name, applied, emulator):
-    stack = applied(name)
-    dynamodb = emulator.client("dynamodb")
+def test_autoscaler_capacity_changes_are_not_drift(name, own_applied):
+    stack = own_applied(name)
+    dynamodb = stack.client("dynamodb")
     description = dynamodb.describe_table(TableName=stack.table)["Table"]
     index = description["GlobalSecondaryIndexes"][0]["IndexName"]
     # What Application Auto Scaling does: one UpdateTable per scalable target, within its bounds.
@@ -120,10 +149,10 @@ PUT_ALARM_FIELDS = (
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_a_tag_and_an_alarm_threshold_changed_behind_terraform_are_the_only_changes(name, applied, emulator):
-    stack = applied(name)
+def test_a_tag_and_an_alarm_threshold_changed_behind_terraform_are_the_only_changes(name, own_applied):
+    stack = own_applied(name)
     blueprint = stack.stack.design.blueprint.blueprint
-    dynamodb, cloudwatch = emulator.client("dynamodb"), emulator.client("cloudwatch")
+    dynamodb, cloudwatch = stack.client("dynamodb"), stack.client("cloudwatch")
     arn = dynamodb.describe_table(TableName=stack.table)["Table"]["TableArn"]
     owner = stack.config["resource"]["aws_dynamodb_table"][blueprint]["tags"]["owner"]
     dynamodb.tag_resource(ResourceArn=arn, Tags=[{"Key": "owner", "Value": "someone-else"}])
@@ -153,8 +182,8 @@ def test_a_tag_and_an_alarm_threshold_changed_behind_terraform_are_the_only_chan
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_access_patterns_pass_on_the_table_terraform_created(name, applied, emulator):
+def test_access_patterns_pass_on_the_table_terraform_created(name, applied):
     stack = applied(name)
-    result = verify_table(emulator.client("dynamodb"), stack.stack.design, stack.config, create=False)
+    result = verify_table(stack.client("dynamodb"), stack.stack.design, stack.config, create=False)
     assert result.table == stack.table
     assert result.results and result.passed, [(r.pattern, r.failure) for r in result.results if not r.passed]

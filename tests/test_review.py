@@ -15,12 +15,13 @@ import pytest
 from modules.blueprint.load import load_blueprint
 from modules.review.changes import from_plan
 from modules.review.classify import classify
-from modules.review.gate import decide, gate
+from modules.review.gate import decide, gate, plan_changes
 from modules.review.review import build_review
 from tests.conftest import ROOT
 from tests.emulator import Emulator
 from tests.plans import PlanBuilder
 from tests.review_corpus import BASE, CASES, Case, write_case
+from tests.terraform_support import uses_terraform
 
 REAL = [case for case in CASES if case.real_plan]
 
@@ -66,13 +67,14 @@ def test_an_unchanged_blueprint_reviews_as_no_change():
 
 def test_allow_destroy_turns_blocked_into_window(tmp_path):
     head = write_case(case_named("rename_table"), tmp_path)
-    assert build_review(str(BASE), str(head), allow_destroy=True).verdict == "window"
+    assert build_review(str(BASE), str(head), acknowledged=frozenset({"destroy"})).verdict == "window"
 
 
 # Real plans --------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
+@uses_terraform
 def plans(tmp_path_factory) -> dict[str, dict]:
     """`terraform show -json` of each real-plan case against the base applied to the emulator."""
     emulator = Emulator()
@@ -84,16 +86,18 @@ def plans(tmp_path_factory) -> dict[str, dict]:
         emulator.stop()
 
 
+@pytest.mark.terraform
 @pytest.mark.parametrize("case", REAL, ids=lambda case: case.name)
 def test_a_real_plan_gets_the_same_classification(case, plans, tmp_path):
     production = bool(load_blueprint(write_case(case, tmp_path)).model.production)
-    from_terraform = classify(from_plan(plans[case.name]), production)
+    _, from_terraform = plan_changes(plans[case.name], production)
     assert_expected(case, from_terraform)
     review = build_review(str(BASE), str(write_case(case, tmp_path)))
     synthesized = {(c.cls, c.action, c.category, c.subject) for c in review.changes}
     assert {(c.cls, c.action, c.category, c.subject) for c in from_terraform} == synthesized
 
 
+@pytest.mark.terraform
 def test_a_real_plan_of_the_unchanged_base_has_nothing_to_gate(plans):
     assert from_plan(plans["unchanged"]) == []
 
@@ -105,10 +109,12 @@ def decision_at(plans, case_name: str, now: str, tmp_path: Path, allow_destroy: 
     case = case_named(case_name)
     overlay = {**case.overlay, "maintenance_window": window} if window else case.overlay
     loaded = load_blueprint(write_case(Case(case.name, overlay, case.verdict), tmp_path))
-    _, decision = gate(plans[case_name], loaded, datetime.fromisoformat(now), allow_destroy)
+    _, decision = gate(plans[case_name], loaded, datetime.fromisoformat(now),
+                       frozenset({"destroy"}) if allow_destroy else frozenset())
     return decision.passed
 
 
+@pytest.mark.terraform
 @pytest.mark.parametrize("now, passes", [
     ("2026-12-01T01:59:59+00:00", False),
     ("2026-12-01T02:00:00+00:00", True),
@@ -120,6 +126,7 @@ def test_a_window_change_passes_only_inside_the_window(plans, tmp_path, now, pas
     assert decision_at(plans, "stream_on", now, tmp_path) is passes
 
 
+@pytest.mark.terraform
 def test_the_window_follows_the_blueprints_time_zone(plans, tmp_path):
     # 18:30 UTC is 02:30 the next day in Shanghai: inside a Shanghai 02:00 window, outside a UTC one.
     shanghai = {"days": "daily", "start": "02:00", "duration": "2h", "timezone": "Asia/Shanghai"}
@@ -127,6 +134,7 @@ def test_the_window_follows_the_blueprints_time_zone(plans, tmp_path):
     assert decision_at(plans, "stream_on", "2026-12-01T18:30:00+00:00", tmp_path) is False
 
 
+@pytest.mark.terraform
 def test_the_window_follows_daylight_saving_time(plans, tmp_path):
     # New York 01:00 for 2h: on 8 March 2026 clocks jump from 02:00 to 03:00, so the window is
     # 06:00-08:00 UTC that day and 05:00-07:00 UTC the day after (EDT).
@@ -136,12 +144,14 @@ def test_the_window_follows_daylight_saving_time(plans, tmp_path):
     assert decision_at(plans, "stream_on", "2026-03-09T05:00:00+00:00", tmp_path, **new_york) is True
 
 
+@pytest.mark.terraform
 def test_weekly_windows_close_on_other_days(plans, tmp_path):
     saturdays = {"days": ["SA"], "start": "02:00", "duration": "2h", "timezone": "UTC"}
     assert decision_at(plans, "stream_on", "2026-12-05T02:30:00+00:00", tmp_path, **saturdays) is True  # Saturday
     assert decision_at(plans, "stream_on", "2026-12-06T02:30:00+00:00", tmp_path, **saturdays) is False
 
 
+@pytest.mark.terraform
 def test_blocked_changes_fail_unless_allowed_and_then_wait_for_the_window(plans, tmp_path):
     inside, outside = "2026-12-01T02:30:00+00:00", "2026-12-01T12:00:00+00:00"
     assert decision_at(plans, "rename_table", inside, tmp_path) is False
@@ -150,19 +160,22 @@ def test_blocked_changes_fail_unless_allowed_and_then_wait_for_the_window(plans,
     assert decision_at(plans, "pitr_off_in_production", inside, tmp_path) is False
 
 
+@pytest.mark.terraform
 def test_safe_changes_pass_at_any_time(plans, tmp_path):
     assert decision_at(plans, "change_capacity", "2026-12-01T12:00:00+00:00", tmp_path) is True
     assert decision_at(plans, "add_alarm", "2026-12-01T12:00:00+00:00", tmp_path) is True
 
 
+@pytest.mark.terraform
 def test_no_declared_window_means_window_changes_wait(plans, tmp_path):
     loaded = load_blueprint(write_case(case_named("stream_on"), tmp_path))
     without = replace(loaded, model=loaded.model.model_copy(update={"maintenance_window": None}))
     changes = classify(from_plan(plans["stream_on"]), False)
-    decision = decide(changes, without, datetime.fromisoformat("2026-12-01T02:30:00+00:00"), False)
+    decision = decide(changes, without, datetime.fromisoformat("2026-12-01T02:30:00+00:00"))
     assert decision.passed is False and "no maintenance_window" in decision.reason
 
 
+@pytest.mark.terraform
 def test_gate_command_exit_codes(plans, tmp_path, run_cli):
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plans["stream_on"]))
@@ -186,6 +199,7 @@ def test_gate_rejects_what_is_not_a_plan(tmp_path, run_cli, content, expected):
     assert "Traceback" not in err
 
 
+@pytest.mark.terraform
 def test_gate_rejects_a_time_without_zone(plans, tmp_path, run_cli):
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plans["stream_on"]))
@@ -232,13 +246,14 @@ def test_review_of_a_bad_head_names_the_side_and_the_line(tmp_path, run_cli):
     assert "fix: use one of" in err
 
 
+@pytest.mark.terraform
 def test_gate_names_the_environments_it_cannot_choose_between(plans, tmp_path, run_cli):
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plans["stream_on"]))  # a plan of shop_main, not of a CRM table
     crm = ROOT / "blueprints" / "crm.yaml"
     code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", crm)
     assert code == 2 and out == ""
-    assert "cannot tell which environment the plan is for (its tables: shop_main)" in err
-    assert "pass --env; environments: dev (dev-crm_main), prod (prod-crm_main)" in err
+    assert "the plan manages shop_main, which is not the table of one stack of this blueprint" in err
+    assert "(crm-dev (dev-crm_main), crm-prod (prod-crm_main))" in err and "[E701]" in err
     code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", crm, "--env", "staging")
     assert code == 2 and out == "" and "has no environment `staging`" in err and "dev, prod" in err

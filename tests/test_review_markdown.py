@@ -166,7 +166,7 @@ def test_markdown_is_identical_across_runs(name, tmp_path):
 
 
 def test_the_example_workflow_calls_commands_that_exist():
-    """Every `python main.py ...` line of examples/github-actions.yml parses with the real CLI."""
+    """Every `python .../main.py ...` line of examples/github-actions.yml parses with the real CLI."""
     import re
     import shlex
 
@@ -174,7 +174,7 @@ def test_the_example_workflow_calls_commands_that_exist():
 
     workflow = (ROOT / "examples" / "github-actions.yml").read_text()
     yaml.safe_load(workflow)
-    calls = [" ".join(match.split()) for match in re.findall(r"python main\.py ([^;|&>\n]+(?:\\\n[^;|&>\n]+)*)",
+    calls = [" ".join(match.split()) for match in re.findall(r"python (?:\S+/)?main\.py ([^;|&>\n]+(?:\\\n[^;|&>\n]+)*)",
                                                                workflow.replace("\\\n", " "))]
     assert {call.split()[0] for call in calls} >= {"review", "gate", "synth", "lint"}
     for call in calls:

@@ -16,7 +16,9 @@ import pytest
 from modules.blueprint.load import load_blueprint
 from modules.synth import plan_stacks, synthesize
 from tests.conftest import BUNDLED, ROOT, bundled_stacks
-from tests.terraform_support import missing_tool
+from tests.terraform_support import missing_tool, slow_tier_only
+
+pytestmark = pytest.mark.terraform  # checkov: the slow tier
 
 DYNAMODB_CHECKS = {
     "CKV_AWS_28": "point-in-time recovery",
@@ -28,6 +30,7 @@ KEY_POLICY_CHECKS = {"CKV_AWS_109", "CKV_AWS_111", "CKV_AWS_356"}
 
 
 def checkov_executable() -> str:
+    slow_tier_only("checkov")
     beside_python = Path(sys.executable).parent / "checkov"
     found = str(beside_python) if beside_python.exists() else shutil.which("checkov")
     if found is None:

@@ -12,6 +12,7 @@ say where a composed value was written.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ from modules.errors import BlueprintError, FieldPath, SourceLocation
 
 ADDITIVE_LISTS: frozenset[FieldPath] = frozenset({("required_tags",)})
 ENVIRONMENT_NAME = r"[a-z][a-z0-9-]{0,30}"
+MAX_ENVIRONMENTS = 20
+OVERLAY_REFUSED = frozenset({"extends", "environments"})
 
 
 @dataclass
@@ -75,35 +78,127 @@ def merge(base: Document, top: Document) -> Document:
     return Document(data, SourceMap(top.source.file, positions))
 
 
-def _extends(data: dict[str, Any], path: Path, source: SourceMap) -> list[tuple[Path, SourceLocation]]:
+MAX_EXTENDED_FILES = 32
+MAX_EXTENDS_DEPTH = 16
+ROOT_ENVIRONMENT = "TABLEWRIGHT_ROOT"
+
+
+def repository_root(blueprint: Path) -> Path:
+    """Where `extends` may reach: `TABLEWRIGHT_ROOT` when set, else the git work tree holding the
+    blueprint (the nearest ancestor with `.git`), else the working directory when the blueprint is
+    inside it, else the blueprint's own directory."""
+    configured = os.environ.get(ROOT_ENVIRONMENT)
+    if configured:
+        return Path(configured).resolve()
+    start = Path(os.path.abspath(blueprint)).parent
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate.resolve()
+    working = Path.cwd().resolve()
+    return working if start.resolve().is_relative_to(working) else start.resolve()
+
+
+def _extends_entries(data: dict[str, Any], source: SourceMap) -> list[tuple[str, SourceLocation]]:
     raw = data.pop("extends", None)
     if raw is None:
         return []
     entries = [raw] if isinstance(raw, str) else raw
     if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
         raise BlueprintError("`extends` must be a path or a list of paths", location=source.locate(("extends",)),
-                             hint="write `extends: shared/platform-base.yaml`, relative to this file")
-    return [(path.parent / entry, source.locate(("extends", position) if isinstance(raw, list) else ("extends",)))
+                             code="E400", hint="write `extends: shared/platform-base.yaml`, relative to this file")
+    return [(entry, source.locate(("extends", position) if isinstance(raw, list) else ("extends",)))
             for position, entry in enumerate(entries)]
 
 
-def read_document(path: Path, chain: tuple[Path, ...] = ()) -> Document:
-    """A blueprint file with everything it extends merged in (extended files first, in order)."""
-    data, source = load_yaml(path)
-    if not isinstance(data, dict):
-        raise BlueprintError("a blueprint must be a mapping of fields", location=source.locate(()),
-                             hint="start with `blueprint: <name>` or `extends: <file>`")
-    composed = Document({}, SourceMap(str(path)))
-    for parent, location in _extends(data, path, source):
-        trail = " -> ".join(str(p) for p in chain + (path, parent))
-        if parent.resolve() in {p.resolve() for p in chain + (path,)}:
-            raise BlueprintError(f"`extends` forms a cycle: {trail}", location=location,
-                                 hint="remove one of the `extends` entries")
-        if not parent.is_file():
-            raise BlueprintError(f"extended file not found: {parent} (chain: {trail})", location=location,
-                                 hint="paths in `extends` are relative to the file that names them")
-        composed = merge(composed, read_document(parent, chain + (path,)))
-    return merge(composed, Document(data, source))
+class Composer:
+    """Reads a blueprint and everything it extends, each file once (memoised), all inside `root`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self.documents: dict[Path, Document] = {}
+
+    def _resolve(self, entry: str, extending: Path, location: SourceLocation, chain: tuple[Path, ...]) -> Path:
+        def refuse(problem: str, hint: str) -> BlueprintError:
+            return BlueprintError(f"`extends: {entry}` {problem}", location=location, code="E400", hint=hint)
+
+        relative = "paths in `extends` are relative to the file that names them"
+        if not entry or Path(entry).is_absolute():
+            raise refuse("is not a relative path", relative)
+        if Path(entry).suffix not in (".yaml", ".yml"):
+            raise refuse("is not a blueprint file", "extend a .yaml file")
+        candidate = extending.parent / entry
+        outside = refuse(f"leaves the repository root {self.root}",
+                         f"keep shared blueprints inside the repository (or set {ROOT_ENVIRONMENT})")
+        if not Path(os.path.normpath(os.path.abspath(candidate))).is_relative_to(self.root):
+            raise outside  # checked before touching the file, so nothing outside is even looked up
+        try:
+            resolved = candidate.resolve(strict=True)
+        except FileNotFoundError:
+            trail = " -> ".join(str(p) for p in chain + (extending, candidate))
+            raise BlueprintError(f"extended file not found: {candidate} (chain: {trail})", location=location,
+                                 code="E400", hint=relative) from None
+        except (OSError, RuntimeError):
+            raise refuse("cannot be resolved (a symbolic link loop?)", "point it at a real file") from None
+        if not resolved.is_relative_to(self.root):
+            raise outside  # a symbolic link inside the repository pointing out of it
+        return resolved
+
+    @staticmethod
+    def resolved(path: Path) -> Path:
+        """The real path, or the absolute one when it cannot be resolved (read_text says why)."""
+        try:
+            return path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return Path(os.path.abspath(path))
+
+    def read(self, path: Path) -> Document:
+        """The blueprint at `path` with everything it extends merged in (extended files first, in order)."""
+        return self._read(path, self.resolved(path), ())
+
+    def _read(self, path: Path, resolved: Path, chain: tuple[Path, ...]) -> Document:
+        if resolved in self.documents:
+            return self.documents[resolved]
+        if len(self.documents) >= MAX_EXTENDED_FILES:
+            raise BlueprintError(f"more than {MAX_EXTENDED_FILES} files in the `extends` tree",
+                                 location=SourceLocation(str(path), 1, 1), code="E400",
+                                 hint="flatten the shared blueprints into fewer files")
+        data, source = load_yaml(path)
+        if not isinstance(data, dict):
+            raise BlueprintError("a blueprint must be a mapping of fields", location=source.locate(()), code="E202",
+                                 hint="start with `blueprint: <name>` or `extends: <file>`")
+        composed = Document({}, SourceMap(str(path)))
+        for entry, location in _extends_entries(data, source):
+            parent = self._resolve(entry, path, location, chain)
+            trail = " -> ".join(str(p) for p in chain + (resolved, parent))
+            if parent in chain + (resolved,):
+                raise BlueprintError(f"`extends` forms a cycle: {trail}", location=location, code="E400",
+                                     hint="remove one of the `extends` entries")
+            if len(chain) >= MAX_EXTENDS_DEPTH:
+                raise BlueprintError(f"`extends` chains more than {MAX_EXTENDS_DEPTH} files deep: {trail}",
+                                     location=location, code="E400", hint="flatten the shared blueprints")
+            shown = Path(os.path.relpath(parent)) if parent.is_relative_to(Path.cwd()) else parent
+            composed = merge(composed, self._read(shown, parent, chain + (resolved,)))
+        document = merge(composed, Document(data, source))
+        self.documents[resolved] = document
+        return document
+
+
+def blueprint_files(directory: Path) -> list[Path]:
+    """The .yaml files under `directory`, without following symbolic links to directories (no loops)."""
+    if not directory.is_dir():
+        raise BlueprintError(f"{directory} is not a directory", code="E600",
+                               hint="pass the directory that holds the blueprints (default: blueprints/)")
+    found = []
+    for parent, directories, files in os.walk(directory, followlinks=False):
+        directories.sort()
+        found += [Path(parent) / name for name in sorted(files) if name.endswith(".yaml")]
+    return sorted(found)
+
+
+def read_document(path: Path, root: Path | None = None) -> Document:
+    """A blueprint file with everything it extends merged in; `extends` stays inside `root`
+    (default: the repository holding the file)."""
+    return Composer(root or repository_root(path)).read(path)
 
 
 def environment_documents(document: Document) -> dict[str | None, Document]:
@@ -114,7 +209,11 @@ def environment_documents(document: Document) -> dict[str | None, Document]:
     base = Document(data, SourceMap(document.source.file, base_positions))
     if not isinstance(environments, dict):
         raise BlueprintError("`environments` must map names to overlays", location=document.source.locate(("environments",)),
-                             hint="write `environments: {dev: {...}, prod: {...}}`")
+                             code="E401", hint="write `environments: {dev: {...}, prod: {...}}`")
+    if len(environments) > MAX_ENVIRONMENTS:
+        raise BlueprintError(f"{len(environments)} environments; at most {MAX_ENVIRONMENTS}",
+                             location=document.source.locate(("environments",)), code="E303",
+                             hint="split the blueprint, or remove environments nobody deploys")
     if not environments:
         return {None: base}
     documents = {}
@@ -122,12 +221,16 @@ def environment_documents(document: Document) -> dict[str | None, Document]:
         where = ("environments", name)
         if not re.fullmatch(ENVIRONMENT_NAME, name):
             raise BlueprintError(f"environment name {name!r} is not valid", location=document.source.locate(where),
-                                 hint="use lowercase letters, digits and '-', starting with a letter (e.g. `prod`)")
+                                 code="E401", hint="use lowercase letters, digits and '-', starting with a letter (e.g. `prod`)")
         if overlay is None:
             overlay = {}
         if not isinstance(overlay, dict):
             raise BlueprintError(f"environment `{name}` must be a mapping of overrides",
-                                 location=document.source.locate(where), hint="write `{}` for no overrides")
+                                 location=document.source.locate(where), code="E401", hint="write `{}` for no overrides")
+        for key in sorted(OVERLAY_REFUSED & overlay.keys()):
+            raise BlueprintError(f"`{key}` cannot be set per environment",
+                                 location=document.source.locate(where + (key,)), code="E401",
+                                 hint=f"move `{key}` to the top level of the blueprint")
         rerooted = {p[2:]: l for p, l in document.source.positions.items() if p[:2] == where}
         documents[name] = merge(base, Document(overlay, SourceMap(document.source.file, rerooted)))
     return documents

@@ -2,9 +2,10 @@
 
 
 class Invalid(ValueError):
-    def __init__(self, message: str, hint: str | None = None, field: str | None = None) -> None:
+    def __init__(self, message: str, hint: str | None = None, field: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.code = code  # an error code (modules/errors.py); default E204
         # For model-level checks: the field (of the model being validated) the problem is about.
         self.field = field

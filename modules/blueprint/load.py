@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,11 +11,11 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from modules.blueprint.model import Blueprint, SemVer
+from modules.blueprint.model import KMS_KEY_ARN, REGION, S3_BUCKET, Blueprint, SemVer
 from modules.blueprint.references import check_references
 from modules.blueprint.compose import Document, environment_documents, read_document
 from modules.blueprint.yamlsource import SourceMap
-from modules.errors import BlueprintError, FieldPath, TablewrightError
+from modules.errors import BlueprintError, ErrorList, FieldPath, TablewrightError, combined
 
 # What each name pattern means, in words a blueprint author can act on.
 _PATTERN_MEANING = {
@@ -25,6 +26,9 @@ _PATTERN_MEANING = {
     r"^[A-Za-z][A-Za-z0-9_]{2,31}$": "3-32 letters, digits and '_', starting with a letter (e.g. `GSI1`)",
     r"^[A-Za-z0-9_.-]{3,255}$": "3-255 letters, digits, '_', '.' or '-' (DynamoDB table naming rules)",
     SemVer.__metadata__[0].pattern: "a semantic version such as 1.0.0 or 2.1.0-rc.1",
+    REGION: "an AWS region name such as eu-west-1",
+    KMS_KEY_ARN: "a KMS key or alias ARN, e.g. arn:aws:kms:eu-west-1:123456789012:key/<key-id>",
+    S3_BUCKET: "an S3 bucket name: 3-63 lowercase letters, digits, '.' and '-'",
 }
 
 
@@ -40,18 +44,27 @@ class LoadedBlueprint:
 
     @property
     def stack_name(self) -> str:
-        return f"{self.model.blueprint}-{self.environment}" if self.environment else self.model.blueprint
+        return stack_name(self.model.blueprint, self.environment)
 
     def locate(self, error: TablewrightError) -> TablewrightError:
+        if isinstance(error, ErrorList):
+            return combined([self.locate(item) for item in error.errors])
         return error.located(self.source.locate(error.path))
 
 
-def load_blueprints(path: Path | str) -> list[LoadedBlueprint]:
+def stack_name(blueprint: str, environment: str | None) -> str:
+    return f"{blueprint}-{environment}" if environment else blueprint
+
+
+def load_blueprints(path: Path | str, root: Path | None = None) -> list[LoadedBlueprint]:
     """Read, compose and validate a blueprint: one result per environment (or one without any).
+    `extends` stays inside `root` (default: the repository holding the file).
     Raises `TablewrightError` with file, line and fix."""
     path = Path(path)
-    document = read_document(path)
-    return [_validate(doc, path, environment) for environment, doc in environment_documents(document).items()]
+    document = read_document(path, root)
+    stacks = [_validate(doc, path, environment) for environment, doc in environment_documents(document).items()]
+    _check_distinct_stacks(stacks)
+    return stacks
 
 
 def load_blueprint(path: Path | str, environment: str | None = None) -> LoadedBlueprint:
@@ -64,7 +77,7 @@ def load_blueprint(path: Path | str, environment: str | None = None) -> LoadedBl
             return candidate
     names = ", ".join(str(c.environment) for c in loaded)
     raise BlueprintError(f"{path} has no environment `{environment}`" if environment else
-                         f"{path} declares environments ({names}): choose one",
+                         f"{path} declares environments ({names}): choose one", code="E401",
                          location=loaded[0].source.locate(("environments",)), hint=f"environments: {names}")
 
 
@@ -73,7 +86,7 @@ def _validate(document: Document, path: Path, environment: str | None) -> Loaded
     try:
         model = Blueprint.model_validate(data)
     except ValidationError as error:
-        raise _first_error(error, data, source) from None
+        raise _all_errors(error, data, source) from None
     loaded = LoadedBlueprint(model, source, path, environment, data)
     try:
         model = _physical_names(model, environment)
@@ -84,21 +97,68 @@ def _validate(document: Document, path: Path, environment: str | None) -> Loaded
     return LoadedBlueprint(model, source, path, environment, data)
 
 
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def substitute(template: str, values: dict[str, str], path: FieldPath, what: str) -> str:
+    """Fill `{name}` placeholders. Nothing else is template syntax: no format specs, no attribute
+    access, so a template cannot make the loader do unbounded work or read anything."""
+    parts = _PLACEHOLDER.split(template)
+    known = ", ".join(f"{{{name}}}" for name in values)
+    for literal in parts[0::2]:
+        if "{" in literal or "}" in literal:
+            raise BlueprintError(f"{what} {template!r} has an unbalanced brace", path=path, code="E402",
+                                 hint=f"write placeholders as {known}, and no other braces")
+    for name in parts[1::2]:
+        if name not in values:
+            raise BlueprintError(f"{what} {template!r} uses the unknown placeholder {{{name}}}", path=path,
+                                 code="E402", hint=f"use only {known} (no format specifications)")
+    return "".join(values[part] if odd else part for odd, part in ((i % 2 == 1, p) for i, p in enumerate(parts)))
+
+
+STATE_KEY = re.compile(r"[A-Za-z0-9!_.*'()/-]{1,1024}")
+
+
 def _physical_names(model: Blueprint, environment: str | None) -> Blueprint:
-    """Apply `naming.table` ({table}, {blueprint}, {env}) to the table's name."""
+    """Resolve `naming.table` ({table}, {blueprint}, {env}) and the s3 backend `key` for this stack."""
     template = model.naming.table or ("{table}-{env}" if environment else "{table}")
-    unknown = set(re.findall(r"\{([^}]*)\}", template)) - {"table", "blueprint", "env"}
-    if unknown or ("{env}" in template and environment is None):
-        raise BlueprintError(
-            f"naming template {template!r} uses {', '.join(sorted(unknown)) or '{env}'} here",
-            path=("naming", "table"),
-            hint="use {table}, {blueprint} and, in environments, {env}",
-        )
-    name = template.format(table=model.table.name, blueprint=model.blueprint, env=environment or "")
+    values = {"table": model.table.name, "blueprint": model.blueprint}
+    if environment is not None:
+        values["env"] = environment
+    name = substitute(template, values, ("naming", "table"), "naming template")
     if not re.fullmatch(r"[A-Za-z0-9_.-]{3,255}", name):
         raise BlueprintError(f"naming gives the table name {name!r}, which DynamoDB does not accept",
-                             path=("naming", "table"), hint="3-255 letters, digits, '_', '.' or '-'")
-    return model.model_copy(update={"table": model.table.model_copy(update={"name": name})})
+                             path=("naming", "table"), code="E402", hint="3-255 letters, digits, '_', '.' or '-'")
+    backend = model.terraform.backend
+    key = substitute(backend.key, {"blueprint": model.blueprint, "env": environment or "default",
+                                   "stack": stack_name(model.blueprint, environment)},
+                     ("terraform", "backend", "key"), "state key")
+    if not STATE_KEY.fullmatch(key) or key.startswith("/"):
+        raise BlueprintError(f"the state key becomes {key!r}", path=("terraform", "backend", "key"), code="E402",
+                             hint="use letters, digits and ! _ . * ' ( ) / - (S3's safe characters), not starting "
+                                  "with '/'")
+    terraform = model.terraform.model_copy(update={"backend": backend.model_copy(update={"key": key})})
+    return model.model_copy(update={"table": model.table.model_copy(update={"name": name}), "terraform": terraform})
+
+
+def _check_distinct_stacks(stacks: list[LoadedBlueprint]) -> None:
+    """Two environments must not manage the same physical table or share one Terraform state."""
+    seen: dict[tuple[str, str], LoadedBlueprint] = {}
+    for loaded in stacks:
+        backend = loaded.model.terraform.backend
+        state = f"s3://{backend.bucket}/{backend.key}" if backend.type == "s3" else f"terraform.{loaded.stack_name}.tfstate"
+        for kind, value, path in (("table", loaded.model.table.name, ("naming", "table")),
+                                  ("state", state, ("terraform", "backend", "key"))):
+            other = seen.setdefault((kind, value), loaded)
+            if other is not loaded:
+                what = f"the table {value}" if kind == "table" else f"the Terraform state {value}"
+                placeholder = "{env}"
+                raise loaded.locate(BlueprintError(
+                    f"environments `{other.environment}` and `{loaded.environment}` would both manage {what}",
+                    path=path, code="E402",
+                    hint=f"put {placeholder} in the {'naming template' if kind == 'table' else 'state key'}, "
+                         "e.g. `{table}-{env}`" if kind == "table" else
+                         f"put {placeholder} in the {'state key'}, e.g. `tablewright/{{blueprint}}/{{env}}.tfstate`"))
 
 
 def check_required_tags(model: Blueprint) -> None:
@@ -107,25 +167,35 @@ def check_required_tags(model: Blueprint) -> None:
         raise BlueprintError(
             f"missing required tag{'s' if len(missing) > 1 else ''} {', '.join(missing)} (required_tags)",
             path=("tags",) if model.tags else ("blueprint",),
+            code="E302",
             hint=f"add `tags: {{{missing[0]}: ...}}`",
         )
 
 
-def _first_error(error: ValidationError, data: Any, source: SourceMap) -> BlueprintError:
-    """The earliest problem in the file, as one message (later ones usually follow from it)."""
-    candidates = []
-    for detail in error.errors():
+def _all_errors(error: ValidationError, data: Any, source: SourceMap) -> TablewrightError:
+    """Every problem pydantic found in the file, each located, in file order."""
+    errors = []
+    for detail in _without_losing_branches(error.errors()):
         path = _data_path(data, detail["loc"])
-        field = getattr(detail.get("ctx", {}).get("error"), "field", None)
+        cause = detail.get("ctx", {}).get("error")
+        field = getattr(cause, "field", None)
         if field is not None:
             path = _data_path(data, tuple(path) + (field,))
         if detail["type"] == "missing":
             path = path + (detail["loc"][-1],) if len(path) < len(detail["loc"]) else path
-        location = source.locate(path)
-        candidates.append(((location.file != source.file, location.file, location.line, location.column), path, detail))
-    _, path, detail = min(candidates, key=lambda c: c[0])
-    message, hint = _describe(detail, path, data)
-    return BlueprintError(message, path=path, hint=hint, location=source.locate(path))
+        message, hint, code = _describe(detail, path, data)
+        errors.append(BlueprintError(message, path=path, hint=hint, location=source.locate(path), code=code))
+    unique = list({(str(e.location), e.message): e for e in errors}.values())
+    return combined(unique)
+
+
+def _without_losing_branches(details: list[Any]) -> list[Any]:
+    """For a union such as `AttributeSpec | "string"`, keep the errors of the branch the value was
+    written for: a mapping is a spec, so "not one of the type names" is noise beside its real problem."""
+    return [detail for detail in details
+            if not (detail["type"] in ("literal_error", "string_type") and isinstance(detail.get("input"), (dict, list))
+                    and any(len(other["loc"]) > len(detail["loc"])
+                            and other["loc"][:len(detail["loc"]) - 1] == detail["loc"][:-1] for other in details))]
 
 
 def _data_path(data: Any, loc: tuple[Any, ...]) -> FieldPath:
@@ -144,37 +214,53 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> FieldPath:
     return tuple(path)
 
 
-def _describe(detail: dict[str, Any], path: FieldPath, data: Any) -> tuple[str, str | None]:
+_EXPECTED = {"string": "text", "int": "a whole number", "float": "a number", "bool": "true or false",
+             "dict": "a mapping", "list": "a list", "model": "a mapping", "finite": "a finite number"}
+_BOUNDS = {"greater_than": "above {gt}", "greater_than_equal": "at least {ge}", "less_than": "below {lt}",
+           "less_than_equal": "at most {le}", "multiple_of": "a multiple of {multiple_of}"}
+
+
+def _describe(detail: dict[str, Any], path: FieldPath, data: Any) -> tuple[str, str, str]:
+    """(message, fix, error code) for one pydantic error."""
     kind = detail["type"]
     value = detail.get("input")
     ctx = detail.get("ctx", {})
     name = str(path[-1]) if path else "blueprint"
+    field = _field_info(path)
+    about = f" ({field.description.rstrip('.')})" if field and field.description else ""
+    example = f"e.g. `{name}: {_flow(field.examples[0])}`" if field and field.examples else ""
     if kind == "missing":
-        field = _field_info(path)
-        example = f" e.g. `{name}: {field.examples[0]}`" if field and field.examples else ""
-        description = f" ({field.description.rstrip('.')})" if field and field.description else ""
-        return f"missing required field `{name}`{description}", f"add `{name}:`{example}".rstrip()
+        return f"missing required field `{name}`{about}", f"add `{name}:` {example}".rstrip(), "E201"
     if kind == "extra_forbidden":
         allowed = _allowed_fields(path[:-1])
         close = difflib.get_close_matches(name, allowed, n=1)
         hint = f"did you mean `{close[0]}`? " if close else ""
-        return f"unknown field `{name}`", f"{hint}allowed here: {', '.join(allowed)}" if allowed else hint or None
+        return f"unknown field `{name}`", f"{hint}allowed here: {', '.join(allowed)}" if allowed else \
+            f"{hint}remove `{name}`", "E200"
     if kind == "value_error":
         cause = ctx.get("error")
-        return getattr(cause, "message", str(cause)), getattr(cause, "hint", None)
+        hint = getattr(cause, "hint", None) or f"correct `{name}`{about}"
+        return getattr(cause, "message", str(cause)), hint, getattr(cause, "code", None) or "E204"
     if kind in ("literal_error", "enum"):
-        return f"{value!r} is not allowed for `{name}`", f"use one of: {ctx.get('expected')}"
+        return f"{_show(value)} is not allowed for `{name}`", f"use one of: {ctx.get('expected')}", "E203"
     if kind == "string_pattern_mismatch":
-        meaning = _PATTERN_MEANING.get(ctx.get("pattern", ""), f"the pattern {ctx.get('pattern')}")
-        return f"{value!r} is not valid for `{name}`", f"use {meaning}"
-    if kind in ("string_type", "int_type", "int_parsing", "float_type", "float_parsing", "bool_type",
-                "bool_parsing", "dict_type", "list_type", "model_type", "int_from_float"):
-        expected = {"string": "text", "int": "a whole number", "float": "a number", "bool": "true or false",
-                    "dict": "a mapping", "list": "a list", "model": "a mapping"}[kind.split("_")[0]]
-        return f"expected {expected} for `{name}`, got {_show(value)}", None
-    if kind == "too_short":
-        return f"`{name}` needs at least {ctx.get('min_length', 1)} entry", None
-    return f"`{name}`: {detail['msg'][0].lower()}{detail['msg'][1:]}", None
+        meaning = _PATTERN_MEANING.get(ctx.get("pattern", ""), f"a value matching {ctx.get('pattern')}")
+        return f"{_show(value)} is not valid for `{name}`", f"use {meaning}", "E203"
+    if kind in _BOUNDS:
+        bound = _BOUNDS[kind].format(**ctx)
+        return f"`{name}` must be {bound}, not {_show(value)}", f"write a value {bound}{about}", "E203"
+    if kind in ("too_short", "too_long", "string_too_short", "string_too_long"):
+        return f"`{name}`: {detail['msg'][0].lower()}{detail['msg'][1:]}", \
+            f"shorten or extend `{name}` to fit{about}", "E203"
+    expected = _EXPECTED.get(kind.split("_")[0])
+    if expected:
+        hint = example or f"write {expected}{about}"
+        return f"expected {expected} for `{name}`, got {_show(value)}", hint, "E202"
+    return f"`{name}`: {detail['msg'][0].lower()}{detail['msg'][1:]}", f"correct `{name}`{about}", "E202"
+
+
+def _flow(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
 def _show(value: Any) -> str:
@@ -182,7 +268,10 @@ def _show(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _annotation_at(path: FieldPath) -> Any:

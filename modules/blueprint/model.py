@@ -23,7 +23,8 @@ PatternName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$"
 IndexName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{2,31}$")]
 TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{3,255}$")]
 SemVer = Annotated[
-    str, StringConstraints(pattern=r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+    str, StringConstraints(max_length=64, pattern=r"^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})"
+                                                  r"(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 ]
 
 AttributeType = Literal["string", "number", "timestamp", "date", "boolean"]
@@ -37,16 +38,33 @@ _STRFTIME_DIRECTIVES = set("YymdHIMSpbBjf")
 RESERVED_ATTRIBUTE = re.compile(r"^(PK|SK|GSI\d+(PK|SK)|_.*)$")
 
 
+# Bounds that keep every figure realistic and every loop small (blueprints are untrusted input).
+MAX_RATE = 10_000_000  # requests or writes per second
+MAX_CAPACITY = 1_000_000  # capacity units (AWS's default quota is 40,000 per table)
+MAX_ENTITIES = 100
+MAX_ATTRIBUTES = 200
+MAX_PATTERNS = 1_000
+MAX_INDEXES = 25  # 20 global + 5 local: DynamoDB's limits
+MAX_EXAMPLES = 100
+MAX_NOTIFY_TARGETS = 5  # CloudWatch alarm actions per state and EventBridge targets per rule
+REGION = r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$"
+KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z]{2}(-[a-z]+)+-\d{1,2}:\d{12}:(key|alias)/[A-Za-z0-9/_-]{1,256}$"
+S3_BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+Region = Annotated[str, StringConstraints(pattern=REGION)]
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: `limit: true` is not 1, `limit: 2.5` is not 2; allow_inf_nan: every figure is finite.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class AttributeSpec(Strict):
     """One attribute of an entity. `customerId: string` is shorthand for `{type: string}`."""
 
     type: AttributeType = Field(description="Value type. Timestamps and dates are stored in a fixed-width encoding.")
-    values: list[str] | None = Field(
+    values: list[Annotated[str, StringConstraints(min_length=1, max_length=1024)]] | None = Field(
         default=None,
+        max_length=1000,
         description="The closed set of values a string attribute takes (an enum).",
         examples=[["FINANCE", "HEALTHCARE", "EDUCATION"]],
     )
@@ -68,9 +86,10 @@ class AttributeSpec(Strict):
         description="String attributes: a regular expression every value matches (declares, e.g., that ids hold no '#').",
         examples=["^[a-z0-9-]+$"],
     )
-    max_length: int | None = Field(default=None, ge=1, description="Longest value in bytes (checks key size limits).")
+    max_length: int | None = Field(default=None, ge=1, le=400 * 1024,
+                                   description="Longest value in bytes (checks key size limits).")
     cardinality: int | None = Field(
-        default=None, ge=1, description="How many distinct values the attribute takes (for hot-partition estimates)."
+        default=None, ge=1, le=10**15, description="How many distinct values the attribute takes (for hot-partition estimates)."
     )
     hot_key_share: float | None = Field(
         default=None,
@@ -90,6 +109,10 @@ class AttributeSpec(Strict):
                 raise Invalid("`values` must list at least one value", "list the values or remove `values`", "values")
             if len(set(self.values)) != len(self.values):
                 raise Invalid("`values` lists a value twice", "remove the duplicate", "values")
+            separated = [value for value in self.values if "#" in value]
+            if separated:
+                raise Invalid(f"the value {separated[0]!r} contains '#', the key separator", "use '-' or '_' instead",
+                              "values", code="E203")
         if self.width is not None and self.type != "number":
             raise Invalid("`width` applies to number attributes only", "remove `width`", "width")
         if self.format is not None:
@@ -113,6 +136,9 @@ class AttributeSpec(Strict):
 def _check_timestamp_format(fmt: str) -> None:
     if fmt in TIMESTAMP_PRESETS:
         return
+    if "#" in fmt or len(fmt) > 64:
+        raise Invalid(f"timestamp format {fmt!r} {'contains #, the key separator' if '#' in fmt else 'is too long'}",
+                      "use e.g. '%Y-%m-%dT%H:%M:%SZ' (no '#': values sit inside keys)", code="E203")
     directives = re.findall(r"%(.)", fmt)
     if not directives:
         raise Invalid(
@@ -150,22 +176,27 @@ class EntitySpec(Strict):
     """An item type stored in the table."""
 
     attributes: dict[AttributeName, AttributeSpec | AttributeType] = Field(
-        min_length=1, description="Attribute name -> type (`string`) or full spec (`{type: string, values: [...]}`)."
+        min_length=1, max_length=MAX_ATTRIBUTES, description="Attribute name -> type (`string`) or full spec (`{type: string, values: [...]}`)."
     )
     key: KeySpec
     index_keys: dict[IndexName, KeySpec] = Field(
         default_factory=dict,
+        max_length=MAX_INDEXES,
         description=(
             "Explicit key templates of this entity on named GSIs. Optional: GSIs are planned from the access "
             "patterns; declare keys here to pin a shape or to build a cross-entity item collection on an index."
         ),
     )
-    item_bytes: int | None = Field(default=None, ge=1, description="Average item size in bytes, for capacity estimates.")
-    writes_per_second: float = Field(default=0, ge=0, description="Average item writes per second (puts and updates).")
-    item_count: int | None = Field(default=None, ge=0, description="Expected number of items (storage and scan cost).")
+    item_bytes: int | None = Field(default=None, ge=1, le=10**9,
+                                   description="Average item size in bytes, for capacity estimates.")
+    writes_per_second: float = Field(default=0, ge=0, le=MAX_RATE,
+                                     description="Average item writes per second (puts and updates).")
+    item_count: int | None = Field(default=None, ge=0, le=10**15,
+                                   description="Expected number of items (storage and scan cost).")
     transactional: bool = Field(default=False, description="Items are written in transactions (twice the capacity).")
     examples: list[dict[AttributeName, Any]] = Field(
         default_factory=list,
+        max_length=MAX_EXAMPLES,
         description="Items `verify` writes besides its generated samples (timestamps as ISO 8601 text).",
     )
     description: str | None = None
@@ -194,8 +225,8 @@ class AccessPattern(Strict):
     order_by: AttributeName | None = Field(
         default=None, description="The attribute results are ordered by (default: the range attribute, if any)."
     )
-    limit: int | None = Field(default=None, ge=1, description="Return at most this many items.")
-    rps: float = Field(default=1, ge=0, description="Expected requests per second of this pattern.")
+    limit: int | None = Field(default=None, ge=1, le=1_000_000, description="Return at most this many items.")
+    rps: float = Field(default=1, ge=0, le=MAX_RATE, description="Expected requests per second of this pattern.")
     returns: list[AttributeName] | None = Field(
         default=None,
         description="Attributes the application reads; drives GSI projections. Default: every attribute.",
@@ -217,6 +248,7 @@ class AccessPattern(Strict):
     items: int | None = Field(
         default=None,
         ge=0,
+        le=10_000_000,
         description="Items one call reads on average (default: `limit`, else 1 for a single item, else 10).",
     )
     scan: Literal["allowed"] | None = Field(
@@ -288,8 +320,8 @@ class AccessPattern(Strict):
 
 
 class CapacityRange(Strict):
-    min: int = Field(ge=1, description="Lowest provisioned capacity units the autoscaler may set.")
-    max: int = Field(ge=1, description="Highest provisioned capacity units the autoscaler may set.")
+    min: int = Field(ge=1, le=MAX_CAPACITY, description="Lowest provisioned capacity units the autoscaler may set.")
+    max: int = Field(ge=1, le=MAX_CAPACITY, description="Highest provisioned capacity units the autoscaler may set.")
 
     @model_validator(mode="after")
     def _ordered(self) -> "CapacityRange":
@@ -322,7 +354,9 @@ class TableSpec(Strict):
         default="aws_owned",
         description="`customer_managed` creates a KMS key with rotation unless `kms_key_arn` names one.",
     )
-    kms_key_arn: str | None = None
+    kms_key_arn: Annotated[str, StringConstraints(pattern=KMS_KEY_ARN)] | None = Field(
+        default=None, description="An existing KMS key (or alias) ARN for `customer_managed` encryption.",
+        examples=["arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"])
     stream: Literal["off", "keys_only", "new_image", "old_image", "new_and_old_images"] = "off"
     table_class: Literal["standard", "standard_infrequent_access"] = "standard"
 
@@ -387,7 +421,7 @@ class AlarmRule(Strict):
     """Overrides for one kind of alarm; unset values keep Tablewright's defaults (see the README)."""
 
     enabled: bool | None = None
-    threshold: float | None = Field(default=None, ge=0)
+    threshold: float | None = Field(default=None, ge=0, le=10**12)
     period: int | None = Field(default=None, ge=60, le=86400, multiple_of=60, description="Seconds, a multiple of 60.")
     evaluation_periods: int | None = Field(default=None, ge=1, le=100)
     datapoints: int | None = Field(default=None, ge=1, le=100, description="Datapoints that must breach (M of N).")
@@ -400,7 +434,7 @@ class AlarmRule(Strict):
 
 
 class LatencyRule(AlarmRule):
-    operations: dict[Operation, float] = Field(
+    operations: dict[Operation, Annotated[float, Field(gt=0, le=60_000)]] = Field(
         default_factory=dict, description="p99 thresholds in milliseconds per operation, over the default one."
     )
 
@@ -433,6 +467,9 @@ class Alarms(Strict):
         if isinstance(value, list):
             if not value:
                 raise Invalid("`notify` lists no topic", "list SNS topic ARNs, or write `notify: create`")
+            if len(value) > MAX_NOTIFY_TARGETS:
+                raise Invalid(f"`notify` lists {len(value)} topics; alarms and rules notify at most "
+                              f"{MAX_NOTIFY_TARGETS}", "fan out from one topic (SNS subscriptions)", code="E203")
             for arn in value:
                 if not re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}", arn):
                     raise Invalid(f"{arn!r} is not an SNS topic ARN", "arn:aws:sns:<region>:<account>:<topic>")
@@ -473,8 +510,10 @@ class MaintenanceWindow(Strict):
     @classmethod
     def _timezone(cls, value: str) -> str:
         try:
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_+\-/]{0,63}", value):
+                raise ValueError(value)
             ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):
             raise Invalid(f"unknown time zone {value!r}", "use an IANA name such as Europe/Berlin or Asia/Shanghai") from None
         return value
 
@@ -504,7 +543,7 @@ class LintSettings(Strict):
 
 class Traffic(Strict):
     peak_factor: float = Field(
-        default=3.0, ge=1, description="Peak over average request rate (sizes the autoscaling maximum)."
+        default=3.0, ge=1, le=100, description="Peak over average request rate (sizes the autoscaling maximum)."
     )
 
 
@@ -519,13 +558,15 @@ class Naming(Strict):
 
 class Backend(Strict):
     type: Literal["local", "s3"] = Field(default="local", description="Where Terraform keeps the state.")
-    bucket: str | None = Field(default=None, description="S3 bucket (s3 backend).")
+    bucket: Annotated[str, StringConstraints(pattern=S3_BUCKET)] | None = Field(
+        default=None, description="S3 bucket (s3 backend).")
     key: str = Field(
         default="tablewright/{blueprint}/{env}/terraform.tfstate",
+        max_length=1024,
         description="State object key (s3) with {blueprint}, {env} and {stack} placeholders.",
     )
-    region: str | None = Field(default=None, description="Region of the state bucket (s3).")
-    dynamodb_table: str | None = Field(default=None, description="Lock table (s3, optional).")
+    region: Region | None = Field(default=None, description="Region of the state bucket (s3).")
+    dynamodb_table: TableName | None = Field(default=None, description="Lock table (s3, optional).")
 
     @model_validator(mode="after")
     def _s3(self) -> "Backend":
@@ -549,14 +590,15 @@ class Blueprint(Strict):
     )
     blueprint: BlueprintName = Field(description="Stack name: lowercase letters, digits and dashes.")
     version: SemVer = Field(description="Semantic version of this blueprint.", examples=["1.0.0"])
-    description: str | None = None
-    owner: str | None = None
-    region: str | None = Field(default=None, description="AWS region; default: the provider's environment.")
+    description: str | None = Field(default=None, max_length=4096)
+    owner: str | None = Field(default=None, max_length=256)
+    region: Region | None = Field(default=None, description="AWS region; default: the provider's environment.",
+                                  examples=["eu-west-1"])
     tags: dict[str, str] = Field(default_factory=dict, description="Tags for every taggable resource.")
     table: TableSpec
-    entities: dict[EntityName, EntitySpec] = Field(min_length=1)
-    access_patterns: dict[PatternName, AccessPattern] = Field(default_factory=dict)
-    indexes: dict[IndexName, IndexSpec] = Field(default_factory=dict)
+    entities: dict[EntityName, EntitySpec] = Field(min_length=1, max_length=MAX_ENTITIES)
+    access_patterns: dict[PatternName, AccessPattern] = Field(default_factory=dict, max_length=MAX_PATTERNS)
+    indexes: dict[IndexName, IndexSpec] = Field(default_factory=dict, max_length=MAX_INDEXES)
     lint: LintSettings = Field(default_factory=LintSettings)
     traffic: Traffic = Field(default_factory=Traffic)
     production: bool = Field(default=False, description="This environment serves production traffic.")
@@ -570,7 +612,7 @@ class Blueprint(Strict):
         default=None, description="When window-class changes (index builds, billing switches) may be applied."
     )
     required_tags: list[str] = Field(
-        default_factory=list, description="Tag keys every blueprint must set (additive across `extends`)."
+        default_factory=list, max_length=50, description="Tag keys every blueprint must set (additive across `extends`)."
     )
     naming: Naming = Field(default_factory=Naming)
     terraform: TerraformSettings = Field(default_factory=TerraformSettings)

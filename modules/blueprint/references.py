@@ -4,40 +4,104 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterable
+import unicodedata
+from collections import Counter
+from typing import Any, Callable, Iterable
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec
 from modules.blueprint.provider import lowest_version, supports_insights_mode
 from modules.design.encoding import parse_value
 from modules.design.templates import entity_tag, parse_template
-from modules.errors import BlueprintError
+from modules.errors import BlueprintError, TablewrightError, combined
 
 TABLE = "table"
 MAX_TAGS = 50
 
 
+MAX_PATTERNS_PER_ENTITY = 100
+TAG_PUNCTUATION = frozenset("_.:/=+-@")
+
+
 def check_references(bp: Blueprint) -> None:
-    _check_tags(bp)
-    tags: dict[str, str] = {}
+    """Every cross-reference problem of the blueprint, collected (one error per entity, pattern, section)."""
+    errors: list[TablewrightError] = []
+
+    def collect(check: Callable[..., None], *arguments: Any) -> None:
+        try:
+            check(*arguments)
+        except TablewrightError as error:
+            errors.append(error)
+
+    collect(_check_tags, bp)
+    collect(_check_entity_tags, bp)
     for name, entity in bp.entities.items():
-        _check_entity(name, entity)
+        collect(_check_entity, name, entity)
+    collect(_check_index_names, bp)
+    collect(_check_patterns_per_entity, bp)
+    for name, pattern in bp.access_patterns.items():
+        collect(_check_pattern, bp, name, pattern)
+    collect(_check_ttl, bp)
+    collect(_check_provider, bp)
+    collect(_check_lint_codes, bp)
+    if errors:
+        raise combined(errors)
+
+
+def _check_entity_tags(bp: Blueprint) -> None:
+    tags: dict[str, str] = {}
+    for name in bp.entities:
         tag = entity_tag(name)
         if tag in tags:
             raise BlueprintError(
                 f"entities `{tags[tag]}` and `{name}` both key their items as {tag}",
                 path=("entities", name),
                 hint="rename one of them",
+                code="E204",
             )
         tags[tag] = name
-    for name, pattern in bp.access_patterns.items():
-        _check_pattern(bp, name, pattern)
-    _check_ttl(bp)
-    _check_provider(bp)
+
+
+def _check_lint_codes(bp: Blueprint) -> None:
     for code in bp.lint.ignore:
         if not re.fullmatch(r"TW\d{3}", code):
-            raise BlueprintError(f"`{code}` is not a finding code", path=("lint", "ignore", code),
+            raise BlueprintError(f"`{code}` is not a finding code", path=("lint", "ignore", code), code="E300",
                                  hint="codes look like TW101; `python main.py lint` prints them")
+
+
+def _check_index_names(bp: Blueprint) -> None:
+    """Index names are case-sensitive in DynamoDB but name Terraform resources in lower case, so two
+    names that differ only in case (or from a planned `GSI<n>` only in case) would collide."""
+    declared = sorted({index for entity in bp.entities.values() for index in entity.index_keys} | set(bp.indexes))
+    seen: dict[str, str] = {}
+    for name in declared:
+        folded = name.lower().strip("_")
+        if folded in seen:
+            raise BlueprintError(f"index names `{seen[folded]}` and `{name}` differ only in case",
+                                 path=_index_path(bp, name), code="E501", hint="give the indexes distinct names")
+        seen[folded] = name
+        if re.fullmatch(r"gsi\d+", folded) and not re.fullmatch(r"GSI[1-9]\d*", name):
+            raise BlueprintError(f"`{name}` looks like a planned index name but is not one (`GSI<n>`)",
+                                 path=_index_path(bp, name), code="E501",
+                                 hint=f"write `{name.upper()}` to pin a planned index, or choose another name")
+
+
+def _index_path(bp: Blueprint, index: str) -> tuple:
+    for entity_name, entity in sorted(bp.entities.items()):
+        if index in entity.index_keys:
+            return ("entities", entity_name, "index_keys", index)
+    return ("indexes", index)
+
+
+def _check_patterns_per_entity(bp: Blueprint) -> None:
+    counts = Counter(pattern.entities[0] for pattern in bp.access_patterns.values())
+    for entity, count in sorted(counts.items()):
+        if count > MAX_PATTERNS_PER_ENTITY:
+            raise BlueprintError(
+                f"{count} access patterns read `{entity}`; Tablewright plans indexes for at most "
+                f"{MAX_PATTERNS_PER_ENTITY} per entity", path=("access_patterns",), code="E303",
+                hint="merge patterns that differ only in their filters or limits (one index key serves them), or "
+                     "split the entity")
 
 
 def _suggest(name: str, options: Iterable[str]) -> str:
@@ -47,16 +111,24 @@ def _suggest(name: str, options: Iterable[str]) -> str:
     return f"{prefix}known: {', '.join(options)}"
 
 
+def _tag_text_allowed(text: str) -> bool:
+    """AWS tag keys and values: letters, digits, spaces and `_ . : / = + - @` (Unicode letters too)."""
+    return all(unicodedata.category(ch)[0] in "LNZ" and ch not in "\u2028\u2029" or ch in TAG_PUNCTUATION
+               for ch in text)
+
+
 def _check_tags(bp: Blueprint) -> None:
     if len(bp.tags) > MAX_TAGS:
-        raise BlueprintError(f"{len(bp.tags)} tags; AWS allows {MAX_TAGS} per resource", path=("tags",))
+        raise BlueprintError(f"{len(bp.tags)} tags; AWS allows {MAX_TAGS} per resource", path=("tags",), code="E302",
+                             hint="remove tags, or move them to a tag policy")
+    allowed = "letters, digits, spaces and _ . : / = + - @ (AWS's tag rules)"
     for key, value in bp.tags.items():
-        if not 1 <= len(key) <= 128 or key.lower().startswith("aws:"):
-            raise BlueprintError(
-                f"tag key {key!r} is not allowed", path=("tags", key), hint="1-128 characters, not starting with aws:"
-            )
-        if len(value) > 256:
-            raise BlueprintError(f"tag {key!r} is longer than 256 characters", path=("tags", key))
+        if not 1 <= len(key) <= 128 or key.lower().startswith("aws:") or not _tag_text_allowed(key):
+            raise BlueprintError(f"tag key {key!r} is not allowed", path=("tags", key), code="E302",
+                                 hint=f"1-128 characters of {allowed}, not starting with aws:")
+        if len(value) > 256 or not _tag_text_allowed(value):
+            raise BlueprintError(f"the value of tag {key!r} is not allowed", path=("tags", key), code="E302",
+                                 hint=f"at most 256 characters of {allowed}")
 
 
 def _check_entity(name: str, entity: EntitySpec) -> None:
@@ -67,6 +139,7 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
                 f"attribute name `{attribute}` is reserved for generated keys",
                 path=base + ("attributes", attribute),
                 hint="rename it; PK, SK, GSI<n>PK, GSI<n>SK and names starting with '_' are taken",
+                code="E204",
             )
     _check_template(entity, entity.key.pk, base + ("key", "pk"))
     _check_template(entity, entity.key.sk, base + ("key", "sk"))
@@ -76,15 +149,16 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
             where = base + ("examples", position, attribute)
             if attribute not in entity.attributes:
                 raise BlueprintError(
-                    f"`{attribute}` is not an attribute of `{name}`", path=where, hint=_suggest(attribute, entity.attributes)
+                    f"`{attribute}` is not an attribute of `{name}`", path=where, hint=_suggest(attribute, entity.attributes),
+                    code="E300",
                 )
             try:
                 parse_value(entity.attributes[attribute], raw)
             except ValueError as error:
-                raise BlueprintError(str(error), path=where) from None
+                raise BlueprintError(str(error), code="E203", path=where) from None
     for index, keys in entity.index_keys.items():
         if index == TABLE:
-            raise BlueprintError("`table` is not an index name", path=base + ("index_keys", index))
+            raise BlueprintError("`table` is not an index name", code="E501", path=base + ("index_keys", index))
         _check_template(entity, keys.pk, base + ("index_keys", index, "pk"))
         _check_template(entity, keys.sk, base + ("index_keys", index, "sk"))
         _check_shard_by(entity, keys.shard_by, base + ("index_keys", index, "shard_by"))
@@ -94,7 +168,7 @@ def _check_template(entity: EntitySpec, text: str, path: tuple) -> None:
     try:
         template = parse_template(text)
     except Invalid as error:
-        raise BlueprintError(error.message, path=path, hint=error.hint) from None
+        raise BlueprintError(error.message, code="E301", path=path, hint=error.hint) from None
     for segment in template.segments:
         attribute = segment.attribute
         if attribute is None:
@@ -104,18 +178,21 @@ def _check_template(entity: EntitySpec, text: str, path: tuple) -> None:
                 f"key template {text!r} uses `{{{attribute}}}`, which is not an attribute of this entity",
                 path=path,
                 hint=f"declare `{attribute}` under attributes, or fix the name; {_suggest(attribute, entity.attributes)}",
+                code="E300",
             )
         if segment.bucket and entity.attributes[attribute].type not in ("timestamp", "date"):
             raise BlueprintError(
                 f"`{{{segment.placeholder}}}` buckets `{attribute}`, a {entity.attributes[attribute].type}",
                 path=path,
                 hint="time buckets apply to timestamp and date attributes",
+                code="E301",
             )
         if segment.bucket and path[-1] != "pk":
             raise BlueprintError(
                 f"`{{{segment.placeholder}}}`: time buckets belong in partition keys",
                 path=path,
                 hint=f"keep `{{{attribute}}}` itself in the sort key so ranges stay exact",
+                code="E301",
             )
 
 
@@ -126,6 +203,7 @@ def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: tuple)
                 f"`shard_by` names `{attribute}`, which is not an attribute of this entity",
                 path=path,
                 hint=_suggest(attribute, entity.attributes),
+                code="E300",
             )
 
 
@@ -134,10 +212,11 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
     for entity_name in pattern.entities:
         if entity_name not in bp.entities:
             raise BlueprintError(
-                f"unknown entity `{entity_name}`", path=base + ("entity",), hint=_suggest(entity_name, bp.entities)
+                f"unknown entity `{entity_name}`", path=base + ("entity",), hint=_suggest(entity_name, bp.entities),
+                code="E300",
             )
     if len(set(pattern.entities)) != len(pattern.entities):
-        raise BlueprintError("an entity is listed twice", path=base + ("entity",), hint="list each entity once")
+        raise BlueprintError("an entity is listed twice", code="E204", path=base + ("entity",), hint="list each entity once")
     entities = [bp.entities[e] for e in pattern.entities]
     common = set.intersection(*(set(e.attributes) for e in entities))
     every = set().union(*(set(e.attributes) for e in entities))
@@ -146,7 +225,7 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
         for attribute, op in getattr(pattern, section).items():
             where = base + (section, attribute)
             if attribute not in common:
-                raise BlueprintError(f"`{attribute}` is not an attribute of {what}", path=where,
+                raise BlueprintError(f"`{attribute}` is not an attribute of {what}", code="E300", path=where,
                                      hint=_suggest(attribute, common))
             spec = entities[0].attributes[attribute]
             if op == "begins_with" and spec.type != "string":
@@ -154,21 +233,24 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
                     f"begins_with needs a string attribute; `{attribute}` is a {spec.type}",
                     path=where,
                     hint="use `between` for a range of numbers, dates or timestamps",
+                    code="E204",
                 )
             if len({e.attributes[attribute].type for e in entities}) > 1:
                 raise BlueprintError(f"`{attribute}` has different types in the entities of this collection",
-                                     path=where)
+                                     code="E204", path=where)
             if section == "filter" and spec.type == "boolean":
                 raise BlueprintError(
                     f"filtering on the boolean `{attribute}` reads every item and discards some",
                     path=where,
                     hint="use a sparse index instead: write the index key only on items where it is true",
+                    code="E204",
                 )
     if pattern.order_by is not None and pattern.order_by not in common:
         raise BlueprintError(
             f"`{pattern.order_by}` is not an attribute of {what}",
             path=base + ("order_by",),
             hint=_suggest(pattern.order_by, common),
+            code="E300",
         )
     for position, attribute in enumerate(pattern.returns or ()):
         if attribute not in every:
@@ -176,6 +258,7 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
                 f"`{attribute}` is not an attribute of {what}",
                 path=base + ("returns", position),
                 hint=_suggest(attribute, every),
+                code="E300",
             )
     _check_pinned_index(bp, base, pattern)
 
@@ -192,6 +275,7 @@ def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> N
                 "use `index: table`, remove `index:` to let the planner choose, or declare the keys under "
                 f"`entities.<Entity>.index_keys.{pattern.index}`"
             ),
+            code="E300",
         )
     for entity_name in pattern.entities:
         if pattern.index not in bp.entities[entity_name].index_keys:
@@ -199,6 +283,7 @@ def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> N
                 f"`{entity_name}` has no keys on index `{pattern.index}`",
                 path=base + ("index",),
                 hint=f"declare `entities.{entity_name}.index_keys.{pattern.index}: {{pk: ..., sk: ...}}`",
+                code="E300",
             )
     local = pattern.index in bp.indexes and bp.indexes[pattern.index].type == "local"
     if pattern.consistent and not local:
@@ -206,19 +291,21 @@ def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> N
             "global secondary indexes only support eventually consistent reads",
             path=base + ("consistent",),
             hint="remove `consistent: true` or use `index: table`",
+            code="E204",
         )
 
 
 def _check_provider(bp: Blueprint) -> None:
     if lowest_version(bp.terraform.aws_provider) is None:
         raise BlueprintError(f"cannot read the version constraint {bp.terraform.aws_provider!r}",
-                             path=("terraform", "aws_provider"), hint="write e.g. \"~> 5.100\" or \">= 6.11\"")
+                             code="E203", path=("terraform", "aws_provider"), hint="write e.g. \"~> 5.100\" or \">= 6.11\"")
     if bp.contributor_insights == "throttled_keys" and not supports_insights_mode(bp):
         raise BlueprintError(
             f"throttled_keys needs hashicorp/aws >= 6.11 (the `mode` argument); the constraint "
             f"{bp.terraform.aws_provider!r} allows older versions, which always record accessed and throttled keys",
             path=("contributor_insights",),
             hint="set `terraform: {aws_provider: \">= 6.11\"}`, or use `accessed_and_throttled_keys` (or `off`)",
+            code="E204",
         )
 
 
@@ -232,6 +319,7 @@ def _check_ttl(bp: Blueprint) -> None:
             f"TTL attribute `{name}` is not an attribute of any entity",
             path=("table", "ttl_attribute"),
             hint="declare it (a number or a timestamp with `format: epoch_seconds`) on the entities that expire",
+            code="E300",
         )
     for spec in specs:
         if not (spec.type == "number" or (spec.type == "timestamp" and spec.timestamp_format == "epoch_seconds")):
@@ -239,4 +327,5 @@ def _check_ttl(bp: Blueprint) -> None:
                 f"TTL attribute `{name}` must hold epoch seconds as a number; it is a {spec.type}",
                 path=("table", "ttl_attribute"),
                 hint=f"declare `{name}: {{type: timestamp, format: epoch_seconds}}`",
+                code="E204",
             )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from modules.blueprint.model import Blueprint
+from modules.errors import TablewrightError
 
 SCHEMA_URL = "https://json-schema.org/draft/2020-12/schema"
 BLUEPRINT_FILE = "blueprint.schema.json"
@@ -78,10 +79,19 @@ def schema_texts() -> dict[str, str]:
 
 
 def write_schemas(directory: Path) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
+    if directory.exists() and not directory.is_dir():
+        raise TablewrightError(f"--out {directory} is a file", code="E600", hint="pass a directory (default: schema/)")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise TablewrightError(f"--out {directory}: cannot create it ({error.strerror})", code="E600",
+                               hint="pass a writable directory") from None
     written = []
     for name, text in schema_texts().items():
         path = directory / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise TablewrightError(f"{path} is not a regular file", code="E600",
+                                   hint="remove it, or pass another --out directory")
         path.write_text(text)
         written.append(path)
     return written

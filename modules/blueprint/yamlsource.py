@@ -8,7 +8,10 @@ which is what people mean in a blueprint.
 
 from __future__ import annotations
 
+import math
 import re
+import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,9 @@ from modules.errors import BlueprintError, FieldPath, SourceLocation
 MAX_FILE_BYTES = 1_000_000
 MAX_NODES = 100_000
 MAX_DEPTH = 64
+MAX_INTEGER_DIGITS = 15
+# What YAML itself accepts, minus nothing: anything else (NUL, other C0 controls) is refused with its place.
+_CONTROL = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 _STANDARD = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = {
@@ -46,57 +52,108 @@ class SourceMap:
         return self.positions.get(probe, SourceLocation(self.file, 1, 1))
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, code_for_missing: str = "E100") -> str:
+    """The file's text, refusing anything that is not a small regular UTF-8 file before reading it."""
+    where = SourceLocation(str(path), 1, 1)
     try:
-        raw = path.read_bytes()
+        status = path.stat()
     except FileNotFoundError:
-        raise BlueprintError(
-            f"file not found: {path}", hint="check the path; paths are relative to the current directory"
-        ) from None
-    except IsADirectoryError:
-        raise BlueprintError(f"{path} is a directory, not a blueprint file") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise BlueprintError(
-            f"{path} is {len(raw):,} bytes; blueprints are limited to {MAX_FILE_BYTES:,} bytes",
-            location=SourceLocation(str(path), 1, 1),
-            hint="split the file with `extends:` or remove generated content",
-        )
+        raise BlueprintError(f"file not found: {path}", code=code_for_missing,
+                             hint="check the path; paths are relative to the current directory") from None
+    except OSError as error:
+        raise BlueprintError(f"{path} cannot be read: {error.strerror}", code="E100",
+                             hint="pass a readable blueprint file") from None
+    if stat.S_ISDIR(status.st_mode):
+        raise BlueprintError(f"{path} is a directory, not a blueprint file", code="E100",
+                             hint="pass the .yaml file itself")
+    if not stat.S_ISREG(status.st_mode):
+        raise BlueprintError(f"{path} is not a regular file", code="E100", hint="pass a blueprint .yaml file")
+    def too_big(size: str) -> BlueprintError:
+        return BlueprintError(f"{path} is {size} bytes; blueprints are limited to {MAX_FILE_BYTES:,} bytes",
+                              location=where, code="E100", hint="split the file with `extends:` or remove generated "
+                                                                "content")
+
+    if status.st_size > MAX_FILE_BYTES:
+        raise too_big(f"{status.st_size:,}")
     try:
-        return raw.decode("utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)  # a file may grow, or report no size (/proc)
+    except OSError as error:
+        raise BlueprintError(f"{path} cannot be read: {error.strerror}", code="E100",
+                             hint="pass a readable blueprint file") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise too_big(f"more than {MAX_FILE_BYTES:,}")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
-        raise BlueprintError(
-            "the file is not valid UTF-8",
-            location=SourceLocation(str(path), line, 1),
-            hint="save the file as UTF-8",
-        ) from None
+        raise BlueprintError("the file is not valid UTF-8", location=SourceLocation(str(path), line, 1), code="E100",
+                             hint="save the file as UTF-8") from None
+    _refuse_control_characters(text, str(path))
+    return text
+
+
+def _refuse_control_characters(text: str, file: str) -> None:
+    found = _CONTROL.search(text)
+    if found is None:
+        return
+    before = text[: found.start()]
+    line = before.count("\n") + 1
+    column = found.start() - (before.rfind("\n") + 1) + 1
+    raise BlueprintError(f"control character U+{ord(found.group()):04X} is not allowed in a blueprint",
+                         location=SourceLocation(file, line, column), code="E100",
+                         hint="remove it; blueprints are plain UTF-8 text")
 
 
 def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     """Parse `path` into plain dicts/lists/scalars plus a map of where each value starts."""
-    text = read_text(path)
-    source = SourceMap(str(path))
+    return parse_yaml(read_text(path), str(path))
+
+
+def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
+    """Parse blueprint text (already read and checked by `read_text`, or taken from git) with the same rules."""
+    _refuse_control_characters(text, file)
+    source = SourceMap(file)
     try:
+        _check_depth(text, file)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        if error.context_mark is not None and mark.index >= len(text.rstrip()):
+        if error.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
             mark = error.context_mark  # an unclosed bracket or quote: point where it opened, not at the end
-        location = SourceLocation(str(path), mark.line + 1, mark.column + 1) if mark else None
+        location = SourceLocation(file, mark.line + 1, mark.column + 1) if mark else SourceLocation(file, 1, 1)
         problem = error.problem or error.context or "invalid YAML"
         raise BlueprintError(
             f"invalid YAML: {problem}",
             location=location,
+            code="E101",
             hint="check indentation and quoting near this line; quote values that contain ': ' or '#'",
         ) from None
     except yaml.YAMLError as error:
-        raise BlueprintError(f"invalid YAML: {error}", location=SourceLocation(str(path), 1, 1)) from None
+        raise BlueprintError(f"invalid YAML: {str(error).splitlines()[0]}", location=SourceLocation(file, 1, 1),
+                             code="E101", hint="check the file is a YAML mapping of blueprint fields") from None
     if node is None:
         raise BlueprintError(
-            "the file is empty", location=SourceLocation(str(path), 1, 1), hint="start with `blueprint: <name>`"
+            "the file is empty", location=SourceLocation(file, 1, 1), code="E101",
+            hint="start with `blueprint: <name>`"
         )
     converter = _Converter(source)
     return converter.convert(node, (), 0), source
+
+
+def _check_depth(text: str, file: str) -> None:
+    """Refuse deep nesting from the event stream (iterative), before the recursive composer sees it."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                raise BlueprintError(f"nesting deeper than {MAX_DEPTH} levels",
+                                     location=SourceLocation(file, mark.line + 1, mark.column + 1), code="E103",
+                                     hint="flatten the structure; blueprints are shallow documents")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
 
 
 class _Converter:
@@ -107,8 +164,8 @@ class _Converter:
     def _location(self, node: yaml.Node) -> SourceLocation:
         return SourceLocation(self.source.file, node.start_mark.line + 1, node.start_mark.column + 1)
 
-    def _error(self, node: yaml.Node, message: str, hint: str | None = None) -> BlueprintError:
-        return BlueprintError(message, location=self._location(node), hint=hint)
+    def _error(self, node: yaml.Node, message: str, hint: str, code: str) -> BlueprintError:
+        return BlueprintError(message, location=self._location(node), hint=hint, code=code)
 
     def convert(self, node: yaml.Node, path: FieldPath, depth: int) -> Any:
         self.nodes += 1
@@ -116,17 +173,19 @@ class _Converter:
             raise self._error(
                 node,
                 f"the document expands to more than {MAX_NODES:,} values (anchors and aliases included)",
-                hint="remove deeply nested aliases; blueprints are small documents",
+                "remove deeply nested aliases; blueprints are small documents", "E103",
             )
-        if depth > MAX_DEPTH:
-            raise self._error(node, f"nesting deeper than {MAX_DEPTH} levels", hint="flatten the structure")
+        if depth > MAX_DEPTH:  # aliases can nest deeper than the text does
+            raise self._error(node, f"nesting deeper than {MAX_DEPTH} levels", "flatten the structure", "E103")
         self.source.positions.setdefault(path, self._location(node))
         if node.tag not in _ALLOWED_TAGS:
-            raise self._error(
-                node, f"YAML tag {node.tag!r} is not allowed", hint="remove the tag; blueprints hold plain data only"
-            )
+            raise self._error(node, f"YAML tag {node.tag!r} is not allowed",
+                              "remove the tag; blueprints hold plain data only", "E102")
         if isinstance(node, yaml.ScalarNode):
-            return _scalar(node)
+            value = self._scalar(node)
+            if isinstance(value, str):
+                self._check_text(node, value, multiline=bool(path) and path[-1] == "description")
+            return value
         if isinstance(node, yaml.SequenceNode):
             return [self.convert(item, path + (index,), depth + 1) for index, item in enumerate(node.value)]
         return self._mapping(node, path, depth)
@@ -135,37 +194,50 @@ class _Converter:
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _STANDARD + "merge":
-                raise self._error(
-                    key_node, "YAML merge keys (`<<`) are not supported", hint="use `extends:` to share settings"
-                )
+                raise self._error(key_node, "YAML merge keys (`<<`) are not supported",
+                                  "use `extends:` to share settings", "E102")
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag not in _ALLOWED_TAGS:
-                raise self._error(key_node, "mapping keys must be plain names", hint="write `name: value`")
-            key = _scalar(key_node)
+                raise self._error(key_node, "mapping keys must be plain names", "write `name: value`", "E102")
+            key = self._scalar(key_node)
+            if isinstance(key, str):
+                self._check_text(key_node, key, multiline=False)
             key = "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
             if key in result:
                 first = self.source.positions[path + (key,)].line
-                raise self._error(
-                    key_node,
-                    f"duplicate key {key!r} (first defined on line {first})",
-                    hint="remove one of them; YAML would silently keep only the last",
-                )
+                raise self._error(key_node, f"duplicate key {key!r} (first defined on line {first})",
+                                  "remove one of them; YAML would silently keep only the last", "E102")
             child = path + (key,)
             self.source.positions[child] = self._location(key_node)
             result[key] = self.convert(value_node, child, depth + 1)
         return result
 
+    def _check_text(self, node: yaml.Node, text: str, multiline: bool) -> None:
+        """No control characters inside values (escapes such as "\\x00" included); line breaks only in
+        descriptions. Values end up in keys, Terraform and review comments, all single-line."""
+        allowed = "\n\t" if multiline else ""
+        bad = next((ch for ch in text if unicodedata.category(ch) == "Cc" and ch not in allowed), None)
+        if bad is not None:
+            what = "a line break" if bad == "\n" else f"the control character U+{ord(bad):04X}"
+            raise self._error(node, f"the value contains {what}", "write it on one line, as plain text", "E203")
 
-def _scalar(node: yaml.ScalarNode) -> Any:
-    text = node.value
-    if node.style is not None or node.tag == _STANDARD + "str":
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        text = node.value
+        if node.style is not None or node.tag == _STANDARD + "str":
+            return text
+        lowered = text.lower()
+        if lowered in ("", "~", "null"):
+            return None
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        if _INT.fullmatch(text):
+            if len(text.lstrip("+-").lstrip("0")) > MAX_INTEGER_DIGITS:
+                raise self._error(node, f"the number {text[:20]}{'...' if len(text) > 20 else ''} has more than "
+                                  f"{MAX_INTEGER_DIGITS} digits", "write a realistic figure", "E103")
+            return int(text)
+        if _FLOAT.fullmatch(text):
+            number = float(text)
+            if not math.isfinite(number):
+                raise self._error(node, f"the number {text[:20]} is out of range",
+                                  "write a finite figure such as 1e6", "E103")
+            return number
         return text
-    lowered = text.lower()
-    if lowered in ("", "~", "null"):
-        return None
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if _INT.fullmatch(text):
-        return int(text)
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    return text

@@ -1,0 +1,29 @@
+"""Tablewright's cdktf constructs.
+
+`TablewrightTable` (in `construct.py`) is the public construct: a blueprint's table with its
+autoscaling, Contributor Insights, alarms, alarm topic and change rules, for any cdktf stack:
+
+    from modules.constructs import TablewrightTable
+
+    TablewrightTable.from_blueprint(stack, "orders", "blueprints/orders.yaml", env="prod")
+
+The other modules build that Terraform as plain data, one concern each (`table`, `autoscaling`,
+`insights`, `alarms`, `notifications` and `keys`, `change_rules`), with arguments validated by the
+models in `resources`; `stack` is how `main.py synth` wraps a table in a stack with its provider and
+backend; `cdk` is the only module that imports cdktf.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["TablewrightTable"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use: the plain-data modules (alarm specs, blocks) work without starting cdktf.
+    if name == "TablewrightTable":
+        from modules.constructs.construct import TablewrightTable
+
+        return TablewrightTable
+    raise AttributeError(name)

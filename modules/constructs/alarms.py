@@ -1,7 +1,7 @@
 """CloudWatch alarms derived from the design: what the table, its GSIs and its access patterns use.
 
 Metric definitions (`metric`, `Query`) are kept apart from the alarm specs built from them, and the
-specs (plain data, testable) apart from the Terraform resources. Defaults are written once in
+specs (plain data, testable) apart from the Terraform blocks. Defaults are written once in
 `DEFAULTS`; `alarms.<kind>` in the blueprint overrides them.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from modules.blueprint.model import Blueprint
-from modules.constructs.cdk import Construct, Resource
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import CloudwatchMetricAlarm, MetricQuery, MetricStat
+from modules.constructs.terraform import Block, resource
 from modules.design.model import TableDesign
 
 NAMESPACE = "AWS/DynamoDB"
@@ -229,9 +229,8 @@ def alarm_arguments(spec: AlarmSpec, actions: list[str], tags: dict[str, str]) -
     return CloudwatchMetricAlarm(**common, metric_query=queries)
 
 
-def add_alarms(scope: Construct, design: TableDesign, table: Resource, actions: list[str], tags: dict[str, str]) -> None:
+def alarms(design: TableDesign, table_name: str, actions: list[str], tags: dict[str, str]) -> list[Block]:
+    """Every alarm of the design, notifying `actions`; `table_name` is a reference to the table's name."""
     if not design.blueprint.alarms.enabled:
-        return
-    for spec in alarm_specs(design, table.ref("name")):
-        arguments = alarm_arguments(spec, actions, tags)
-        Resource(scope, spec.logical_id, arguments.terraform_type, arguments.arguments())
+        return []
+    return [resource(alarm_arguments(spec, actions, tags), spec.logical_id) for spec in alarm_specs(design, table_name)]

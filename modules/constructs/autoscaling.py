@@ -7,7 +7,6 @@ that the scaling targets belong to it and create them after it.
 from __future__ import annotations
 
 from modules.blueprint.model import Capacity
-from modules.constructs.cdk import Construct, Resource
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import (
     AppautoscalingPolicy,
@@ -15,42 +14,45 @@ from modules.constructs.resources import (
     PredefinedMetricSpecification,
     TargetTrackingConfiguration,
 )
+from modules.constructs.terraform import Block, resource
 from modules.design.model import TableDesign
 
 DIMENSIONS = {"read": "ReadCapacityUnits", "write": "WriteCapacityUnits"}
 METRICS = {"read": "DynamoDBReadCapacityUtilization", "write": "DynamoDBWriteCapacityUtilization"}
 
 
-def add_autoscaling(scope: Construct, design: TableDesign, table: Resource, tags: dict[str, str]) -> None:
+def autoscaling(design: TableDesign, table_name: str, tags: dict[str, str]) -> list[Block]:
+    """Scaling targets and policies; `table_name` is a reference to the table's name."""
     bp = design.blueprint
     if bp.table.billing != "provisioned" or bp.table.capacity is None:
-        return
+        return []
     base = logical_id(bp.blueprint)
-    table_ref = f"table/{table.ref('name')}"
+    table_id = f"table/{table_name}"
+    blocks: list[Block] = []
     for direction in ("read", "write"):
-        _scale(scope, logical_id(base, direction), table_ref, "table", direction, bp.table.capacity, tags,
-               f"{bp.table.name}-{direction}-capacity")
+        blocks += _scale(logical_id(base, direction), table_id, "table", direction, bp.table.capacity, tags,
+                         f"{bp.table.name}-{direction}-capacity")
     for index in design.global_indexes:
         settings = bp.indexes.get(index.name)
         capacity = settings.capacity if settings and settings.capacity else bp.table.capacity
         for direction in ("read", "write"):
-            _scale(scope, logical_id(base, index.name, direction), f"{table_ref}/index/{index.name}", "index",
-                   direction, capacity, tags, f"{bp.table.name}-{index.name}-{direction}-capacity")
+            blocks += _scale(logical_id(base, index.name, direction), f"{table_id}/index/{index.name}", "index",
+                             direction, capacity, tags, f"{bp.table.name}-{index.name}-{direction}-capacity")
+    return blocks
 
 
 def _scale(
-    scope: Construct, base: str, resource_id: str, kind: str, direction: str, capacity: Capacity,
-    tags: dict[str, str], policy_name: str,
-) -> None:
+    name: str, resource_id: str, kind: str, direction: str, capacity: Capacity, tags: dict[str, str],
+    policy_name: str,
+) -> list[Block]:
     bounds = capacity.read if direction == "read" else capacity.write
-    target_arguments = AppautoscalingTarget(
+    target = resource(AppautoscalingTarget(
         resource_id=resource_id,
         scalable_dimension=f"dynamodb:{kind}:{DIMENSIONS[direction]}",
         min_capacity=bounds.min,
         max_capacity=bounds.max,
         tags=tags or None,
-    )
-    target = Resource(scope, base, target_arguments.terraform_type, target_arguments.arguments())
+    ), name)
     policy = AppautoscalingPolicy(
         name=policy_name,
         service_namespace=target.ref("service_namespace"),
@@ -61,4 +63,4 @@ def _scale(
             predefined_metric_specification=PredefinedMetricSpecification(predefined_metric_type=METRICS[direction]),
         ),
     )
-    Resource(scope, base, policy.terraform_type, policy.arguments())
+    return [target, resource(policy, name)]

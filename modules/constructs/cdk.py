@@ -1,14 +1,16 @@
 """The only module that imports cdktf (and jsii/constructs).
 
 We build on cdktf's core classes instead of the prebuilt AWS provider bindings, which cost about
-16 s and 1.5 GB per synth just to import. Keeping every import here means moving to the maintained
-fork, CDK Terrain (`cdktn`), is a change to this one file.
+16 s and 1.5 GB per synth just to import. A table's resources are plain data (`terraform.py`) handed
+to cdktf as one `TerraformFragment`: one jsii callback per table instead of one per resource. Keeping
+every import here means moving to the maintained fork, CDK Terrain (`cdktn`), is a change to this
+one file.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 # jsii prints a large banner on Node versions it no longer supports; the runtime works regardless.
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
@@ -20,79 +22,61 @@ from cdktf import (  # noqa: E402
     App,
     LocalBackend,
     S3Backend,
-    TerraformDataSource,
-    TerraformLocal,
+    TerraformElement,
     TerraformOutput,
     TerraformProvider,
     TerraformProviderGeneratorMetadata,
-    TerraformResource,
-    TerraformResourceLifecycle,
     TerraformStack,
-    Token,
 )
 from constructs import Construct  # noqa: E402
 
 __all__ = [
     "App",
     "Construct",
-    "DataSource",
-    "Local",
+    "FragmentStack",
     "LocalBackend",
     "Provider",
-    "Resource",
     "S3Backend",
+    "TerraformFragment",
     "TerraformOutput",
     "TerraformStack",
-    "lifecycle",
 ]
 
 
-class Resource(TerraformResource):
-    """A Terraform resource whose arguments come from one of our typed config models."""
+class TerraformFragment(TerraformElement):
+    """An element whose Terraform JSON is computed in Python: `render()` returns the `resource`, `data`
+    and `locals` of a whole table (with the `//` metadata cdktf writes), merged into the stack by cdktf.
 
-    def __init__(
-        self,
-        scope: Construct,
-        logical_id: str,
-        terraform_type: str,
-        arguments: Mapping[str, Any],
-        lifecycle: TerraformResourceLifecycle | None = None,
-    ) -> None:
-        # Construct ids must be unique per scope; Terraform names only per type, so names repeat across types.
-        super().__init__(scope, f"{terraform_type}.{logical_id}", terraform_resource_type=terraform_type, lifecycle=lifecycle)
-        self.override_logical_id(logical_id)
-        self._terraform_type = terraform_type
-        self._logical_id = logical_id
-        self._arguments = dict(arguments)
+    One jsii callback per synthesis instead of one per resource. The JSON holds no cdktf tokens (it is
+    built from blueprint values), so a `FragmentStack` may skip it while cdktf prepares the stack.
+    """
 
-    @jsii.member(jsii_name="synthesizeAttributes")
-    def _synthesize_attributes(self) -> Mapping[str, Any]:
-        # jsii calls this override back from Node.js during synthesis (about 1 ms per resource).
-        return self._arguments
+    def __init__(self, scope: Construct, construct_id: str, render: Callable[[], Mapping[str, Any]]) -> None:
+        super().__init__(scope, construct_id)
+        self._render = render
 
-    def ref(self, attribute: str) -> str:
-        """A Terraform reference, `${type.name.attribute}`; Terraform orders the resources by it."""
-        return f"${{{self._terraform_type}.{self._logical_id}.{attribute}}}"
+    @jsii.member(jsii_name="toTerraform")
+    def to_terraform(self) -> Any:
+        return {} if FragmentStack.preparing else self._render()
 
 
-class DataSource(TerraformDataSource):
-    def __init__(
-        self,
-        scope: Construct,
-        logical_id: str,
-        terraform_type: str,
-        arguments: Mapping[str, Any],
-        count: str | None = None,
-    ) -> None:
-        super().__init__(scope, f"data.{terraform_type}.{logical_id}", terraform_resource_type=terraform_type)
-        self.override_logical_id(logical_id)
-        if count is not None:
-            self.count = Token.as_number(count)
-        self._arguments = dict(arguments)
+class FragmentStack(TerraformStack):
+    """A stack that spares its fragments cdktf's preparation pass.
 
-    @jsii.member(jsii_name="synthesizeAttributes")
-    def _synthesize_attributes(self) -> Mapping[str, Any]:
-        return self._arguments
+    `prepareStack` resolves every element's Terraform once before synthesis, only to find tokens that
+    refer to other stacks; fragments contain none, so they answer `{}` there instead of sending the
+    whole table across jsii twice. Everything else in the stack is prepared as usual.
+    """
+
+    preparing = False  # true while some FragmentStack prepares (preparation is synchronous, one stack at a time)
+
+    @jsii.member(jsii_name="prepareStack")
+    def prepare_stack(self) -> None:
+        FragmentStack.preparing = True
+        try:
+            super().prepare_stack()
+        finally:
+            FragmentStack.preparing = False
 
 
 class Provider(TerraformProvider):
@@ -113,11 +97,3 @@ class Provider(TerraformProvider):
     @jsii.member(jsii_name="synthesizeAttributes")
     def _synthesize_attributes(self) -> Mapping[str, Any]:
         return self._arguments
-
-
-def Local(scope: Construct, logical_id: str, expression: str) -> TerraformLocal:
-    return TerraformLocal(scope, logical_id, expression)
-
-
-def lifecycle(ignore_changes: list[str] | None = None, prevent_destroy: bool | None = None) -> TerraformResourceLifecycle:
-    return TerraformResourceLifecycle(ignore_changes=ignore_changes, prevent_destroy=prevent_destroy)

@@ -9,24 +9,26 @@ sort key values in clear text.
 from __future__ import annotations
 
 from modules.blueprint.provider import insights_mode, supports_insights_mode
-from modules.constructs.cdk import Construct, Resource
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import DynamodbContributorInsights, DynamodbContributorInsightsWithMode
+from modules.constructs.terraform import Block, resource
 from modules.design.model import TableDesign
 
 
-def add_contributor_insights(scope: Construct, design: TableDesign, table: Resource) -> None:
+def contributor_insights(design: TableDesign, table_name: str) -> list[Block]:
+    """One `aws_dynamodb_contributor_insights` per target; `table_name` is a reference to the table's name."""
     bp = design.blueprint
     mode = insights_mode(bp)
     if mode == "off":
-        return
+        return []
     base = logical_id(bp.blueprint)
-    table_name = table.ref("name")
     targets = [(base, None)] + [(logical_id(base, index.name), index.name) for index in design.global_indexes]
-    for resource_id, index_name in targets:
+    blocks: list[Block] = []
+    for name, index_name in targets:
         if supports_insights_mode(bp):
             arguments = DynamodbContributorInsightsWithMode(table_name=table_name, index_name=index_name,
                                                             mode=mode.upper())
         else:
             arguments = DynamodbContributorInsights(table_name=table_name, index_name=index_name)
-        Resource(scope, resource_id, arguments.terraform_type, arguments.arguments())
+        blocks.append(resource(arguments, name))
+    return blocks

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modules.constructs.cdk import Construct, DataSource, Resource
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import (
     CallerIdentityData,
@@ -19,46 +18,51 @@ from modules.constructs.resources import (
     PolicyPrincipal,
     PolicyStatement,
     RegionData,
-    ResourceArguments,
 )
+from modules.constructs.terraform import Block, data_source, reference, resource
 
-
-def data_source(scope: Construct, name: str, arguments: ResourceArguments) -> str:
-    """Declare a data source once per stack; returns the prefix of its attribute references."""
-    if scope.node.try_find_child(f"data.{arguments.terraform_type}.{name}") is None:
-        DataSource(scope, name, arguments.terraform_type, arguments.arguments())
-    return f"data.{arguments.terraform_type}.{name}"
+# The account, partition and region Terraform runs in: declared once per stack, shared by every key policy.
+ACCOUNT_DATA = (
+    data_source(CallerIdentityData(), "current"),
+    data_source(PartitionData(), "current"),
+    data_source(RegionData(), "current"),
+)
 
 
 @dataclass(frozen=True)
 class Account:
-    """References to the account, partition and region Terraform runs in."""
+    """References to the account, partition and region Terraform runs in (the blocks in `ACCOUNT_DATA`)."""
 
     id: str
     partition: str
     region: str
 
 
-def current_account(scope: Construct) -> Account:
-    return Account(
-        id="${" + data_source(scope, "current", CallerIdentityData()) + ".account_id}",
-        partition="${" + data_source(scope, "current", PartitionData()) + ".partition}",
-        region="${" + data_source(scope, "current", RegionData()) + ".name}",
-    )
+ACCOUNT = Account(
+    id=ACCOUNT_DATA[0].ref("account_id"),
+    partition=ACCOUNT_DATA[1].ref("partition"),
+    region=ACCOUNT_DATA[2].ref("name"),
+)
 
 
-def add_key(
-    scope: Construct, base: str, description: str, tags: dict[str, str], service_statements: list[PolicyStatement]
-) -> Resource:
-    """A rotated key `<base>_key` with the policy document `<base>_key_policy`."""
-    account = current_account(scope)
-    root = f"arn:{account.partition}:iam::{account.id}:root"
-    policy = IamPolicyDocumentData(statement=[
+def key_address(base: str) -> str:
+    return f"{KmsKey.terraform_type}.{logical_id(base, 'key')}"
+
+
+def key_ref(base: str, attribute: str) -> str:
+    return reference(key_address(base), attribute)
+
+
+def kms_key(base: str, description: str, tags: dict[str, str], service_statements: list[PolicyStatement],
+            protect: bool) -> list[Block]:
+    """A rotated key `<base>_key` with the policy document `<base>_key_policy` (and the account data).
+    `protect` (production): `prevent_destroy`, since a deleted key can no longer decrypt the table or its backups."""
+    root = f"arn:{ACCOUNT.partition}:iam::{ACCOUNT.id}:root"
+    policy = data_source(IamPolicyDocumentData(statement=[
         PolicyStatement(sid="AccountAdministersTheKey", actions=["kms:*"], resources=["*"],
                         principals=[PolicyPrincipal(type="AWS", identifiers=[root])]),
         *service_statements,
-    ])
-    policy_ref = data_source(scope, logical_id(base, "key_policy"), policy)
+    ]), logical_id(base, "key_policy"))
     key = KmsKey(description=description, enable_key_rotation=True, deletion_window_in_days=30,
-                 policy="${" + policy_ref + ".json}", tags=tags or None)
-    return Resource(scope, logical_id(base, "key"), key.terraform_type, key.arguments())
+                 policy=policy.ref("json"), tags=tags or None)
+    return [*ACCOUNT_DATA, policy, resource(key, logical_id(base, "key"), prevent_destroy=True if protect else None)]

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 
-from modules.constructs.cdk import Construct, Resource
-from modules.constructs.keys import add_key, current_account, data_source
+from modules.constructs.keys import ACCOUNT, key_ref, kms_key
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import (
     IamPolicyDocumentData,
@@ -21,42 +20,48 @@ from modules.constructs.resources import (
     SnsTopic,
     SnsTopicPolicy,
 )
+from modules.constructs.terraform import Block, data_source, reference, resource
 from modules.design.model import TableDesign
 
 PUBLISHERS = ["cloudwatch.amazonaws.com", "events.amazonaws.com"]
 
 
-def add_topic(scope: Construct, design: TableDesign, rule_arn: str, tags: dict[str, str]) -> str:
-    """Create the encrypted alarm topic; returns its ARN reference."""
-    base = logical_id(design.blueprint.blueprint, "alarms")
-    account = current_account(scope)
+def _base(design: TableDesign) -> str:
+    return logical_id(design.blueprint.blueprint, "alarms")
+
+
+def topic_arn(design: TableDesign) -> str:
+    """The ARN reference of the alarm topic `alarm_topic` creates."""
+    return reference(f"{SnsTopic.terraform_type}.{_base(design)}", "arn")
+
+
+def alarm_topic(design: TableDesign, rule_arn: str, tags: dict[str, str]) -> list[Block]:
+    """The encrypted alarm topic, its key and its policy (publishers: this account's alarms, `rule_arn`)."""
+    base = _base(design)
     publishers_use_key = PolicyStatement(
         sid="AlarmsAndRulesEncryptMessages", actions=["kms:Decrypt", "kms:GenerateDataKey*"], resources=["*"],
         principals=[PolicyPrincipal(type="Service", identifiers=PUBLISHERS)])
-    key = add_key(scope, base, f"Encrypts the alarm topic of {design.blueprint.table.name} (Tablewright)", tags,
-                  [publishers_use_key])
-    topic = SnsTopic(name=f"{design.blueprint.table.name}-alarms", kms_master_key_id=key.ref("arn"),
-                     tags=tags or None)
-    topic_resource = Resource(scope, base, topic.terraform_type, topic.arguments())
-    topic_arn = topic_resource.ref("arn")
-    topic_policy = IamPolicyDocumentData(statement=[
+    key = kms_key(base, f"Encrypts the alarm topic of {design.blueprint.table.name} (Tablewright)", tags,
+                  [publishers_use_key], design.blueprint.production)
+    topic = resource(SnsTopic(name=f"{design.blueprint.table.name}-alarms", kms_master_key_id=key_ref(base, "arn"),
+                              tags=tags or None), base)
+    arn = topic.ref("arn")
+    topic_policy = data_source(IamPolicyDocumentData(statement=[
         PolicyStatement(
-            sid="CloudWatchAlarmsOfThisAccount", actions=["sns:Publish"], resources=[topic_arn],
+            sid="CloudWatchAlarmsOfThisAccount", actions=["sns:Publish"], resources=[arn],
             principals=[PolicyPrincipal(type="Service", identifiers=["cloudwatch.amazonaws.com"])],
             condition=[
                 PolicyCondition(test="ArnLike", variable="aws:SourceArn",
-                                values=[f"arn:{account.partition}:cloudwatch:{account.region}:{account.id}:alarm:*"]),
-                PolicyCondition(test="StringEquals", variable="aws:SourceAccount", values=[account.id]),
+                                values=[f"arn:{ACCOUNT.partition}:cloudwatch:{ACCOUNT.region}:{ACCOUNT.id}:alarm:*"]),
+                PolicyCondition(test="StringEquals", variable="aws:SourceAccount", values=[ACCOUNT.id]),
             ]),
         PolicyStatement(
-            sid="ChangeRuleOfThisStack", actions=["sns:Publish"], resources=[topic_arn],
+            sid="ChangeRuleOfThisStack", actions=["sns:Publish"], resources=[arn],
             principals=[PolicyPrincipal(type="Service", identifiers=["events.amazonaws.com"])],
             condition=[PolicyCondition(test="ArnEquals", variable="aws:SourceArn", values=[rule_arn])]),
-    ])
-    policy_ref = data_source(scope, logical_id(base, "topic_policy"), topic_policy)
-    policy = SnsTopicPolicy(arn=topic_arn, policy="${" + policy_ref + ".json}")
-    Resource(scope, logical_id(base, "policy"), policy.terraform_type, policy.arguments())
-    return topic_arn
+    ]), logical_id(base, "topic_policy"))
+    policy = resource(SnsTopicPolicy(arn=arn, policy=topic_policy.ref("json")), logical_id(base, "policy"))
+    return key + [topic, topic_policy, policy]
 
 
 def event_pattern(table_name: str, event_names: list[str]) -> str:

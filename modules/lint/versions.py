@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from modules.blueprint.load import LoadedBlueprint
+from modules.blueprint.compose import Composer, blueprint_files, repository_root
 from modules.blueprint.yamlsource import load_yaml
 from modules.errors import TablewrightError
 from modules.lint.findings import Finding, comparison_rule
@@ -35,34 +36,29 @@ def _keys(loaded: LoadedBlueprint) -> dict[tuple[str, str], tuple[str, str]]:
     return found
 
 
-def _extends_chain(path: Path, seen: frozenset[Path] = frozenset()) -> set[Path]:
-    """Every file `path` extends, directly or not (unreadable files are the loader's business)."""
+def _extended_files(path: Path) -> set[Path]:
+    """Every file `path` extends, directly or not (a file that does not load extends nothing here)."""
+    composer = Composer(repository_root(path))
     try:
-        data, _ = load_yaml(path)
+        composer.read(path)
     except TablewrightError:
         return set()
-    raw = data.get("extends") if isinstance(data, dict) else None
-    parents = {(path.parent / p).resolve() for p in ([raw] if isinstance(raw, str) else raw or []) if isinstance(p, str)}
-    result = set(parents)
-    for parent in parents - seen:
-        if parent.is_file():
-            result |= _extends_chain(parent, seen | {parent})
-    return result
+    return set(composer.documents) - {composer.resolved(path)}
 
 
 def _namers(new: LoadedBlueprint, pattern: str, search: Path) -> list[Path]:
     """Blueprints under `search` that extend `new` and still name `pattern` in their access patterns."""
     target = new.path.resolve()
     namers = []
-    for candidate in sorted(search.rglob("*.yaml")):
-        if candidate.resolve() == target:
-            continue
+    for candidate in blueprint_files(search):
         try:
+            if candidate.resolve(strict=True) == target:
+                continue
             data, _ = load_yaml(candidate)
-        except TablewrightError:
+        except (TablewrightError, OSError, RuntimeError):  # unreadable, or a symbolic link loop
             continue
         patterns = data.get("access_patterns") if isinstance(data, dict) else None
-        if isinstance(patterns, dict) and pattern in patterns and target in _extends_chain(candidate):
+        if isinstance(patterns, dict) and pattern in patterns and target in _extended_files(candidate):
             namers.append(candidate)
     return namers
 

@@ -8,6 +8,7 @@ from typing import Any
 from modules.capacity.model import estimate
 from modules.design.cookbook import follow_up_request, request
 from modules.design.model import TABLE, QueryPlan, TableDesign
+from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
 
 ENTITY_HEADERS = ("Entity", "PK", "SK", "Index keys")
@@ -91,7 +92,7 @@ def render_markdown(design: TableDesign) -> str:
     ]
     if design.indexes:
         parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
-    return "\n".join(parts) + "\n"
+    return sanitize("\n".join(parts) + "\n")
 
 
 def explain_data(design: TableDesign) -> dict[str, Any]:

@@ -1,24 +1,40 @@
 """Every resource change gets a class:
 
-- blocked: the table is deleted or replaced (its data is lost), or production loses point-in-time
-  recovery or deletion protection. Only `--allow-destroy` lets these through, and then only inside
-  the maintenance window.
+- blocked: the table is deleted or replaced (its data is lost); production, `prevent_destroy`,
+  point-in-time recovery or deletion protection turned off; a customer-managed key
+  deleted in production; anything Tablewright does not write (IAM, resource policies) and any policy
+  that admits a wildcard principal. Each names the acknowledgement that lifts it (`--allow-destroy`,
+  `--allow-unprotect`, `--allow-foreign`); acknowledged, it waits for the maintenance window.
 - window: changes DynamoDB carries out on the live table for minutes to hours, or that consumers
   feel: GSI create, delete or rebuild, billing-mode switch, stream, TTL, table class, encryption key,
-  protection turned off outside production, a KMS key deleted. Applied only in the maintenance window.
+  a KMS key deleted outside production, a policy changed, an action Terraform
+  plans that Tablewright does not know. Applied only in the maintenance window.
 - safe: capacity bounds, autoscaling, alarms, tags, Contributor Insights, the change calendar and rule.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from modules.review.changes import ResourceChange
 
 Class = Literal["blocked", "window", "safe"]
 CLASSES: tuple[Class, ...] = ("blocked", "window", "safe")
+# The acknowledgements that lift blocked changes, and the command-line flag that gives each.
+ACKNOWLEDGEMENTS = {"destroy": "--allow-destroy", "unprotect": "--allow-unprotect", "foreign": "--allow-foreign"}
+Acknowledgement = Literal["destroy", "unprotect", "foreign"]
+
+# The resource types a Tablewright stack holds; anything else in a plan was not written by it.
+WRITTEN_TYPES = frozenset({
+    "aws_dynamodb_table", "aws_dynamodb_contributor_insights", "aws_appautoscaling_target",
+    "aws_appautoscaling_policy", "aws_cloudwatch_metric_alarm", "aws_cloudwatch_event_rule",
+    "aws_cloudwatch_event_target", "aws_sns_topic", "aws_sns_topic_policy", "aws_kms_key", "aws_kms_alias",
+    "aws_ssm_document",
+})
+# Arguments holding an IAM-style policy document, per resource type.
+POLICY_ARGUMENTS = {"aws_kms_key": "policy", "aws_sns_topic": "policy", "aws_sns_topic_policy": "policy"}
 
 
 @dataclass(frozen=True)
@@ -31,6 +47,15 @@ class Change:
     subject: str
     cls: Class
     reason: str
+    unblocked_by: Acknowledgement | None = None  # blocked changes only: what lets them through
+
+
+def acknowledge(changes: list[Change], acknowledged: frozenset[str]) -> list[Change]:
+    """Blocked changes whose acknowledgement was given wait for the window instead, saying so."""
+    return [replace(change, cls="window", reason=f"acknowledged ({ACKNOWLEDGEMENTS[change.unblocked_by]}): "
+                                                 f"{change.reason}")
+            if change.cls == "blocked" and change.unblocked_by in acknowledged else change
+            for change in changes]
 
 
 def _blocks(value: Any) -> list[dict[str, Any]]:
@@ -142,12 +167,12 @@ def _table_change(change: ResourceChange, production: bool) -> list[Change]:
     if change.action == "delete":
         name = table_facets(change.before or {}).name
         return [Change(address, "delete", "table", f"table {name}", "blocked",
-                       "deleting the table deletes every item in it")]
+                       "deleting the table deletes every item in it", "destroy")]
     before, after = table_facets(change.before or {}), table_facets(change.after or {})
     if change.action == "replace":
         reasons = _replacement_reasons(before, after) or [f"Terraform replaces it: {', '.join(change.replace_paths)}"]
         return [Change(address, "replace", "table", f"table {before.name}", "blocked",
-                       "replacing the table deletes every item in it: " + "; ".join(reasons))]
+                       "replacing the table deletes every item in it: " + "; ".join(reasons), "destroy")]
     return _table_updates(address, before, after, production)
 
 
@@ -175,13 +200,14 @@ def _index_changes(address: str, before: TableFacets, after: TableFacets) -> lis
 
 
 def _protection(address: str, subject: str, was: bool, now: bool, production: bool, loss: str) -> list[Change]:
+    """Protection turned off is blocked in every environment: the plan alone cannot tell a table that
+    matters from one that does not, and the acknowledgement costs one flag."""
     if was == now:
         return []
     if now:
         return [Change(address, "update", "table", f"{subject} on", "safe", "adds protection")]
-    if production:
-        return [Change(address, "update", "table", f"{subject} off", "blocked", f"production table: {loss}")]
-    return [Change(address, "update", "table", f"{subject} off", "window", loss)]
+    where = "production table: " if production else ""
+    return [Change(address, "update", "table", f"{subject} off", "blocked", f"{where}{loss}", "unprotect")]
 
 
 def _table_updates(address: str, before: TableFacets, after: TableFacets, production: bool) -> list[Change]:
@@ -253,13 +279,60 @@ def _argument_changes(before: dict[str, Any], after: dict[str, Any]) -> str:
     return "; ".join(f"{k} {_short(before.get(k))} -> {_short(after.get(k))}" for k in changed) or "computed values"
 
 
-def _other_change(change: ResourceChange) -> Change:
+def wildcard_principal(policy: Any) -> bool:
+    """Whether an IAM-style policy document (JSON text or parsed) grants anything to `*`."""
+    if isinstance(policy, str):
+        try:
+            policy = json.loads(policy)
+        except (json.JSONDecodeError, RecursionError):
+            return False
+    statements = policy.get("Statement") if isinstance(policy, dict) else None
+    for statement in statements if isinstance(statements, list) else [statements]:
+        if not isinstance(statement, dict) or statement.get("Effect", "Allow") != "Allow":
+            continue
+        principal = statement.get("Principal")
+        values = principal.values() if isinstance(principal, dict) else [principal]
+        if any(value == "*" or (isinstance(value, list) and "*" in value) for value in values):
+            return True
+    return False
+
+
+def _policy_change(change: ResourceChange, category: str, subject: str) -> Change | None:
+    argument = POLICY_ARGUMENTS.get(change.type)
+    if argument is None or change.action == "delete":
+        return None
+    before, after = (change.before or {}).get(argument), (change.after or {}).get(argument)
+    if before == after:
+        return None
+    if wildcard_principal(after):
+        return Change(change.address, change.action, category, subject, "blocked",
+                      "the policy grants access to any principal (`*`)", "foreign")
+    if change.action == "create":
+        return None  # a new resource with its policy: nothing had access before
+    return Change(change.address, change.action, category, subject, "window",
+                  "a policy changes who may use this resource: review the statements by hand")
+
+
+def _other_change(change: ResourceChange, production: bool) -> Change:
     category = CATEGORIES.get(change.type, "other")
-    subject = f"{category}: {change.address.split('.', 1)[1]}"
-    if change.type == "aws_kms_key" and change.action in ("delete", "replace"):
+    subject = f"{category}: {change.address.split('.', 1)[1] if '.' in change.address else change.address}"
+    if change.action not in ("create", "update", "delete", "replace"):
         return Change(change.address, change.action, category, subject, "window",
-                      "a deleted key can no longer decrypt what it encrypted (backups included) once its "
-                      "deletion window ends")
+                      f"Terraform plans `{change.action}`, which Tablewright does not classify: review it by hand")
+    if change.type not in WRITTEN_TYPES:
+        return Change(change.address, change.action, "foreign", f"{change.type}: {subject.split(': ', 1)[1]}",
+                      "blocked", f"Tablewright does not write {change.type}: a change it cannot vouch for "
+                                 "(IAM, resource policies and the like need their own review)", "foreign")
+    if change.type == "aws_kms_key" and change.action in ("delete", "replace"):
+        loss = ("a deleted key can no longer decrypt what it encrypted (backups included) once its deletion "
+                "window ends")
+        if production:
+            return Change(change.address, change.action, category, subject, "blocked", f"production: {loss}",
+                          "destroy")
+        return Change(change.address, change.action, category, subject, "window", loss)
+    policy = _policy_change(change, category, subject)
+    if policy is not None:
+        return policy
     if change.action == "update":
         what = _argument_changes(change.before or {}, change.after or {})
     elif change.action == "replace":
@@ -269,13 +342,24 @@ def _other_change(change: ResourceChange) -> Change:
     return Change(change.address, change.action, category, subject, "safe", what)
 
 
+def production_change(before: bool, after: bool) -> list[Change]:
+    """Production status itself (prevent_destroy on the table and its keys, the defaults of protection)."""
+    if before and not after:
+        return [Change("stack", "update", "protection", "production off", "blocked",
+                       "the stack stops being production: `prevent_destroy` leaves the table and its keys, and "
+                       "protection defaults no longer apply", "unprotect")]
+    if after and not before:
+        return [Change("stack", "update", "protection", "production on", "safe", "adds protection")]
+    return []
+
+
 def classify(changes: list[ResourceChange], production: bool) -> list[Change]:
     classified: list[Change] = []
     for change in changes:
-        if change.type == "aws_dynamodb_table":
+        if change.type == "aws_dynamodb_table" and change.action in ("create", "update", "delete", "replace"):
             classified += _table_change(change, production)
         else:
-            classified.append(_other_change(change))
+            classified.append(_other_change(change, production))
     return classified
 
 
@@ -288,4 +372,3 @@ def gsi_builds(changes: list[Change]) -> list[str]:
     return sorted({c.subject for c in changes if c.category == "index"})
 
 
-__all__ = ["CLASSES", "Change", "Class", "classify", "counts", "gsi_builds", "table_facets"]

@@ -8,9 +8,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from modules.blueprint.load import LoadedBlueprint
-from modules.errors import TablewrightError
+from modules.errors import PlanError, TablewrightError
 from modules.review.changes import from_plan
-from modules.review.classify import Change, classify, counts
+from modules.review.classify import ACKNOWLEDGEMENTS, Change, acknowledge, classify, counts, production_change
+from modules.constructs.record import STACK_OUTPUT
 from modules.review.review import StackReview, gsi_warning, verdict
 from modules.window import describe, is_open, next_opening
 
@@ -22,53 +23,75 @@ class Decision:
     reason: str
 
 
+EXAMPLE_NOW = "2026-12-01T02:30:00+08:00"
+YEARS = range(2000, 3000)
+
+
 def parse_now(text: str | None) -> datetime:
     if text is None:
         return datetime.now(timezone.utc)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise TablewrightError(f"--now {text!r} is not an ISO 8601 time", hint="write e.g. 2026-12-01T02:30:00+08:00")
+        raise TablewrightError(f"--now {text!r} is not an ISO 8601 time", hint=f"write e.g. {EXAMPLE_NOW}") from None
     if moment.tzinfo is None:
+        local = moment.strftime("%Y-%m-%dT%H:%M:%S")
         raise TablewrightError(f"--now {text!r} has no time zone",
-                               hint=f"add an offset: {text}Z (UTC) or {text}+08:00")
+                               hint=f"add an offset: {local}Z (UTC) or {local}+08:00")
+    if moment.year not in YEARS:
+        raise TablewrightError(f"--now {text!r} is not a year the gate can plan for ({YEARS[0]}-{YEARS[-1]})",
+                               hint=f"write e.g. {EXAMPLE_NOW}")
     return moment
 
 
 def _plan_tables(plan: dict[str, Any]) -> set[str]:
+    """Names of every DynamoDB table the plan manages, before or after."""
     names = set()
-    for entry in plan.get("resource_changes", []):
-        if entry.get("type") == "aws_dynamodb_table" and entry.get("mode") == "managed":
+    for entry in plan.get("resource_changes") or []:
+        if isinstance(entry, dict) and entry.get("type") == "aws_dynamodb_table" and entry.get("mode") == "managed":
+            change = entry.get("change") if isinstance(entry.get("change"), dict) else {}
             for side in ("before", "after"):
-                name = (entry["change"].get(side) or {}).get("name")
-                if isinstance(name, str):
-                    names.add(name)
+                value = change.get(side)
+                if isinstance(value, dict) and isinstance(value.get("name"), str):
+                    names.add(value["name"])
     return names
 
 
 def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any]) -> LoadedBlueprint:
-    """The blueprint stack the plan is for: the only one, or the one whose table the plan names."""
-    if len(stacks) == 1:
-        return stacks[0]
+    """The blueprint stack the plan is for, whose table must be the only one the plan manages."""
     tables = _plan_tables(plan)
     matching = [s for s in stacks if s.model.table.name in tables]
-    if len(matching) != 1:
-        known = ", ".join(f"{s.environment} ({s.model.table.name})" for s in stacks)
-        raise TablewrightError(f"cannot tell which environment the plan is for (its tables: "
-                               f"{', '.join(sorted(tables)) or 'none'})", hint=f"pass --env; environments: {known}")
+    known = ", ".join(f"{s.stack_name} ({s.model.table.name})" for s in stacks)
+    if len(matching) != 1 or tables != {matching[0].model.table.name}:
+        found = ", ".join(sorted(tables)) or "no DynamoDB table"
+        raise PlanError(f"the plan manages {found}, which is not the table of one stack of this blueprint "
+                        f"({known})", code="E701",
+                        hint="pass the plan of this blueprint's stack (and --env for its environment), or the "
+                             "blueprint the plan was synthesized from")
     return matching[0]
 
 
-def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime, allow_destroy: bool) -> Decision:
+def prior_production(plan: dict[str, Any]) -> bool | None:
+    """Whether the stack was production before this plan, from the `tablewright` output in its state."""
+    output = (plan.get("output_changes") or {}).get(STACK_OUTPUT) if isinstance(plan.get("output_changes"), dict) \
+        else None
+    before = output.get("before") if isinstance(output, dict) else None
+    value = before.get("production") if isinstance(before, dict) else None
+    return value if isinstance(value, bool) else None
+
+
+def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Decision:
     found = counts(changes)
-    result = verdict(changes, allow_destroy)
+    result = verdict(changes)
     if result == "blocked":
-        return Decision(False, result, f"{found['blocked']} blocked change(s) would lose data or protection; pass "
-                                       "--allow-destroy only when that is intended (then they wait for the window)")
+        flags = sorted({ACKNOWLEDGEMENTS[c.unblocked_by] for c in changes if c.cls == "blocked" and c.unblocked_by})
+        return Decision(False, result, f"{found['blocked']} blocked change(s) would lose data or protection, or "
+                                       f"were not written by Tablewright; pass {' / '.join(flags) or 'nothing'} only "
+                                       "when that is intended (then they wait for the window)")
     if result == "safe":
         return Decision(True, result, "only safe changes: apply at any time")
     window = loaded.model.maintenance_window
-    waiting = found["window"] + found["blocked"]
+    waiting = found["window"]
     if window is None:
         return Decision(False, result, f"{waiting} window change(s), but the blueprint declares no maintenance_window")
     if is_open(window, now):
@@ -80,9 +103,26 @@ def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime, allow_
                                    f"it next opens {when}")
 
 
-def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime, allow_destroy: bool) -> tuple[StackReview, Decision]:
-    production = bool(loaded.model.production)
-    changes = classify(from_plan(plan), production)
+def plan_changes(plan: dict[str, Any], production: bool) -> tuple[bool, list[Change]]:
+    """The classified changes of a real plan, judged by the stricter of `production` (the blueprint's)
+    and the state the plan starts from; returns that production status too."""
+    before = prior_production(plan)
+    strict = production or bool(before)
+    try:
+        changes = classify(from_plan(plan), strict)
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise PlanError(f"has values of an unexpected shape ({type(error).__name__}: {error})",
+                        hint="pass the output of `terraform show -json PLAN`, unedited") from None
+    if before is not None:
+        changes = production_change(before, production) + changes
+    return strict, changes
+
+
+def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime,
+         acknowledged: frozenset[str] = frozenset()) -> tuple[StackReview, Decision]:
+    """Judge the plan by the stricter of the blueprint and the state the plan starts from."""
+    production, changes = plan_changes(plan, bool(loaded.model.production))
+    changes = acknowledge(changes, acknowledged)
     stack = StackReview(loaded.stack_name, production, changes, loaded.model.maintenance_window,
                         warnings=gsi_warning(changes))
-    return stack, decide(changes, loaded, now, allow_destroy)
+    return stack, decide(changes, loaded, now)

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from modules.report import explain
+from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.review.classify import CLASSES, Change, counts
 from modules.review.gate import Decision
@@ -146,7 +147,7 @@ def render_markdown(review: Review) -> str:
     ]
     for stack in review.stacks:
         lines += render_stack_markdown(stack)
-    return "\n".join(lines).rstrip() + "\n"
+    return sanitize("\n".join(lines).rstrip() + "\n")
 
 
 def _cost_data(cost: Cost | None) -> dict[str, Any] | None:
@@ -196,8 +197,8 @@ def render_gate(stack: StackReview, decision: Decision, output: str) -> str:
         return json.dumps({"passed": decision.passed, "verdict": decision.verdict, "reason": decision.reason,
                            **stack_data(stack)}, indent=2, sort_keys=True) + "\n"
     if output == "markdown":
-        return "\n".join([f"## Tablewright plan gate: {'pass' if decision.passed else 'FAIL'}", "",
-                          f"**{decision.reason}**", "", *render_stack_markdown(stack)]).rstrip() + "\n"
+        return sanitize("\n".join([f"## Tablewright plan gate: {'pass' if decision.passed else 'FAIL'}", "",
+                                   f"**{decision.reason}**", "", *render_stack_markdown(stack)]).rstrip() + "\n")
     lines = [f"gate {'PASS' if decision.passed else 'FAIL'} for {stack.stack}: {decision.reason}",
              _text_changes(stack.changes), *(f"warning: {w}" for w in stack.warnings)]
     return "\n".join(lines) + "\n"

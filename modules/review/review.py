@@ -8,8 +8,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from modules.blueprint.gitref import is_git_spec, materialize
-from modules.blueprint.load import load_blueprints
+from modules.blueprint.gitref import as_given, is_git_spec, load_spec
 from modules.blueprint.model import MaintenanceWindow
 from modules.capacity.model import MonthlyCost, estimate
 from modules.design.model import TableDesign
@@ -17,7 +16,7 @@ from modules.errors import TablewrightError
 from modules.lint.engine import LintResult, lint_loaded
 from modules.lint.versions import breaking_changes
 from modules.review.changes import from_configs
-from modules.review.classify import Change, classify, counts, gsi_builds
+from modules.review.classify import Change, acknowledge, classify, counts, gsi_builds, production_change
 from modules.review.data import DataChange, data_changes
 from modules.synth import StackPlan, plan_stacks, synthesize
 
@@ -55,7 +54,6 @@ class Review:
     base: str
     head: str
     stacks: list[StackReview]
-    allow_destroy: bool = False
 
     @property
     def changes(self) -> list[Change]:
@@ -63,15 +61,15 @@ class Review:
 
     @property
     def verdict(self) -> str:
-        return verdict(self.changes, self.allow_destroy)
+        return verdict(self.changes)
 
 
-def verdict(changes: list[Change], allow_destroy: bool) -> str:
+def verdict(changes: list[Change]) -> str:
     """blocked (cannot go ahead), window (only inside the maintenance window) or safe (any time)."""
     found = counts(changes)
-    if found["blocked"] and not allow_destroy:
+    if found["blocked"]:
         return "blocked"
-    return "window" if found["blocked"] or found["window"] else "safe"
+    return "window" if found["window"] else "safe"
 
 
 def gsi_warning(changes: list[Change]) -> list[str]:
@@ -85,11 +83,12 @@ def gsi_warning(changes: list[Change]) -> list[str]:
 
 def _load_side(spec: str, side: str, scratch: Path, environment: str | None) -> list[StackPlan]:
     try:
-        stacks = plan_stacks(load_blueprints(materialize(spec, scratch)))
+        stacks = plan_stacks(load_spec(spec, scratch, f"--{side}"))
     except TablewrightError as error:
+        if error.code == "E601":
+            raise  # about the revision itself, already named by its option
         where = f"{side} ({spec})" if is_git_spec(spec) else side
-        raise TablewrightError(f"in the {where} blueprint: {error.message}", path=error.path, hint=error.hint,
-                               location=error.location) from None
+        raise as_given(error, spec, scratch).prefixed(f"in the {where} blueprint: ") from None
     return [s for s in stacks if environment is None or s.source.environment == environment]
 
 
@@ -100,10 +99,13 @@ def _configs(stacks: list[StackPlan], out: Path) -> dict[str, dict]:
 
 
 def review_stack(name: str, old: StackPlan | None, new: StackPlan | None, old_config: dict, new_config: dict,
-                 search: Path) -> StackReview:
+                 search: Path, acknowledged: frozenset[str] = frozenset()) -> StackReview:
     current = new or old
-    production = bool(current.source.model.production)
-    changes = classify(from_configs(old_config, new_config), production)
+    # The stricter side judges: a pull request cannot lower the bar it is judged by.
+    was, now = (bool(side.source.model.production) if side else False for side in (old, new))
+    production = was or now
+    changes = production_change(was, now) if old is not None and new is not None else []
+    changes = acknowledge(changes + classify(from_configs(old_config, new_config), production), acknowledged)
     result = StackReview(name, production, changes, current.source.model.maintenance_window,
                          warnings=gsi_warning(changes))
     if new is not None:
@@ -118,7 +120,8 @@ def review_stack(name: str, old: StackPlan | None, new: StackPlan | None, old_co
     return result
 
 
-def build_review(base: str, head: str, environment: str | None = None, allow_destroy: bool = False) -> Review:
+def build_review(base: str, head: str, environment: str | None = None,
+                 acknowledged: frozenset[str] = frozenset()) -> Review:
     with tempfile.TemporaryDirectory(prefix="tablewright-review-") as scratch:
         root = Path(scratch)
         old = {s.name: s for s in _load_side(base, "base", root / "base", environment)}
@@ -130,6 +133,6 @@ def build_review(base: str, head: str, environment: str | None = None, allow_des
         new_configs = _configs(list(new.values()), root / "head.out")
         search = Path(head).parent if Path(head).exists() else Path.cwd()
         stacks = [review_stack(name, old.get(name), new.get(name), old_configs.get(name, {}),
-                               new_configs.get(name, {}), search)
+                               new_configs.get(name, {}), search, acknowledged)
                   for name in sorted(old.keys() | new.keys())]
-    return Review(base, head, stacks, allow_destroy)
+    return Review(base, head, stacks)

@@ -1,0 +1,65 @@
+"""Everything that belongs to one table, as Terraform blocks: the table (and its key), autoscaling,
+Contributor Insights, the change calendar, and, with alarms on, the change rule, the alarm topic and
+the alarms. Plain data: no cdktf here (see `construct.py` for the construct that emits it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modules.constructs.alarms import alarms
+from modules.constructs.autoscaling import autoscaling
+from modules.constructs.change_rules import calendar_ref, change_calendar, change_rule, rule_targets
+from modules.constructs.insights import contributor_insights
+from modules.constructs.notifications import alarm_topic, topic_arn
+from modules.constructs.table import table, table_ref
+from modules.constructs.terraform import Block
+from modules.design.model import TableDesign
+
+
+@dataclass(frozen=True)
+class TableReferences:
+    """Terraform references to what a table's blocks create (`None`: the design creates no such thing)."""
+
+    table_name: str
+    table_arn: str
+    stream_arn: str | None
+    change_calendar: str | None  # the SSM Change Calendar's name
+    alarm_topic_arn: str | None  # the alarm topic the stack creates (`alarms.notify: create`)
+
+
+def stack_tags(design: TableDesign) -> dict[str, str]:
+    return {"tablewright:blueprint": design.blueprint.blueprint, **design.blueprint.tags}
+
+
+def table_blocks(design: TableDesign) -> list[Block]:
+    tags = stack_tags(design)
+    table_name = table_ref(design, "name")
+    blocks = table(design, tags) + autoscaling(design, table_name, tags) + contributor_insights(design, table_name)
+    blocks += observability(design, table_name, tags) + change_calendar(design, tags)
+    return blocks
+
+
+def observability(design: TableDesign, table_name: str, tags: dict[str, str]) -> list[Block]:
+    """Alarms, and the rule that reports out-of-band changes, both delivered to the alarm topic(s)."""
+    settings = design.blueprint.alarms
+    if not settings.enabled:
+        return []
+    rule = change_rule(design, tags)
+    blocks = [rule]
+    if settings.notify == "create":
+        blocks += alarm_topic(design, rule.ref("arn"), tags)
+        topics = [topic_arn(design)]
+    else:
+        topics = list(settings.notify)
+    return blocks + rule_targets(design, rule, topics) + alarms(design, table_name, topics, tags)
+
+
+def table_references(design: TableDesign) -> TableReferences:
+    bp = design.blueprint
+    return TableReferences(
+        table_name=table_ref(design, "name"),
+        table_arn=table_ref(design, "arn"),
+        stream_arn=table_ref(design, "stream_arn") if bp.table.stream != "off" else None,
+        change_calendar=calendar_ref(design, "name") if bp.maintenance_window is not None else None,
+        alarm_topic_arn=topic_arn(design) if bp.alarms.enabled and bp.alarms.notify == "create" else None,
+    )

@@ -1,0 +1,124 @@
+"""`TablewrightTable`: a blueprint's table and everything that belongs to it, as a cdktf construct.
+
+Embed it in any cdktf stack (the stack owns the provider and the backend):
+
+    from modules.constructs import TablewrightTable
+
+    table = TablewrightTable.from_blueprint(stack, "orders", "blueprints/orders.yaml", env="prod")
+    TerraformOutput(stack, "orders_table", value=table.table_name)
+
+It emits exactly the resources, data sources and locals `python main.py synth` writes for that
+blueprint stack: the table (and its KMS key), autoscaling, Contributor Insights, the change calendar,
+the change rule, the alarm topic and the alarms. Terraform addresses derive from the blueprint's name
+(`aws_dynamodb_table.orders`), not from the construct id, so every environment and every embedding
+plans the same addresses. The blueprint's `terraform.aws_provider` constraint still decides which
+provider arguments are written (Contributor Insights `mode` needs hashicorp/aws >= 6.11): keep the
+stack's provider within it.
+
+The whole table is handed to cdktf as one element, whose Terraform JSON is built in Python from the
+typed resource models (`resources.py`); its `//` metadata gives each resource the path it would have
+as a child of the construct's scope.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from modules.constructs.assembly import TableReferences, table_blocks, table_references
+from modules.constructs.cdk import Construct, TerraformFragment, TerraformStack
+from modules.constructs.keys import ACCOUNT_DATA
+from modules.constructs.record import stack_record
+from modules.constructs.terraform import addresses, fragment
+from modules.errors import TablewrightError
+
+if TYPE_CHECKING:
+    from modules.synth import StackPlan
+
+# Blocks every table may declare: the same in each, so two tables in one stack share them.
+_SHARED = addresses(ACCOUNT_DATA)
+
+
+class TablewrightTable(Construct):
+    """The Terraform of one blueprint stack (`stack`: loaded, designed), without provider or backend."""
+
+    def __init__(self, scope: Construct, id: str, *, stack: StackPlan) -> None:
+        blocks = table_blocks(stack.design)
+        scope_path = scope.node.path
+        _claim(scope, addresses(blocks) - _SHARED, f"{scope_path}/{id}")
+        super().__init__(scope, id)
+        # Kept as text until synthesis: a thousand tables in one app stay small in memory.
+        self._terraform = json.dumps(fragment(blocks, scope_path))
+        self._references: TableReferences = table_references(stack.design)
+        self._record = stack_record(stack.design)
+        TerraformFragment(self, "terraform", lambda: json.loads(self._terraform))
+
+    @classmethod
+    def from_blueprint(cls, scope: Construct, id: str, path: str | Path, env: str | None = None, *,
+                       allow_lint_errors: bool = False) -> TablewrightTable:
+        """Load, design and lint a blueprint file (one environment of it: `env`), as `main.py synth` does:
+        lint errors are refused unless `allow_lint_errors`."""
+        from modules.blueprint.load import load_blueprint
+        from modules.synth import plan_stacks
+
+        [plan] = plan_stacks([load_blueprint(path, env)])
+        if not allow_lint_errors:
+            _refuse_lint_errors(plan)
+        return cls(scope, id, stack=plan)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The value of the `tablewright` output the plan gate reads (`main.py synth` adds it to the stack;
+        add `TerraformOutput(stack, "tablewright", value=table.record)` to gate an embedded table)."""
+        return self._record
+
+    @property
+    def table_name(self) -> str:
+        """`${aws_dynamodb_table.<blueprint>.name}`"""
+        return self._references.table_name
+
+    @property
+    def table_arn(self) -> str:
+        return self._references.table_arn
+
+    @property
+    def stream_arn(self) -> str | None:
+        """None when the table has no stream."""
+        return self._references.stream_arn
+
+    @property
+    def change_calendar(self) -> str | None:
+        """The SSM Change Calendar's name; None without a maintenance window."""
+        return self._references.change_calendar
+
+    @property
+    def alarm_topic_arn(self) -> str | None:
+        """The alarm topic this table creates (`alarms.notify: create`), else None."""
+        return self._references.alarm_topic_arn
+
+
+def _refuse_lint_errors(plan: StackPlan) -> None:
+    from modules.lint.engine import lint_loaded
+
+    errors = [x for x in lint_loaded(plan.source, plan.design).findings if x.finding.severity == "error"]
+    if errors:
+        first = errors[0].finding
+        more = f" (and {len(errors) - 1} more: `python main.py lint`)" if len(errors) > 1 else ""
+        raise TablewrightError(f"lint {first.code}: {first.message}{more}", path=first.path,
+                               hint=f"{first.fix}; or pass allow_lint_errors=True", location=errors[0].location)
+
+
+def _claim(scope: Construct, owned: set[str], path: str) -> None:
+    """Record the Terraform addresses a table declares in its stack; two tables must not share one
+    (cdktf would merge their blocks into one)."""
+    stack = TerraformStack.of(scope)
+    declared: dict[str, str] = stack.__dict__.setdefault("_tablewright_addresses", {})
+    clash = sorted(owned & declared.keys())
+    if clash:
+        raise TablewrightError(
+            f"{path} declares {', '.join(clash[:3])}, as {declared[clash[0]]} does",
+            hint="Terraform addresses derive from the blueprint name: one table per blueprint and stack",
+            code="E402",
+        )
+    declared.update(dict.fromkeys(owned, path))

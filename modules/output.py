@@ -1,0 +1,128 @@
+"""The output directory `synth --out DIR` writes: replaced only when it is Tablewright's own.
+
+`DIR` is replaced only if it does not exist or holds an earlier synthesis (the marker
+file below, or the plain layout cdktf writes). Never the working directory, one of its ancestors,
+the home directory, a repository, a symbolic link or a file. The new output is written beside
+`DIR` (`.DIR.staging-PID`), then swapped in with two renames under a lock on the parent directory;
+a run killed between the renames leaves `.DIR.retired-PID`, which the next run puts back before it
+starts, so the previous output is never lost. Leftovers of killed runs are removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from modules.errors import TablewrightError
+
+MARKER = ".tablewright-output"
+MARKER_TEXT = "Written by `python main.py synth`: replaced as a whole on the next synth.\n"
+# What cdktf itself writes into an output directory (outputs from before the marker existed).
+CDKTF_LAYOUT = frozenset({"manifest.json", "stacks", "constructs.json", MARKER})
+
+
+def _refuse(outdir: Path, problem: str, hint: str) -> TablewrightError:
+    return TablewrightError(f"--out {outdir}: {problem}", code="E600", hint=hint)
+
+
+def is_tablewright_output(directory: Path) -> bool:
+    if (directory / MARKER).is_file():
+        return True
+    entries = {entry.name for entry in directory.iterdir()}
+    return entries <= CDKTF_LAYOUT and "manifest.json" in entries
+
+
+def check_target(outdir: Path) -> Path:
+    """The absolute output path, or a refusal naming why synth must not replace it."""
+    choose = "choose a new directory, or the one an earlier synth wrote (default: cdktf.out)"
+    if outdir.is_symlink():
+        raise _refuse(outdir, "is a symbolic link", "pass the real directory, or a new one")
+    target = Path(os.path.abspath(outdir))
+    if target.exists() and not target.is_dir():
+        raise _refuse(outdir, "is a file, not an output directory", choose)
+    protected = {Path.cwd().resolve(): "the current directory or one of its ancestors",
+                 Path.home().resolve(): "the home directory or one of its ancestors"}
+    for place, what in protected.items():
+        if place == target.resolve() or place.is_relative_to(target.resolve()):
+            raise _refuse(outdir, f"is {what}", choose)
+    if target.is_dir():
+        if (target / ".git").exists():
+            raise _refuse(outdir, "is a git repository", choose)
+        if not is_tablewright_output(target):
+            raise _refuse(outdir, "already exists and was not written by Tablewright", choose)
+    return target
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _leftovers(target: Path) -> list[tuple[str, int, Path]]:
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(staging|retired)-(\d+)")
+    found = []
+    for entry in target.parent.iterdir():
+        match = pattern.fullmatch(entry.name)
+        if match and entry.is_dir() and not entry.is_symlink():
+            found.append((match.group(1), int(match.group(2)), entry))
+    return sorted(found, key=lambda item: item[2].name)
+
+
+def recover(target: Path) -> None:
+    """Undo what a killed run left: put a retired output back if none is in place, drop the rest."""
+    for kind, pid, path in _leftovers(target):
+        if pid != os.getpid() and _pid_alive(pid):
+            continue
+        if not is_tablewright_output(path):
+            continue  # not ours after all: leave it alone
+        if kind == "retired" and not target.exists():
+            path.rename(target)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """One synth at a time per parent directory (released when the process dies)."""
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def replace_output(outdir: Path, write: Callable[[Path], None]) -> Path:
+    """Call `write(staging)` to fill a fresh directory, then swap it in for `outdir`."""
+    target = check_target(outdir)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise _refuse(outdir, f"cannot create its parent directory ({error.strerror})", "pass a writable path") from None
+    with _locked(target.parent):
+        recover(target)
+        target = check_target(outdir)  # another run may have changed it while we waited
+        staging = target.with_name(f".{target.name}.staging-{os.getpid()}")
+        retired = target.with_name(f".{target.name}.retired-{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        try:
+            (staging / MARKER).write_text(MARKER_TEXT)  # first, so a killed run's staging is recognisably ours
+            write(staging)
+            if target.exists():
+                target.rename(retired)
+            staging.rename(target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(retired, ignore_errors=True)
+    return target
