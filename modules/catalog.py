@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from modules.blueprint.compose import ROOT_ENVIRONMENT, blueprint_files, read_document, repository_root
 from modules.blueprint.load import load_blueprints
 from modules.errors import BlueprintError, TablewrightError
-from modules.report.tables import text_table
-
-HEADERS = ("Blueprint", "Version", "Owner", "Environments", "Tables", "Entities", "Patterns", "File", "Description")
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -59,21 +54,6 @@ def catalog(directory: Path) -> list[Entry]:
             kind="service",
         ))
     return entries
-
-
-def render_text(entries: list[Entry]) -> str:
-    rows = [[e.blueprint, e.version, e.owner, ", ".join(e.environments) or "-", str(len(e.tables)),
-             str(e.entities), str(e.patterns), e.file, _shorten(e.description or e.error.split("\n")[0])]
-            for e in entries]
-    return text_table(HEADERS, rows) + "\n"
-
-
-def _shorten(text: str, width: int = 63) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def render_json(entries: list[Entry]) -> str:
-    return json.dumps([asdict(e) for e in entries], indent=2) + "\n"
 
 
 SCAFFOLD = """\

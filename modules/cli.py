@@ -13,8 +13,7 @@ from typing import Callable, NoReturn, Sequence
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints
 from modules.errors import EXIT_INTERNAL, TablewrightError
-from modules.report import explain
-from modules.synth import StackPlan, plan_stacks, synthesize, synthesize_into
+from modules.stack import Stack, build_stacks, lint_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CDKTF_JSON = PROJECT_ROOT / "cdktf.json"
@@ -41,31 +40,25 @@ def load_all(paths: Sequence[str], environment: str | None = None) -> list[Loade
     return chosen
 
 
-def refuse_lint_errors(stacks: list[StackPlan], allowed: bool) -> None:
-    """`synth` and `verify` stop at lint errors unless told otherwise."""
-    if allowed:
-        return
-    from modules.lint.engine import lint_loaded
+def stacks_of(args: argparse.Namespace) -> list[Stack]:
+    """The stacks a blueprint command works on, each computed once (modules/stack.py)."""
+    return build_stacks(load_all(args.blueprints, args.env))
 
-    for stack in stacks:
-        result = lint_loaded(stack.source, stack.design)
-        errors = [x for x in result.findings if x.finding.severity == "error"]
-        if errors:
-            first = errors[0]
-            more = f" (and {len(errors) - 1} more: `python main.py lint`)" if len(errors) > 1 else ""
-            raise TablewrightError(
-                f"lint {first.finding.code}: {first.finding.message}{more}",
-                path=first.finding.path,
-                hint=f"{first.finding.fix}; or pass --allow-lint-errors",
-                location=first.location,
-            )
+
+def refuse_lint_errors(stacks: Sequence[Stack], allowed: bool) -> None:
+    """`synth` and `verify` stop at lint errors unless told otherwise."""
+    for stack in stacks if not allowed else ():
+        refusal = lint_errors(stack)
+        if refusal is not None:
+            raise refusal
 
 
 def command_synth(args: argparse.Namespace) -> int:
     from modules.output import check_target
+    from modules.synth import synthesize
 
     check_target(Path(args.out))  # refuse a wrong --out before any work
-    stacks = plan_stacks(load_all(args.blueprints, args.env))
+    stacks = stacks_of(args)
     refuse_lint_errors(stacks, args.allow_lint_errors)
     # An inherited CDKTF_OUTDIR must not redirect an explicit synth away from --out.
     os.environ.pop("CDKTF_OUTDIR", None)
@@ -75,25 +68,27 @@ def command_synth(args: argparse.Namespace) -> int:
 
 
 def command_explain(args: argparse.Namespace) -> int:
+    from modules.report import explain
+
     if args.resolved:
         from modules.report.resolved import render_resolved
 
         sys.stdout.write("\n".join(render_resolved(loaded) for loaded in load_all(args.blueprints, args.env)))
         return 0
-    designs = [stack.design for stack in plan_stacks(load_all(args.blueprints, args.env))]
+    stacks = stacks_of(args)
     if args.format == "json":
-        sys.stdout.write(explain.render_json(designs))
+        sys.stdout.write(explain.render_json(stacks))
     else:
-        render: Callable = explain.render_markdown if args.format == "markdown" else explain.render_text
-        sys.stdout.write("\n".join(render(design) for design in designs))
+        render = explain.render_markdown if args.format == "markdown" else explain.render_text
+        sys.stdout.write("\n".join(render(stack) for stack in stacks))
     return 0
 
 
 def command_verify(args: argparse.Namespace) -> int:
-    from modules.verify import report
+    from modules.report import verify as report
     from modules.verify.verify import verify_stacks
 
-    stacks = plan_stacks(load_all(args.blueprints, args.env))
+    stacks = stacks_of(args)
     refuse_lint_errors(stacks, args.allow_lint_errors)
     results = verify_stacks(stacks, seed=args.seed)
     render = {"text": report.render_text, "markdown": report.render_markdown, "json": report.render_json}[args.format]
@@ -102,20 +97,20 @@ def command_verify(args: argparse.Namespace) -> int:
 
 
 def command_lint(args: argparse.Namespace) -> int:
-    from modules.lint import engine
+    from modules.lint.engine import failed
+    from modules.report import lint as report
 
-    stacks = plan_stacks(load_all(args.blueprints, args.env))
-    changes: dict[str, list] = {}
+    stacks = stacks_of(args)
     if args.against:
-        changes = _changes_against(args.against, stacks)
-    results = [engine.lint_loaded(stack.source, stack.design, changes.get(stack.name, [])) for stack in stacks]
-    render = {"text": engine.render_text, "json": engine.render_json, "sarif": engine.render_sarif}[args.format]
+        stacks = _with_breaking_changes(args.against, stacks)
+    results = [stack.lint for stack in stacks]
+    render = {"text": report.render_text, "json": report.render_json, "sarif": report.render_sarif}[args.format]
     sys.stdout.write(render(results))
-    return 1 if engine.failed(results, args.strict) else 0
+    return 1 if failed(results, args.strict) else 0
 
 
-def _changes_against(spec: str, stacks: list[StackPlan]) -> dict[str, list]:
-    """Breaking-change findings of each stack against the same environment of the old blueprint."""
+def _with_breaking_changes(spec: str, stacks: list[Stack]) -> list[Stack]:
+    """Each stack with its breaking-change findings against the same environment of the old blueprint."""
     import tempfile
 
     from modules.blueprint.gitref import load_spec
@@ -125,25 +120,21 @@ def _changes_against(spec: str, stacks: list[StackPlan]) -> dict[str, list]:
         raise TablewrightError("--against compares one blueprint: name exactly one", hint="lint BLUEPRINT --against OLD")
     with tempfile.TemporaryDirectory(prefix="tablewright-old-") as scratch:
         old = {loaded.environment: loaded for loaded in load_spec(spec, Path(scratch), "--against")}
-        return {
-            stack.name: breaking_changes(old[stack.source.environment], stack.source, stack.source.path.parent)
-            for stack in stacks if stack.source.environment in old
-        }
+        return [stack.with_findings(breaking_changes(old[stack.source.environment], stack.source,
+                                                     stack.source.path.parent))
+                if stack.source.environment in old else stack for stack in stacks]
 
 
 def command_capacity(args: argparse.Namespace) -> int:
-    from modules.capacity import report
-    from modules.capacity.model import estimate
+    from modules.report import capacity as report
 
-    designs = [stack.design for stack in plan_stacks(load_all(args.blueprints, args.env))]
-    reports = [estimate(design) for design in designs]
     render = report.render_json if args.format == "json" else report.render_text
-    sys.stdout.write(render(designs, reports))
+    sys.stdout.write(render(stacks_of(args)))
     return 0
 
 
 def command_review(args: argparse.Namespace) -> int:
-    from modules.review import render
+    from modules.report import review as render
     from modules.review.review import build_review
 
     review = build_review(args.base, args.head, args.env, acknowledged(args))
@@ -153,7 +144,7 @@ def command_review(args: argparse.Namespace) -> int:
 
 
 def command_gate(args: argparse.Namespace) -> int:
-    from modules.review import render
+    from modules.report import review as render
     from modules.review.changes import read_plan
     from modules.review.gate import gate, parse_now, stack_for_plan
 
@@ -174,10 +165,11 @@ def command_schema(args: argparse.Namespace) -> int:
 
 
 def command_list(args: argparse.Namespace) -> int:
-    from modules import catalog
+    from modules.catalog import catalog
+    from modules.report import catalog as report
 
-    entries = catalog.catalog(Path(args.directory))
-    sys.stdout.write(catalog.render_json(entries) if args.format == "json" else catalog.render_text(entries))
+    entries = catalog(Path(args.directory))
+    sys.stdout.write(report.render_json(entries) if args.format == "json" else report.render_text(entries))
     return 0
 
 
@@ -282,7 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cdktf_app() -> int:
     """`cdktf synth` runs `python3 main.py`: synthesize where the CLI says (CDKTF_OUTDIR)."""
-    synthesize_into(plan_stacks(load_all([])), outdir=None)
+    from modules.synth import synthesize_into
+
+    synthesize_into(build_stacks(load_all([])), outdir=None)
     return 0
 
 

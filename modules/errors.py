@@ -32,6 +32,7 @@ ERROR_CODES: dict[str, str] = {
     "E402": "naming and backend templates, physical names shared between stacks",
     "E500": "the design cannot serve an access pattern",
     "E501": "index settings or names the design cannot honour",
+    "E502": "lint errors, which `synth` and `verify` refuse without `--allow-lint-errors`",
     "E600": "a command-line argument: an output path, a time, a file",
     "E601": "a git revision or path (`GITREF:path`)",
     "E700": "not a Terraform plan in JSON, or a malformed one",

@@ -23,14 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from modules.blueprint.load import load_blueprint
-from modules.synth import plan_stacks, synthesize
+from modules.stack import build_stacks
+from modules.synth import synthesize
 from tests.emulator import Emulator
 from tests.terraform_support import terraform, terraform_environment
 
 
 def synthesized(path: Path, environment: str | None, out: Path) -> tuple[str, Path]:
     """Synthesize one stack; returns its name and its cdk.tf.json."""
-    [stack] = plan_stacks([load_blueprint(path, environment)])
+    [stack] = build_stacks([load_blueprint(path, environment)])
     [written] = synthesize([stack], out)
     return stack.name, written
 

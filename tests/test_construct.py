@@ -15,7 +15,8 @@ from modules.blueprint.load import load_blueprint
 from modules.constructs import TablewrightTable
 from modules.constructs.cdk import Provider
 from modules.errors import TablewrightError
-from modules.synth import plan_stacks, synthesize
+from modules.stack import build_stacks
+from modules.synth import synthesize
 from tests.conftest import ROOT
 from tests.terraform_support import terraform_environment, validate
 
@@ -39,7 +40,7 @@ def user_app(out: Path, name: str, tables: list[tuple[str, Path, str]]) -> dict:
 
 
 def synth_main(path: Path, env: str, out: Path) -> dict:
-    [written] = synthesize(plan_stacks([load_blueprint(path, env)]), out)
+    [written] = synthesize(build_stacks([load_blueprint(path, env)]), out)
     return json.loads(written.read_text())
 
 

@@ -18,13 +18,14 @@ from typing import Any, Callable
 
 import pytest
 
-from modules.synth import StackPlan, plan_stacks, synthesize
+from modules.stack import Stack, build_stacks
+from modules.synth import synthesize
 from modules.verify.verify import verify_table
 from tests.conftest import bundled_stacks
 from tests.emulator import Emulator
 from tests.terraform_support import terraform, terraform_environment
 
-STACKS = plan_stacks(bundled_stacks())
+STACKS = build_stacks(bundled_stacks())
 NAMES = [s.name for s in STACKS]
 PROVISIONED = [s.name for s in STACKS if s.design.blueprint.table.billing == "provisioned"]
 
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.terraform  # the emulator and the Terraform CLI: the sl
 
 @dataclass
 class AppliedStack:
-    stack: StackPlan
+    stack: Stack
     workdir: Path
     env: dict[str, str]
     config: dict[str, Any]

@@ -9,7 +9,8 @@ import pytest
 
 from modules.blueprint.load import load_blueprint
 from modules.design.plan import design
-from modules.synth import plan_stacks, synthesize
+from modules.stack import build_stacks
+from modules.synth import synthesize
 from modules.verify import runner
 from modules.verify.verify import verify_stacks
 from tests.terraform_support import terraform_environment, validate
@@ -62,7 +63,7 @@ def test_filters_and_scans_are_filter_expressions(features):
 
 
 def test_every_feature_verifies():
-    [result] = verify_stacks(plan_stacks([load_blueprint(FEATURES)]))
+    [result] = verify_stacks(build_stacks([load_blueprint(FEATURES)]))
     assert result.passed, [r.failure for r in result.results if r.failure]
     items = {r.pattern: r.items for r in result.results}
     assert items["readings"] > 1 and items["events_by_kind"] == 7 and items["big_orders"] == 2
@@ -73,14 +74,14 @@ def test_skipping_the_fan_out_is_caught(pattern, monkeypatch):
     """Reading one shard or bucket only must fail verification: the fan-out is what makes it right."""
     original = runner.fan_out_values
     monkeypatch.setattr(runner, "fan_out_values", lambda plan, probe, specs: original(plan, probe, specs)[:1])
-    [result] = verify_stacks(plan_stacks([load_blueprint(FEATURES)]))
+    [result] = verify_stacks(build_stacks([load_blueprint(FEATURES)]))
     failed = {r.pattern for r in result.results if not r.passed}
     assert pattern in failed
 
 
 @pytest.mark.terraform
 def test_local_index_and_shards_synthesize_valid_terraform(tmp_path):
-    [written] = synthesize(plan_stacks([load_blueprint(FEATURES)]), tmp_path / "out")
+    [written] = synthesize(build_stacks([load_blueprint(FEATURES)]), tmp_path / "out")
     table = json.loads(written.read_text())["resource"]["aws_dynamodb_table"]["features"]
     assert table["local_secondary_index"] == [
         {"name": "LSI1", "range_key": "LSI1SK", "projection_type": "INCLUDE",

@@ -17,12 +17,12 @@ STAGES = [
     ["modules.design"],
     ["modules.capacity"],
     ["modules.lint"],
-    ["modules.stack"],  # one stack value: loaded blueprint, design, capacity, findings
+    ["modules.stack", "modules.catalog"],  # one stack value (blueprint, design, capacity, findings); the catalog
     ["modules.constructs", "modules.output", "modules.synth"],
     ["modules.verify"],
     ["modules.review"],
     ["modules.report"],  # every renderer
-    ["modules.catalog", "modules.cli"],
+    ["modules.cli"],
 ]
 
 

@@ -9,16 +9,22 @@ import pytest
 
 from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.design.plan import design
-from modules.lint.engine import lint_design
+from modules.capacity.model import estimate
+from modules.lint.engine import apply_ignore, lint_design
 from modules.lint.findings import RULES
-from modules.synth import plan_stacks
+from modules.stack import build_stacks
 from modules.verify.verify import verify_stacks
 from tests.conftest import BUNDLED
 from tests.design_helpers import blueprint
 
 
+def lint(table):
+    """Findings of a design, `lint.ignore` applied, and what it silenced."""
+    return apply_ignore(lint_design(table, estimate(table)), table.blueprint.lint.ignore)
+
+
 def findings(entities, patterns, **extra):
-    found, _ = lint_design(design(blueprint(entities, patterns, **extra)))
+    found, _ = lint(design(blueprint(entities, patterns, **extra)))
     return found
 
 
@@ -109,9 +115,9 @@ def test_tw103_the_issue_scenario_and_its_computed_fix(write_blueprint):
                       returns: [orderId, placedAt]}
         """)
     sharded = load_blueprint(write_blueprint(body + "indexes:\n  GSI1: {shards: 5}\n", "sharded.yaml"))
-    after, _ = lint_design(design(sharded.model))
+    after, _ = lint(design(sharded.model))
     assert not [f for f in after if f.severity == "error"], after
-    [result] = verify_stacks(plan_stacks([sharded]))
+    [result] = verify_stacks(build_stacks([sharded]))
     assert result.passed, [r.failure for r in result.results]
     assert design(sharded.model).plan("by_status").fan_out.shards == 5
 
@@ -259,9 +265,9 @@ def test_tw308_autoscaling_max_below_the_peak():
 def test_ignored_codes_are_counted_not_shown():
     ticket = {"attributes": {"customerId": "string", "status": {"type": "string", "values": ["OPEN", "DONE"]}},
               "key": {"pk": "CUSTOMER#{customerId}", "sk": "TICKET#{status}"}}
-    found, suppressed = lint_design(design(blueprint({"Ticket": ticket}, {}, lint={"ignore": {"TW201": "legacy"}})))
+    found, suppressed = lint(design(blueprint({"Ticket": ticket}, {}, lint={"ignore": {"TW201": "legacy"}})))
     assert "TW201" not in {f.code for f in found}
-    assert suppressed == [("TW201", "legacy", 1)]
+    assert suppressed == (("TW201", "legacy", 1),)
 
 
 def test_bundled_blueprints_have_no_errors_or_warnings(run_cli):
@@ -333,5 +339,5 @@ def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
 def test_bundled_findings_are_the_expected_notes(path):
     for loaded in load_blueprints(path):
-        found, _ = lint_design(design(loaded.model))
+        found, _ = lint(design(loaded.model))
         assert all(f.severity == "info" for f in found)

@@ -17,7 +17,8 @@ from modules.blueprint.load import load_blueprint
 from modules.blueprint.model import MaintenanceWindow
 from modules.constructs import alarms as alarm_module
 from modules.design.plan import design
-from modules.synth import plan_stacks, synthesize
+from modules.stack import build_stacks
+from modules.synth import synthesize
 from modules.window import calendar_text, is_open, next_opening
 from tests.conftest import BUNDLED
 
@@ -46,7 +47,7 @@ STATISTICS = {"SuccessfulRequestLatency": {"p99"}, "ProvisionedReadCapacityUnits
 
 
 def synth_config(path: Path, tmp_path: Path, environment: str | None = "prod") -> dict:
-    [written] = synthesize(plan_stacks([load_blueprint(path, environment)]), tmp_path / "out")
+    [written] = synthesize(build_stacks([load_blueprint(path, environment)]), tmp_path / "out")
     return json.loads(written.read_text())
 
 

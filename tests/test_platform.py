@@ -147,14 +147,15 @@ def test_environment_overlay_errors_point_at_the_overlay(tmp_path, run_cli):
 
 
 def test_s3_backend_key_per_environment(tmp_path):
-    from modules.synth import plan_stacks, synthesize
+    from modules.stack import build_stacks
+    from modules.synth import synthesize
 
     path = write(tmp_path, "svc.yaml", SERVICE + textwrap.dedent("""\
         terraform:
           backend: {type: s3, bucket: state-bucket, region: eu-west-1, key: "dynamo/{blueprint}/{env}.tfstate"}
         environments: {dev: {}, prod: {production: true}}
         """))
-    written = synthesize(plan_stacks(load_blueprints(path)), tmp_path / "out")
+    written = synthesize(build_stacks(load_blueprints(path)), tmp_path / "out")
     backends = [json.loads(p.read_text())["terraform"]["backend"]["s3"] for p in written]
     assert [b["key"] for b in backends] == ["dynamo/svc/dev.tfstate", "dynamo/svc/prod.tfstate"]
     assert all(b["bucket"] == "state-bucket" and b["encrypt"] is True for b in backends)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
-from modules.review.render import render_markdown
+from modules.report.review import render_markdown
 from modules.review.review import build_review
 from tests.conftest import ROOT
 from tests.review_corpus import BASE, CASES, Case, merged, write_case

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from modules.blueprint.load import load_blueprint
-from modules.synth import plan_stacks, synthesize
+from modules.stack import build_stacks
+from modules.synth import synthesize
 from tests.conftest import BUNDLED, ROOT, bundled_stacks
 from tests.terraform_support import missing_tool, slow_tier_only
 
@@ -58,7 +59,7 @@ def production(tmp_path_factory) -> tuple[dict, dict[str, str]]:
     (work / "crm-cmk.yaml").write_text("extends: crm.yaml\nblueprint: crm-cmk\ntable: {encryption: customer_managed}\n")
     loaded = [s for s in bundled_stacks() if s.model.production] + [load_blueprint(work / "crm-cmk.yaml", "prod")]
     assert len(loaded) == len(BUNDLED) + 1, "every bundled blueprint has a production environment"
-    synthesize(plan_stacks(loaded), work / "cdktf.out")
+    synthesize(build_stacks(loaded), work / "cdktf.out")
     encryption = {s.stack_name: s.model.table.encryption for s in loaded}
     return run_checkov(work / "cdktf.out" / "stacks"), encryption
 

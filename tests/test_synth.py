@@ -14,20 +14,21 @@ import pytest
 import yaml
 
 from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.synth import plan_stacks, synthesize
+from modules.stack import build_stacks
+from modules.synth import synthesize
 from tests.conftest import BUNDLED, ROOT, bundled_stacks
 from tests.terraform_support import missing_tool, terraform_environment, validate
 
 
 def synth_one(path: Path, out: Path, environment: str = "prod") -> dict:
-    [written] = synthesize(plan_stacks([load_blueprint(path, environment)]), out)
+    [written] = synthesize(build_stacks([load_blueprint(path, environment)]), out)
     return json.loads(written.read_text())
 
 
 @pytest.fixture(scope="module")
 def bundled_out(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundled") / "cdktf.out"
-    synthesize(plan_stacks(bundled_stacks()), out)
+    synthesize(build_stacks(bundled_stacks()), out)
     return out
 
 
@@ -110,8 +111,8 @@ def test_customer_managed_key_is_created_with_rotation(write_blueprint, tmp_path
 
 def test_synthesis_is_byte_identical_across_runs(tmp_path):
     first, second = tmp_path / "one", tmp_path / "two"
-    synthesize(plan_stacks(bundled_stacks()), first)
-    synthesize(plan_stacks(bundled_stacks()), second)
+    synthesize(build_stacks(bundled_stacks()), first)
+    synthesize(build_stacks(bundled_stacks()), second)
     for path in sorted(first.rglob("*")):
         if path.is_file():
             assert path.read_bytes() == (second / path.relative_to(first)).read_bytes(), path
@@ -203,7 +204,7 @@ def test_the_cdktf_cli_synthesizes_what_python_main_py_synth_writes(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
     python_out = tmp_path / "python.out"
-    synthesize(plan_stacks(bundled_stacks()), python_out)
+    synthesize(build_stacks(bundled_stacks()), python_out)
     python_stacks = sorted(p.name for p in (python_out / "stacks").iterdir())
     assert sorted(p.name for p in (cli_out / "stacks").iterdir()) == python_stacks
     for name in python_stacks:

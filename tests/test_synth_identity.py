@@ -10,14 +10,15 @@ import pytest
 from modules.blueprint.load import load_blueprints
 from modules.constructs.resources import DynamodbTableData, KmsAlias
 from modules.constructs.terraform import DuplicateBlock, UnexpectedExpression, data_source, fragment, local, resource
-from modules.synth import plan_stacks, synthesize
+from modules.stack import build_stacks
+from modules.synth import synthesize
 from tests.synth_corpus import REFERENCE, digests, write_corpus
 
 
 def test_every_corpus_stack_is_byte_identical_to_the_reference(tmp_path):
     paths = write_corpus(tmp_path / "corpus")
     out = tmp_path / "out"
-    synthesize(plan_stacks([stack for path in paths for stack in load_blueprints(path)]), out)
+    synthesize(build_stacks([stack for path in paths for stack in load_blueprints(path)]), out)
     reference = json.loads(REFERENCE.read_text())
     found = digests(out)
     assert sorted(found) == sorted(reference)

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.synth import plan_stacks
+from modules.stack import build_stacks
 from modules.verify.verify import verify_stacks
 from tests.conftest import BUNDLED
 
@@ -23,23 +23,25 @@ table:
 
 def verify_text(write_blueprint, body: str):
     path = write_blueprint(HEADER + textwrap.dedent(body))
-    [result] = verify_stacks(plan_stacks([load_blueprint(path)]))
+    [result] = verify_stacks(build_stacks([load_blueprint(path)]))
     return result
 
 
 def lint_errors(write_blueprint, body: str) -> list[str]:
     """Lint refuses these traps before verification, with the clearer message."""
     from modules.design.plan import design
-    from modules.lint.engine import lint_design
+    from modules.capacity.model import estimate
+    from modules.lint.engine import apply_ignore, lint_design
 
-    found, _ = lint_design(design(load_blueprint(write_blueprint(HEADER + textwrap.dedent(body))).model))
+    table = design(load_blueprint(write_blueprint(HEADER + textwrap.dedent(body))).model)
+    found, _ = apply_ignore(lint_design(table, estimate(table)), table.blueprint.lint.ignore)
     return [f"{f.code}: {f.message}" for f in found if f.severity == "error"]
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
 def test_every_bundled_pattern_passes(path):
     stacks = load_blueprints(path)
-    results = verify_stacks(plan_stacks(stacks))
+    results = verify_stacks(build_stacks(stacks))
     assert [r.table for r in results] == [s.model.table.name for s in stacks]
     for result, loaded in zip(results, stacks):
         assert result.passed, [r.failure for r in result.results if r.failure]
@@ -273,7 +275,7 @@ def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
         return plan
 
     monkeypatch.setattr(plan_module, "_plan", flipped)
-    [result] = verify_stacks(plan_stacks([load_blueprint(BUNDLED[0], "prod")]))
+    [result] = verify_stacks(build_stacks([load_blueprint(BUNDLED[0], "prod")]))
     failed = {r.pattern: r.failure for r in result.results if not r.passed}
     assert list(failed) == ["recent_contacts"]
     assert "item 1 differs" in failed["recent_contacts"]

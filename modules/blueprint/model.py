@@ -410,12 +410,8 @@ class IndexSpec(Strict):
         return self
 
 
-OPERATIONS = ("GetItem", "BatchGetItem", "Query", "Scan", "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems")
 Operation = Literal["GetItem", "BatchGetItem", "Query", "Scan", "PutItem", "UpdateItem", "DeleteItem",
                     "TransactWriteItems"]
-ALARM_KINDS = ("throttles", "key_range_throttles", "utilization", "latency", "system_errors", "conditional_checks",
-               "online_index_throttles", "user_errors", "account_utilization")
-
 
 class AlarmRule(Strict):
     """Overrides for one kind of alarm; unset values keep Tablewright's defaults (see the README)."""

@@ -11,8 +11,8 @@ from typing import Any, Callable, Iterable
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec
 from modules.blueprint.provider import lowest_version, supports_insights_mode
-from modules.design.encoding import parse_value
-from modules.design.templates import entity_tag, parse_template
+from modules.blueprint.encoding import parse_value
+from modules.blueprint.templates import entity_tag, parse_template
 from modules.errors import BlueprintError, TablewrightError, combined
 
 TABLE = "table"

@@ -6,9 +6,9 @@ import math
 import re
 
 from modules.blueprint.model import AttributeSpec
-from modules.design.templates import KeyTemplate
+from modules.blueprint.templates import KeyTemplate
 
-# Names that usually hold few values or change over an item's life (reference article 2).
+# Names that usually hold few values or change over an item's life (a status, a type, a flag).
 STATUS_LIKE = re.compile(
     r"^(status|state|stage|phase|type|kind|category|region|tier|level|priority)$"
     r"|(Status|State|Stage|Phase|Type|Kind|Category|Region)$|^(is|has)[A-Z]",

@@ -17,9 +17,9 @@ from typing import Any
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.traits import mutable
 from modules.capacity.size import READ_UNIT_BYTES, WRITE_UNIT_BYTES, item_size, read_units
-from modules.design.encoding import example_value
+from modules.blueprint.encoding import example_value
 from modules.design.items import build_item
-from modules.design.model import TABLE, QueryPlan, Shape, TableDesign
+from modules.design.model import TABLE, TABLE_KEYS, QueryPlan, Shape, TableDesign
 
 HOURS_PER_MONTH = 730
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
@@ -147,7 +147,7 @@ def projected_bytes(design: TableDesign, entity: str, index: str, attributes: tu
         return item_bytes(design, entity)
     sample = representative_item(design, entity)
     shape = design.shapes[entity][index]
-    keys = item_size({name: sample[name] for name in ("PK", "SK", shape.keys.pk, shape.keys.sk) if name in sample})
+    keys = item_size({name: sample[name] for name in (TABLE_KEYS.pk, TABLE_KEYS.sk, shape.keys.pk, shape.keys.sk) if name in sample})
     sizes = attribute_bytes(design, entity)
     return keys + math.ceil(sum(size for name, size in sizes.items() if name in attributes))
 
@@ -253,5 +253,3 @@ def monthly_cost(design: TableDesign, loads: tuple[IndexLoad, ...], target_perce
     storage = stored / 2**30 * price["storage_gb_month"]
     return MonthlyCost(round(provisioned, 2), round(on_demand, 2), round(storage, 2), region, PRICES["date"], note)
 
-
-__all__ = ["READ_UNIT_BYTES", "estimate", "read_cost", "write_cost", "entry_bytes", "item_bytes"]

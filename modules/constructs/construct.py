@@ -34,7 +34,7 @@ from modules.constructs.terraform import addresses, fragment
 from modules.errors import TablewrightError
 
 if TYPE_CHECKING:
-    from modules.synth import StackPlan
+    from modules.stack import Stack
 
 # Blocks every table may declare: the same in each, so two tables in one stack share them.
 _SHARED = addresses(ACCOUNT_DATA)
@@ -43,7 +43,7 @@ _SHARED = addresses(ACCOUNT_DATA)
 class TablewrightTable(Construct):
     """The Terraform of one blueprint stack (`stack`: loaded, designed), without provider or backend."""
 
-    def __init__(self, scope: Construct, id: str, *, stack: StackPlan) -> None:
+    def __init__(self, scope: Construct, id: str, *, stack: Stack) -> None:
         blocks = table_blocks(stack.design)
         scope_path = scope.node.path
         _claim(scope, addresses(blocks) - _SHARED, f"{scope_path}/{id}")
@@ -60,12 +60,13 @@ class TablewrightTable(Construct):
         """Load, design and lint a blueprint file (one environment of it: `env`), as `main.py synth` does:
         lint errors are refused unless `allow_lint_errors`."""
         from modules.blueprint.load import load_blueprint
-        from modules.synth import plan_stacks
+        from modules.stack import build_stack, lint_errors
 
-        [plan] = plan_stacks([load_blueprint(path, env)])
-        if not allow_lint_errors:
-            _refuse_lint_errors(plan)
-        return cls(scope, id, stack=plan)
+        stack = build_stack(load_blueprint(path, env))
+        refusal = None if allow_lint_errors else lint_errors(stack, "allow_lint_errors=True")
+        if refusal is not None:
+            raise refusal
+        return cls(scope, id, stack=stack)
 
     @property
     def record(self) -> dict[str, Any]:
@@ -96,17 +97,6 @@ class TablewrightTable(Construct):
     def alarm_topic_arn(self) -> str | None:
         """The alarm topic this table creates (`alarms.notify: create`), else None."""
         return self._references.alarm_topic_arn
-
-
-def _refuse_lint_errors(plan: StackPlan) -> None:
-    from modules.lint.engine import lint_loaded
-
-    errors = [x for x in lint_loaded(plan.source, plan.design).findings if x.finding.severity == "error"]
-    if errors:
-        first = errors[0].finding
-        more = f" (and {len(errors) - 1} more: `python main.py lint`)" if len(errors) > 1 else ""
-        raise TablewrightError(f"lint {first.code}: {first.message}{more}", path=first.path,
-                               hint=f"{first.fix}; or pass allow_lint_errors=True", location=errors[0].location)
 
 
 def _claim(scope: Construct, owned: set[str], path: str) -> None:

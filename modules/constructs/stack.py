@@ -10,12 +10,12 @@ from modules.constructs.naming import logical_id
 from modules.constructs.record import STACK_OUTPUT
 
 if TYPE_CHECKING:
-    from modules.synth import StackPlan
+    from modules.stack import Stack
 
 AWS_PROVIDER_SOURCE = "hashicorp/aws"
 
 
-def add_backend(stack: TerraformStack, plan: StackPlan) -> None:
+def add_backend(stack: TerraformStack, plan: Stack) -> None:
     bp = plan.design.blueprint
     backend = bp.terraform.backend
     if backend.type == "local":
@@ -27,7 +27,7 @@ def add_backend(stack: TerraformStack, plan: StackPlan) -> None:
               dynamodb_table=backend.dynamodb_table, encrypt=True)
 
 
-def build_stack(app: App, plan: StackPlan) -> TerraformStack:
+def build_stack(app: App, plan: Stack) -> TerraformStack:
     bp = plan.design.blueprint
     stack = FragmentStack(app, plan.name)
     add_backend(stack, plan)

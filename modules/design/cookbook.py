@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from modules.design.model import TABLE, ENTITY_ATTRIBUTE, QueryPlan
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TABLE_KEYS, QueryPlan
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.:]+)\}")
 
@@ -25,7 +25,7 @@ def _projection(attributes: tuple[str, ...]) -> str:
 def read_attributes(plan: QueryPlan) -> tuple[str, ...]:
     """What the main request reads: projected returns, plus the table keys when a follow-up needs
     them, the sort key when a fan-out merges by it, and the entity when a collection mixes several."""
-    extra: tuple[str, ...] = ("PK", "SK") if plan.follow_up else ()
+    extra: tuple[str, ...] = (TABLE_KEYS.pk, TABLE_KEYS.sk) if plan.follow_up else ()
     if plan.fan_out is not None:
         extra += (plan.keys.sk,)
     if len(plan.entities) > 1:
@@ -84,7 +84,7 @@ def follow_up_request(plan: QueryPlan, table_name: str) -> dict[str, Any] | None
     return {
         "RequestItems": {
             table_name: {
-                "Keys": [{"PK": {"S": "{PK of each item}"}, "SK": {"S": "{SK of each item}"}}],
+                "Keys": [{name: {"S": f"{{{name} of each item}}"} for name in (TABLE_KEYS.pk, TABLE_KEYS.sk)}],
                 "ProjectionExpression": _projection(attributes),
                 "ExpressionAttributeNames": _names(attributes),
             }

@@ -16,7 +16,7 @@ from typing import Sequence
 from modules.blueprint.model import AccessPattern, Blueprint, KeySpec
 from modules.design.model import KeyNames, Shape, key_names
 from modules.design.serve import may_share
-from modules.design.templates import KeyTemplate, Segment, entity_tag
+from modules.blueprint.templates import KeyTemplate, Segment, entity_tag
 
 # Above this many patterns per entity the exact search would be slow; first-fit is used instead.
 EXACT_SEARCH_LIMIT = 14

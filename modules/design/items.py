@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from modules.blueprint.model import AttributeSpec
-from modules.design.encoding import bucket_value, encode_key_value, stored_value
+from modules.blueprint.encoding import bucket_value, encode_key_value, stored_value
 from modules.design.model import ENTITY_ATTRIBUTE, TABLE, Shape, TableDesign
-from modules.design.templates import SHARD, shard_number
+from modules.blueprint.templates import SHARD, shard_number
 
 
 def placeholder_values(specs: Mapping[str, AttributeSpec], shape: Shape, values: Mapping[str, Any]) -> dict[str, str]:

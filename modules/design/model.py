@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from modules.blueprint.model import Blueprint
-from modules.design.templates import KeyTemplate
+from modules.blueprint.templates import KeyTemplate
 
 TABLE = "table"
 ENTITY_ATTRIBUTE = "_entity"
@@ -20,11 +20,14 @@ class KeyNames:
     sk: str
 
 
+TABLE_KEYS = KeyNames("PK", "SK")
+
+
 def key_names(index: str, local: bool = False) -> KeyNames:
     """`PK`/`SK` for the table, `GSI1PK`/`GSI1SK` for a GSI; a local index keeps the table's `PK`."""
     if index == TABLE:
-        return KeyNames("PK", "SK")
-    return KeyNames("PK" if local else f"{index}PK", f"{index}SK")
+        return TABLE_KEYS
+    return KeyNames(TABLE_KEYS.pk if local else f"{index}PK", f"{index}SK")
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from modules.blueprint.model import AccessPattern, Blueprint
-from modules.design.encoding import attribute_type_letter, describe_stored
+from modules.blueprint.encoding import attribute_type_letter, describe_stored
 from modules.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_groups, need_of, sharded_shape
 from modules.design.model import (
     ENTITY_ATTRIBUTE,
@@ -20,7 +20,7 @@ from modules.design.model import (
     key_names,
 )
 from modules.design.serve import Refusal, Served, serve
-from modules.design.templates import parse_template
+from modules.blueprint.templates import parse_template
 from modules.errors import DesignError
 
 MAX_LOCAL_INDEXES = 5

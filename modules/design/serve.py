@@ -1,6 +1,6 @@
 """Can an index's key shape serve an access pattern, and with which key condition?
 
-The rules (DESIGN.md): the partition key template must be fully bound by `=` conditions; the
+The rules (README, "Design rules"): the partition key template must be fully bound by `=` conditions; the
 remaining conditions bind a leading run of sort-key components, then at most one range condition
 on the next component. On top of that, the condition must not catch items of other entities that
 share the partition, which is checked here from the templates alone.
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from modules.blueprint.model import AccessPattern, Blueprint
-from modules.design.encoding import describe_encoding
+from modules.blueprint.encoding import describe_encoding
 from modules.design.model import TABLE, FanOut, Parameter, Shape
-from modules.design.templates import (
+from modules.blueprint.templates import (
     AFTER_SEPARATOR,
     SEPARATOR,
     SHARD,

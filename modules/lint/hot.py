@@ -14,7 +14,7 @@ from modules.blueprint.traits import hottest_share, key_cardinality, status_like
 from modules.capacity.size import read_units
 from modules.design.model import TABLE, Shape, TableDesign
 from modules.design.serve import may_share
-from modules.lint.findings import Context, Finding, rule
+from modules.lint.findings import Context, Issue, rule
 
 PARTITION_RCU = 3000
 PARTITION_WCU = 1000
@@ -171,8 +171,8 @@ def hot_key_over_limit(ctx: Context):
         name, path, setting = _where(ctx.design, load.index, load.entities[0])
         over = (f"{load.wcu:,.0f} WCU per key, above a partition's {PARTITION_WCU:,}" if load.wcu > PARTITION_WCU
                 else f"{load.rcu:,.0f} RCU per key, above a partition's {PARTITION_RCU:,}")
-        yield Finding(
-            "TW103", "error",
+        yield Issue(
+            "error",
             f"{name}: partition key {_template(load)} ({_reasons(ctx.design, load)}) gets an estimated {over} "
             f"({_breakdown(load)})",
             _fix(ctx, load, setting, ctx.design.blueprint.lint.hot_key_warning),
@@ -190,8 +190,8 @@ def hot_key_near_limit(ctx: Context):
         if load.wcu <= PARTITION_WCU * warn and load.rcu <= PARTITION_RCU * warn:
             continue
         name, path, setting = _where(ctx.design, load.index, load.entities[0])
-        yield Finding(
-            "TW104", "warning",
+        yield Issue(
+            "warning",
             f"{name}: partition key {_template(load)} ({_reasons(ctx.design, load)}) gets an estimated "
             f"{load.wcu:,.0f} WCU and {load.rcu:,.0f} RCU per key, over {warn:.0%} of a partition's "
             f"{PARTITION_WCU:,} WCU / {PARTITION_RCU:,} RCU ({_breakdown(load)})",
@@ -216,8 +216,8 @@ def low_cardinality(ctx: Context):
             headroom = min(PARTITION_WCU / load.wcu if load.wcu else math.inf,
                            PARTITION_RCU / load.rcu if load.rcu else math.inf)
             grows = f"; it reaches a partition's limit at about {headroom:,.0f}x today's rates" if headroom < math.inf else ""
-            yield Finding(
-                "TW101", "info",
+            yield Issue(
+                "info",
                 f"{name}: {entity}'s partition key {load.shapes[entity].pk.text} takes about {distinct} value(s) "
                 f"({'; '.join(reasons)}); the busiest gets {load.wcu:,.1f} WCU and {load.rcu:,.1f} RCU per second{grows}",
                 "fine at the declared rates; key it by a high-cardinality attribute (or shard it) before traffic "
@@ -237,8 +237,8 @@ def status_funnel(ctx: Context):
             if not attributes or not all(status_like(a) for a in attributes) or shape.shards > 1:
                 continue
             path = _where(design, index.name, entity)[1]
-            yield Finding(
-                "TW102", "warning",
+            yield Issue(
+                "warning",
                 f"{index.name}: {entity} is partitioned by {', '.join(attributes)} ({shape.pk.text}): every "
                 f"{entity} of one {attributes[0]} lands in one partition, a traffic funnel rather than an index",
                 f"partition {index.name} by a high-cardinality attribute with `{attributes[0]}` in the sort key, "

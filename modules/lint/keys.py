@@ -8,11 +8,11 @@ from datetime import datetime, timezone
 
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.traits import mutable
-from modules.design.encoding import EPOCH_WIDTH, sort_problem
+from modules.blueprint.encoding import EPOCH_WIDTH, sort_problem
 from modules.design.model import TABLE, TableDesign
 from modules.design.serve import may_share
-from modules.design.templates import SEPARATOR, KeyTemplate
-from modules.lint.findings import Context, Finding, rule
+from modules.blueprint.templates import SEPARATOR, KeyTemplate
+from modules.lint.findings import Context, Issue, rule
 
 MAX_PARTITION_KEY_BYTES = 2048
 MAX_SORT_KEY_BYTES = 1024
@@ -51,8 +51,8 @@ def mutable_in_key(ctx: Context):
                     continue
                 declared = "declared mutable" if specs[attribute].mutable else "a status-like name, so assumed to change"
                 if index == TABLE:
-                    yield Finding(
-                        "TW201", "warning",
+                    yield Issue(
+                        "warning",
                         f"{entity}'s table key {template.text} contains `{attribute}` ({declared}): every change is a "
                         "delete of the old item and a put of the new one, in a transaction (4 WCU per KB)",
                         f"move `{attribute}` out of the table key, e.g. into a GSI key where a change is two index "
@@ -60,8 +60,8 @@ def mutable_in_key(ctx: Context):
                         _path(design, entity, index, part),
                     )
                 else:
-                    yield Finding(
-                        "TW201", "info",
+                    yield Issue(
+                        "info",
                         f"{index}: {entity}'s key {template.text} contains `{attribute}` ({declared}): each change "
                         f"costs two writes on {index} (delete + put), counted in the capacity estimate",
                         "nothing to do if the rate is acceptable; the application updates the index key attributes "
@@ -94,8 +94,8 @@ def unsortable_sort_key(ctx: Context):
             if problem is None:
                 continue
             ordered = attribute in used
-            yield Finding(
-                "TW202", "error" if ordered else "warning",
+            yield Issue(
+                "error" if ordered else "warning",
                 f"{_index_name(index)}: {entity}'s sort key {shape.sk.text}: {problem}; "
                 + ("patterns order or range by it" if ordered else "no pattern orders by it yet"),
                 "declare `width: N` on numbers; use `format: iso8601` (or epoch) for timestamps",
@@ -123,8 +123,8 @@ def separator_in_values(ctx: Context):
                 if spec.values:
                     bad = [v for v in spec.values if SEPARATOR in v]
                     if bad:
-                        yield Finding(
-                            "TW203", "error",
+                        yield Issue(
+                            "error",
                             f"`{attribute}` of {entity} is used in key {template.text} but its value {bad[0]!r} "
                             f"contains the key separator '{SEPARATOR}'",
                             "rename the value without '#'",
@@ -133,8 +133,8 @@ def separator_in_values(ctx: Context):
                     continue
                 if (spec.pattern and _excludes_separator(spec.pattern)) or ID_LIKE.search(attribute):
                     continue
-                yield Finding(
-                    "TW203", "warning",
+                yield Issue(
+                    "warning",
                     f"`{attribute}` of {entity} is free text used in key {template.text}: a value containing "
                     f"'{SEPARATOR}' would shift every later key component",
                     "declare `pattern:` (e.g. \"^[^#]+$\") and reject such values on write, or key by an id",
@@ -154,8 +154,8 @@ def overlapping_sort_keys(ctx: Context):
                 if not may_share(bp, first, one.pk, second, other.pk):
                     continue
                 if may_share(bp, first, one.sk, second, other.sk):
-                    yield Finding(
-                        "TW204", "error",
+                    yield Issue(
+                        "error",
                         f"{_index_name(index)}: {first} ({one}) and {second} ({other}) can have the same key: "
                         "one item would overwrite the other",
                         f"give {second}'s sort key a leading literal of its own",
@@ -166,8 +166,8 @@ def overlapping_sort_keys(ctx: Context):
                 leading = _leading_literals(shorter[1].sk)
                 if leading and may_share(bp, shorter[0], shorter[1].sk, longer[0], longer[1].sk, leading):
                     prefix = shorter[1].sk.prefix(leading).text + SEPARATOR
-                    yield Finding(
-                        "TW204", "warning",
+                    yield Issue(
+                        "warning",
                         f"{_index_name(index)}: {shorter[0]} ({shorter[1].sk.text}) and {longer[0]} "
                         f"({longer[1].sk.text}) share the sort-key prefix {prefix!r} in the same partitions: a "
                         "begins_with on it would return both",
@@ -231,8 +231,8 @@ def key_size(ctx: Context):
             size = key_bytes(template, specs)
             if size is not None and size > limit:
                 kind = "partition" if part == "pk" else "sort"
-                yield Finding(
-                    "TW205", "error",
+                yield Issue(
+                    "error",
                     f"{_index_name(index)}: {entity}'s {kind} key {template.text} can reach {size:,} bytes "
                     f"(from the declared max_length), over DynamoDB's {limit:,}",
                     "shorten the longest component or key by an id instead of free text",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from modules.blueprint.traits import hottest_share
 from modules.capacity.model import HOURS_PER_MONTH, entry_bytes, item_bytes, projected_bytes, prices_for, write_units
 from modules.design.model import TABLE, TableDesign
-from modules.lint.findings import Context, Finding, rule
+from modules.lint.findings import Context, Issue, rule
 
 MAX_GSIS = 20
 MAX_PROJECTED_ATTRIBUTES = 100
@@ -25,8 +25,8 @@ def _index_path(design: TableDesign, index: str) -> tuple:
 def too_many_gsis(ctx: Context):
     gsis = ctx.design.global_indexes
     if len(gsis) > MAX_GSIS:
-        yield Finding(
-            "TW301", "error",
+        yield Issue(
+            "error",
             f"{len(gsis)} global secondary indexes; a table has at most {MAX_GSIS} by default",
             "pin patterns to shared shapes with `index_keys` so entities overload the same GSIs, or ask AWS for a "
             "quota increase",
@@ -41,8 +41,8 @@ def too_many_projected(ctx: Context):
     total = sum(count for _, count in counted)
     if total > MAX_PROJECTED_ATTRIBUTES:
         largest = max(counted, key=lambda c: c[1])[0]
-        yield Finding(
-            "TW302", "error",
+        yield Issue(
+            "error",
             f"the secondary indexes project {total} non-key attributes in all "
             f"({', '.join(f'{n}: {c}' for n, c in counted)}); DynamoDB allows {MAX_PROJECTED_ATTRIBUTES} per table",
             f"trim `returns` of the patterns on {largest}, or make it KEYS_ONLY with a follow-up read",
@@ -54,8 +54,8 @@ def too_many_projected(ctx: Context):
 def item_too_large(ctx: Context):
     for name, spec in sorted(ctx.design.blueprint.entities.items()):
         if spec.item_bytes and spec.item_bytes > MAX_ITEM_BYTES:
-            yield Finding(
-                "TW303", "error",
+            yield Issue(
+                "error",
                 f"{name} items average {spec.item_bytes:,} bytes; DynamoDB items hold at most {MAX_ITEM_BYTES:,}",
                 "split it into several items of one item collection, or keep the large part in S3",
                 ("entities", name, "item_bytes"),
@@ -80,8 +80,8 @@ def all_projection(ctx: Context):
             minimal = write_units(projected_bytes(design, entity, index.name, needed))
             extra += (full - minimal) * writes
         monthly = extra / target * HOURS_PER_MONTH * price["provisioned_wcu_hour"]
-        yield Finding(
-            "TW304", "warning",
+        yield Issue(
+            "warning",
             f"{index.name} projects ALL attributes: every write copies whole items into it, about {extra:,.1f} WCU/s "
             f"more than projecting what its patterns return (~${monthly:,.2f}/month provisioned in {region}), plus "
             "the storage of full copies",
@@ -102,8 +102,8 @@ def scan_pattern(ctx: Context):
         size = (f"{read.items_per_call:,} items, {read.units_per_call:,.0f} RCU per scan, "
                 f"{read.units_per_second:,.1f} RCU/s at {pattern.rps:g} scans/s"
                 if read.items_per_call else "declare the entities' `item_count` to size it")
-        yield Finding(
-            "TW305", "warning",
+        yield Issue(
+            "warning",
             f"{plan.pattern} scans the whole table ({size}); accepted because: {pattern.reason}",
             "add an `=` condition the table or a GSI can key by, or run it on an export instead of the table",
             ("access_patterns", plan.pattern, "scan"),
@@ -120,8 +120,8 @@ def filter_cost(ctx: Context):
             continue
         read = capacity.read(plan.pattern)
         attributes = ", ".join(sorted(pattern.filter))
-        yield Finding(
-            "TW306", "warning",
+        yield Issue(
+            "warning",
             f"{plan.pattern} filters on {attributes}: the key condition still reads about {read.items_per_call} "
             f"items ({read.units_per_call:g} RCU) per call, and the filter only discards some of them",
             f"make {attributes} a sort-key component after the bound ones (then it is a key condition), or index "
@@ -151,8 +151,8 @@ def item_collection_size(ctx: Context):
             total += spec.item_count * share * per_item
         if total > ITEM_COLLECTION_LIMIT / 2:
             severity = "error" if total > ITEM_COLLECTION_LIMIT else "warning"
-            yield Finding(
-                "TW307", severity,
+            yield Issue(
+                severity,
                 f"the busiest partition key {template} holds about {total / 2**30:,.1f} GB of items and local-index "
                 f"entries; with a local index each item collection is capped at 10 GB",
                 "spread the items over more partition keys, or replace the local index by a GSI",
@@ -174,8 +174,8 @@ def autoscaling_bounds(ctx: Context):
                                              ("write", capacity.write, load.suggested_write)):
             if bounds.max < suggested[1]:
                 where = "the table" if load.index == TABLE else load.index
-                yield Finding(
-                    "TW308", "warning",
+                yield Issue(
+                    "warning",
                     f"{where}: {direction} capacity max {bounds.max:,} is below the estimated peak "
                     f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s x peak "
                     f"factor {bp.traffic.peak_factor:g} at {capacity.target_utilization}% target)",

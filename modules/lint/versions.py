@@ -14,12 +14,12 @@ from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.compose import Composer, blueprint_files, repository_root
 from modules.blueprint.yamlsource import load_yaml
 from modules.errors import TablewrightError
-from modules.lint.findings import Finding, comparison_rule
+from modules.lint.findings import Finding, Issue, comparison_rule
 
-comparison_rule("TW401", "Key template changed without a major version",
+KEY_TEMPLATE_CHANGED = comparison_rule("TW401", "Key template changed without a major version",
                 "Items already written keep their old keys: migrate (new index or table, dual write, backfill, "
                 "cut over) and bump the major version.")
-comparison_rule("TW402", "Access pattern removed while another blueprint names it",
+PATTERN_STILL_NAMED = comparison_rule("TW402", "Access pattern removed while another blueprint names it",
                 "Remove it from the extending blueprints first, or bump the major version.")
 
 
@@ -75,21 +75,21 @@ def breaking_changes(old: LoadedBlueprint, new: LoadedBlueprint, search: Path) -
         if before is None or before == (pk, sk):
             continue
         path = ("entities", entity) + tuple(where.split(".")) + ("pk" if before[0] != pk else "sk",)
-        findings.append(Finding(
-            "TW401", severity,
+        findings.append(KEY_TEMPLATE_CHANGED.finding(Issue(
+            severity,
             f"{entity}'s {where} changes from {before[0]} / {before[1]} to {pk} / {sk}: items already written "
             f"keep the old keys{suffix}",
             "migrate: add the new keys as a new index (or table), write both, backfill the old items, switch "
             "reads, then drop the old keys; bump the major version",
             path,
-        ))
+        )))
     for pattern in sorted(set(old.model.access_patterns) - set(new.model.access_patterns)):
         for namer in _namers(new, pattern, search):
-            findings.append(Finding(
-                "TW402", severity,
+            findings.append(PATTERN_STILL_NAMED.finding(Issue(
+                severity,
                 f"access pattern `{pattern}` is removed but {namer} (which extends this blueprint) still names it"
                 f"{suffix}",
                 f"remove `{pattern}` from {namer} first, or keep the pattern",
                 ("version",),
-            ))
+            )))
     return findings

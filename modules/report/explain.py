@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
-from modules.capacity.model import estimate
+from modules.capacity.model import CapacityReport
 from modules.design.cookbook import follow_up_request, request
-from modules.design.model import TABLE, QueryPlan, TableDesign
+from modules.design.model import TABLE, TABLE_KEYS, QueryPlan, TableDesign
 from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
+from modules.stack import Stack
 
-ENTITY_HEADERS = ("Entity", "PK", "SK", "Index keys")
+ENTITY_HEADERS = ("Entity", TABLE_KEYS.pk, TABLE_KEYS.sk, "Index keys")
 OPERATION_METHOD = {"GetItem": "get_item", "Query": "query", "Scan": "scan"}
 PATTERN_HEADERS = ("Pattern", "Index", "Key condition", "Operation", "Order / limit", "RCU/call", "RCU/s")
 
@@ -44,8 +45,7 @@ def order_label(plan: QueryPlan) -> str:
     return f"{direction}{by}{limit}"
 
 
-def pattern_rows(design: TableDesign) -> list[list[str]]:
-    capacity = estimate(design)
+def pattern_rows(design: TableDesign, capacity: CapacityReport) -> list[list[str]]:
     rows = []
     for plan in design.plans:
         read = capacity.read(plan.pattern)
@@ -61,7 +61,8 @@ def index_lines(design: TableDesign) -> list[str]:
     return lines + list(design.notes)
 
 
-def render_text(design: TableDesign) -> str:
+def render_text(stack: Stack) -> str:
+    design = stack.design
     bp = design.blueprint
     parts = [
         f"{bp.blueprint} {bp.version}: table {bp.table.name} ({bp.table.billing})",
@@ -70,14 +71,15 @@ def render_text(design: TableDesign) -> str:
         text_table(ENTITY_HEADERS, entity_rows(design)),
         "",
         "Access patterns",
-        text_table(PATTERN_HEADERS, pattern_rows(design)),
+        text_table(PATTERN_HEADERS, pattern_rows(design, stack.capacity)),
     ]
     if design.indexes:
         parts += ["", "Secondary indexes", *(f"  {line}" for line in index_lines(design))]
     return "\n".join(parts) + "\n"
 
 
-def render_markdown(design: TableDesign) -> str:
+def render_markdown(stack: Stack) -> str:
+    design = stack.design
     bp = design.blueprint
     parts = [
         f"### `{bp.blueprint}` {bp.version}: table `{bp.table.name}` ({bp.table.billing})",
@@ -88,17 +90,17 @@ def render_markdown(design: TableDesign) -> str:
         "",
         "#### Access patterns",
         "",
-        markdown_table(PATTERN_HEADERS, pattern_rows(design)),
+        markdown_table(PATTERN_HEADERS, pattern_rows(design, stack.capacity)),
     ]
     if design.indexes:
         parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
     return sanitize("\n".join(parts) + "\n")
 
 
-def explain_data(design: TableDesign) -> dict[str, Any]:
+def explain_data(stack: Stack) -> dict[str, Any]:
+    design, capacity = stack.design, stack.capacity
     bp = design.blueprint
     table_name = bp.table.name
-    capacity = estimate(design)
     return {
         "blueprint": bp.blueprint,
         "version": bp.version,
@@ -155,5 +157,5 @@ def explain_data(design: TableDesign) -> dict[str, Any]:
     }
 
 
-def render_json(designs: list[TableDesign]) -> str:
-    return json.dumps([explain_data(design) for design in designs], indent=2, sort_keys=True) + "\n"
+def render_json(stacks: Sequence[Stack]) -> str:
+    return json.dumps([explain_data(stack) for stack in stacks], indent=2, sort_keys=True) + "\n"

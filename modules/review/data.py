@@ -2,8 +2,8 @@
 
 Terraform sees `PK`, `SK`, `GSI1PK`... and nothing of what is written into them. A changed key
 template leaves every item written before under the old key, and a new index finds only the items
-that carry its key attributes: both need a data migration, outlined as in the first reference
-article (section 4): new index or table, dual write, backfill, verify, cut over.
+that carry its key attributes: both need a data migration: new index or table, dual write, backfill,
+verify, cut over.
 """
 
 from __future__ import annotations

@@ -10,15 +10,15 @@ from pathlib import Path
 
 from modules.blueprint.gitref import as_given, is_git_spec, load_spec
 from modules.blueprint.model import MaintenanceWindow
-from modules.capacity.model import MonthlyCost, estimate
-from modules.design.model import TableDesign
+from modules.capacity.model import MonthlyCost
 from modules.errors import TablewrightError
-from modules.lint.engine import LintResult, lint_loaded
+from modules.lint.engine import LintResult
 from modules.lint.versions import breaking_changes
 from modules.review.changes import from_configs
 from modules.review.classify import Change, acknowledge, classify, counts, gsi_builds, production_change
 from modules.review.data import DataChange, data_changes
-from modules.synth import StackPlan, plan_stacks, synthesize
+from modules.stack import Stack, build_stacks
+from modules.synth import synthesize
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,9 @@ class Cost:
     detail: MonthlyCost
 
     @classmethod
-    def of(cls, design: TableDesign) -> "Cost":
-        cost = estimate(design).cost
-        billing = design.blueprint.table.billing
+    def of(cls, stack: Stack) -> Cost:
+        cost = stack.capacity.cost
+        billing = stack.design.blueprint.table.billing
         return cls(billing, cost.provisioned if billing == "provisioned" else cost.on_demand, cost.storage, cost)
 
 
@@ -46,7 +46,7 @@ class StackReview:
     lint: LintResult | None = None
     cost_before: Cost | None = None
     cost_after: Cost | None = None
-    design: TableDesign | None = None
+    head: Stack | None = None  # the stack after the change: its design charts
 
 
 @dataclass
@@ -81,9 +81,9 @@ def gsi_warning(changes: list[Change]) -> list[str]:
             "backfills every item), so the apply can take hours. Split the change into one pull request per index."]
 
 
-def _load_side(spec: str, side: str, scratch: Path, environment: str | None) -> list[StackPlan]:
+def _load_side(spec: str, side: str, scratch: Path, environment: str | None) -> list[Stack]:
     try:
-        stacks = plan_stacks(load_spec(spec, scratch, f"--{side}"))
+        stacks = build_stacks(load_spec(spec, scratch, f"--{side}"))
     except TablewrightError as error:
         if error.code == "E601":
             raise  # about the revision itself, already named by its option
@@ -92,13 +92,13 @@ def _load_side(spec: str, side: str, scratch: Path, environment: str | None) -> 
     return [s for s in stacks if environment is None or s.source.environment == environment]
 
 
-def _configs(stacks: list[StackPlan], out: Path) -> dict[str, dict]:
+def _configs(stacks: list[Stack], out: Path) -> dict[str, dict]:
     if not stacks:
         return {}
     return {stack.name: json.loads(path.read_text()) for stack, path in zip(stacks, synthesize(stacks, out))}
 
 
-def review_stack(name: str, old: StackPlan | None, new: StackPlan | None, old_config: dict, new_config: dict,
+def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: dict, new_config: dict,
                  search: Path, acknowledged: frozenset[str] = frozenset()) -> StackReview:
     current = new or old
     # The stricter side judges: a pull request cannot lower the bar it is judged by.
@@ -110,11 +110,11 @@ def review_stack(name: str, old: StackPlan | None, new: StackPlan | None, old_co
                          warnings=gsi_warning(changes))
     if new is not None:
         extra = breaking_changes(old.source, new.source, search) if old is not None else []
-        result.lint = lint_loaded(new.source, new.design, extra)
-        result.cost_after = Cost.of(new.design)
-        result.design = new.design
+        result.lint = new.with_findings(extra).lint
+        result.cost_after = Cost.of(new)
+        result.head = new
     if old is not None:
-        result.cost_before = Cost.of(old.design)
+        result.cost_before = Cost.of(old)
     if old is not None and new is not None:
         result.data = data_changes(old.design, new.design)
     return result

@@ -12,9 +12,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from modules.design.encoding import bucket_value, encode_key_value, stored_value
+from modules.blueprint.encoding import bucket_value, encode_key_value, stored_value
 from modules.design.model import Parameter, QueryPlan, TableDesign
-from modules.design.templates import SHARD, shard_number
+from modules.blueprint.templates import SHARD, shard_number
 from modules.verify.samples import Sample, index_key
 
 PROBES_PER_PATTERN = 3

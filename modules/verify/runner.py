@@ -12,12 +12,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from modules.blueprint.encoding import bucket_range, sort_problem
+from modules.blueprint.templates import SHARD, shard_values
 from modules.capacity.size import batch_read_units, item_size, read_units
 from modules.design.cookbook import bind, request
-from modules.design.encoding import bucket_range
-from modules.design.templates import SHARD, shard_values
-from modules.design.encoding import sort_problem
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, QueryPlan, TableDesign
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TABLE_KEYS, QueryPlan, TableDesign
 from modules.verify.oracle import Expected, Probe, expected, probes
 from modules.verify.samples import Sample
 
@@ -54,6 +53,11 @@ class BlueprintResult:
     @property
     def passed(self) -> bool:
         return all(result.passed for result in self.results)
+
+
+def table_key(item: dict[str, Any]) -> tuple[str, str]:
+    """An item's primary key (partition, sort) as text."""
+    return item[TABLE_KEYS.pk]["S"], item[TABLE_KEYS.sk]["S"]
 
 
 def write_samples(client: Any, table: str, samples: Sequence[Sample]) -> None:
@@ -140,7 +144,7 @@ def run_plan(
     if plan.follow_up is not None and items:
         fetched, batches = _follow_up(client, plan, table, items)
         requests += batches
-        items = [{**item, **fetched.get((item["PK"]["S"], item["SK"]["S"]), {})} for item in items]
+        items = [{**item, **fetched.get(table_key(item), {})} for item in items]
     return Response(items, requests, capacity)
 
 
@@ -149,18 +153,18 @@ def _follow_up(client: Any, plan: QueryPlan, table: str, items: list[dict]) -> t
     attributes = plan.follow_up.attributes
     found: dict[tuple[str, str], dict] = {}
     batches = 0
-    keys = list(dict.fromkeys((item["PK"]["S"], item["SK"]["S"]) for item in items))
+    keys = list(dict.fromkeys(table_key(item) for item in items))
     for start in range(0, len(keys), BATCH_GET_LIMIT):
         pending: dict = {table: {
-            "Keys": [{"PK": {"S": pk}, "SK": {"S": sk}} for pk, sk in keys[start:start + BATCH_GET_LIMIT]],
-            "ProjectionExpression": ", ".join(f"#{a}" for a in attributes + ("PK", "SK")),
-            "ExpressionAttributeNames": {f"#{a}": a for a in attributes + ("PK", "SK")},
+            "Keys": [{TABLE_KEYS.pk: {"S": pk}, TABLE_KEYS.sk: {"S": sk}} for pk, sk in keys[start:start + BATCH_GET_LIMIT]],
+            "ProjectionExpression": ", ".join(f"#{a}" for a in attributes + (TABLE_KEYS.pk, TABLE_KEYS.sk)),
+            "ExpressionAttributeNames": {f"#{a}": a for a in attributes + (TABLE_KEYS.pk, TABLE_KEYS.sk)},
         }}
         while pending:
             answer = client.batch_get_item(RequestItems=pending)
             batches += 1
             for item in answer["Responses"].get(table, []):
-                found[(item["PK"]["S"], item["SK"]["S"])] = item
+                found[table_key(item)] = item
             pending = answer.get("UnprocessedKeys") or {}
     return found, batches
 
@@ -231,7 +235,7 @@ def _index_entry_attributes(design: TableDesign, plan: QueryPlan) -> set[str] | 
     projection = design.index(plan.index).projection
     if projection.type == "ALL":
         return None
-    return {"PK", "SK", plan.keys.pk, plan.keys.sk, *projection.attributes}
+    return {TABLE_KEYS.pk, TABLE_KEYS.sk, plan.keys.pk, plan.keys.sk, *projection.attributes}
 
 
 def verify_pattern(

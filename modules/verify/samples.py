@@ -16,9 +16,9 @@ from typing import Any
 
 from modules.blueprint.model import AttributeSpec, Blueprint
 from modules.capacity.size import item_size
-from modules.design.encoding import parse_value
+from modules.blueprint.encoding import parse_value
 from modules.design.items import build_item
-from modules.design.model import TABLE, KeyNames, TableDesign
+from modules.design.model import TABLE, TABLE_KEYS, KeyNames, TableDesign
 from modules.errors import BlueprintError
 
 EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -35,7 +35,7 @@ class Sample:
 
     @property
     def key(self) -> tuple[str, str]:
-        return self.item["PK"]["S"], self.item["SK"]["S"]
+        return self.item[TABLE_KEYS.pk]["S"], self.item[TABLE_KEYS.sk]["S"]
 
 
 def pool_value(name: str, spec: AttributeSpec, position: int) -> Any:

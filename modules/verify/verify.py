@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from modules.design.model import TableDesign
-from modules.synth import StackPlan, synthesize
+from modules.stack import Stack
+from modules.synth import synthesize
 from modules.verify.runner import BlueprintResult, verify_pattern, write_samples
 from modules.verify.samples import generate_samples
 from modules.verify.tables import create_table_request, terraform_table
@@ -40,7 +41,7 @@ def embedded_client() -> Any:
     )
 
 
-def verify_stacks(stacks: Sequence[StackPlan], seed: int = 7) -> list[BlueprintResult]:
+def verify_stacks(stacks: Sequence[Stack], seed: int = 7) -> list[BlueprintResult]:
     """Synthesize (into a scratch directory) and verify every stack against moto, in-process."""
     from moto import mock_aws
 

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from modules.blueprint.model import AttributeSpec
-from modules.design.templates import SEPARATOR
+from modules.blueprint.templates import SEPARATOR
 
 ISO8601 = "%Y-%m-%dT%H:%M:%SZ"
 DATE = "%Y-%m-%d"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from typing import Sequence
 
 from modules.capacity.model import PRICES, CapacityReport
-from modules.design.model import TableDesign
 from modules.report.tables import text_table
+from modules.stack import Stack
 
 READ_HEADERS = ("Pattern", "Index", "Items/call", "Bytes/item", "Requests/call", "RCU/call", "RCU/s")
 WRITE_HEADERS = ("Entity", "Writes/s", "Item bytes", "WCU/write by index", "WCU/s")
@@ -48,10 +49,10 @@ def cost_lines(report: CapacityReport) -> list[str]:
     return lines + ([f"Note: {cost.note}"] if cost.note else [])
 
 
-def render_text(designs: list[TableDesign], reports: list[CapacityReport]) -> str:
+def render_text(stacks: Sequence[Stack]) -> str:
     parts = []
-    for design, report in zip(designs, reports):
-        bp = design.blueprint
+    for stack in stacks:
+        bp, report = stack.design.blueprint, stack.capacity
         parts += [
             f"{bp.blueprint}: table {bp.table.name} ({bp.table.billing}); rates are averages, peaks x{bp.traffic.peak_factor:g}",
             "", "Reads", text_table(READ_HEADERS, read_rows(report)),
@@ -62,11 +63,11 @@ def render_text(designs: list[TableDesign], reports: list[CapacityReport]) -> st
     return "\n".join(parts)
 
 
-def render_json(designs: list[TableDesign], reports: list[CapacityReport]) -> str:
+def render_json(stacks: Sequence[Stack]) -> str:
     data = []
-    for design, report in zip(designs, reports):
-        entry = asdict(report)
-        entry["blueprint"] = design.blueprint.blueprint
+    for stack in stacks:
+        entry = asdict(stack.capacity)
+        entry["blueprint"] = stack.design.blueprint.blueprint
         entry["prices"] = {"source": PRICES["source"], "date": PRICES["date"], "currency": PRICES["currency"]}
         data.append(entry)
     return json.dumps(data, indent=2, sort_keys=True) + "\n"

@@ -125,9 +125,9 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
                                                                _cost_rows(stack.cost_before, stack.cost_after)),
                   "", f"Estimated from the blueprint's rates ({detail.region} prices of {detail.price_date}; provisioned "
                       "at the suggested autoscaling minimums). `python main.py capacity` has the detail.", ""]
-    if stack.design is not None:
+    if stack.head is not None:
         lines += ["<details>", "<summary>Design: entities, access patterns and indexes</summary>", "",
-                  explain.render_markdown(stack.design), "</details>", ""]
+                  explain.render_markdown(stack.head), "</details>", ""]
     return lines
 
 
@@ -168,7 +168,7 @@ def stack_data(stack: StackReview) -> dict[str, Any]:
             {"code": f.finding.code, "severity": f.finding.severity, "message": f.finding.message,
              "fix": f.finding.fix, "file": f.location.file, "line": f.location.line} for f in stack.lint.findings],
         "capacity": {"before": _cost_data(stack.cost_before), "after": _cost_data(stack.cost_after)},
-        "design": explain.explain_data(stack.design) if stack.design is not None else None,
+        "design": explain.explain_data(stack.head) if stack.head is not None else None,
     }
 
 

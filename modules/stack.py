@@ -1,0 +1,75 @@
+"""The spine: each stack of each blueprint computed once, by one function, and handed to every command.
+
+A `Stack` is a loaded blueprint (one environment of it), its design, the capacity estimated from the
+design and the lint findings of both. Commands and the review build stacks here and render them
+(modules/report); nothing downstream recomputes any of the four.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from modules.blueprint.load import LoadedBlueprint
+from modules.capacity.model import CapacityReport, estimate
+from modules.design.model import TableDesign
+from modules.design.plan import design
+from modules.errors import BlueprintError, TablewrightError
+from modules.lint.engine import LintResult, lint_loaded
+from modules.lint.findings import Finding
+
+
+@dataclass(frozen=True)
+class Stack:
+    source: LoadedBlueprint
+    design: TableDesign
+    capacity: CapacityReport
+    lint: LintResult
+
+    @property
+    def name(self) -> str:
+        return self.source.stack_name
+
+    def with_findings(self, extra: Sequence[Finding]) -> Stack:
+        """The same stack with findings that need more than this blueprint (`lint --against`, the review)."""
+        if not extra:
+            return self
+        return replace(self, lint=lint_loaded(self.source, self.design, self.capacity, extra))
+
+
+def build_stack(loaded: LoadedBlueprint) -> Stack:
+    """Design, estimate and lint one loaded stack (pure; errors are located in its files)."""
+    try:
+        table = design(loaded.model)
+    except TablewrightError as error:
+        raise loaded.locate(error) from None
+    capacity = estimate(table)
+    return Stack(loaded, table, capacity, lint_loaded(loaded, table, capacity))
+
+
+def build_stacks(blueprints: Sequence[LoadedBlueprint]) -> list[Stack]:
+    """Every stack, in order; stack names must be unique across the blueprints given."""
+    seen: dict[str, LoadedBlueprint] = {}
+    for loaded in blueprints:
+        other = seen.setdefault(loaded.stack_name, loaded)
+        if other is not loaded:
+            raise BlueprintError(
+                f"stack `{loaded.stack_name}` is also produced by {other.path}",
+                path=("blueprint",),
+                hint="stack names must be unique: rename one blueprint",
+                code="E402",
+            ).located(loaded.source.locate(("blueprint",)))
+    return [build_stack(loaded) for loaded in blueprints]
+
+
+def lint_errors(stack: Stack, override: str = "--allow-lint-errors") -> TablewrightError | None:
+    """`synth` and `verify` refuse a stack with lint errors: the first, as an error with its fix
+    (`override`: how the caller lets them through)."""
+    errors = [x for x in stack.lint.findings if x.finding.severity == "error"]
+    if not errors:
+        return None
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more: `python main.py lint`)" if len(errors) > 1 else ""
+    return TablewrightError(f"lint {first.finding.code}: {first.finding.message}{more}", path=first.finding.path,
+                            hint=f"{first.finding.fix}; or pass {override}", location=first.location,
+                            code="E502")
