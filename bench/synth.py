@@ -133,8 +133,8 @@ def main() -> None:
             (work / f"bench-{n}.yaml").write_text(GENERATED.format(n=n))
         out = str(work / "out")
         empty_app = (
-            "import modules.constructs.cdk as cdk; app = cdk.App(outdir=%r); cdk.TerraformStack(app, 's'); app.synth()"
-            % out
+            f"import modules.constructs.cdk as cdk; app = cdk.App(outdir={out!r}); "
+            "cdk.TerraformStack(app, 's'); app.synth()"
         )
         cases = [("floor: cdktf empty app", [PYTHON, "-c", empty_app], 0, args.repeat)]
         for count in (1, 100, FLEET):
@@ -147,8 +147,9 @@ def main() -> None:
             cases.append((f"example {example.name} ({stacks} stacks)",
                           [PYTHON, "main.py", "synth", str(example), "--out", out], stacks, args.repeat))
         shutil.copytree(ROOT / "blueprints" / "shared", work / "shared")
-        changed = (ROOT / "blueprints" / "crm.yaml").read_text().replace("  ttl_attribute: expiresAt",
-                                                                          "  ttl_attribute: expiresAt\n  stream: new_image")
+        changed = (ROOT / "blueprints" / "crm.yaml").read_text().replace(
+            "  ttl_attribute: expiresAt", "  ttl_attribute: expiresAt\n  stream: new_image"
+        )
         (work / "crm-changed.yaml").write_text(changed)
         review = [PYTHON, "main.py", "review", "--base", str(ROOT / "blueprints" / "crm.yaml"), "--head",
                   str(work / "crm-changed.yaml")]

@@ -11,6 +11,7 @@ from modules.blueprint.compose import ROOT_ENVIRONMENT, blueprint_files, read_do
 from modules.blueprint.load import load_blueprints
 from modules.errors import BlueprintError, TablewrightError
 
+
 @dataclass(frozen=True)
 class Entry:
     blueprint: str

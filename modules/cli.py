@@ -7,9 +7,10 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Callable, NoReturn, Sequence
+from typing import NoReturn
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints
 from modules.errors import EXIT_INTERNAL, TablewrightError
@@ -117,7 +118,8 @@ def _with_breaking_changes(spec: str, stacks: list[Stack]) -> list[Stack]:
     from modules.lint.versions import breaking_changes
 
     if len({stack.source.path for stack in stacks}) != 1:
-        raise TablewrightError("--against compares one blueprint: name exactly one", hint="lint BLUEPRINT --against OLD")
+        raise TablewrightError("--against compares one blueprint: name exactly one",
+                               hint="lint BLUEPRINT --against OLD")
     with tempfile.TemporaryDirectory(prefix="tablewright-old-") as scratch:
         old = {loaded.environment: loaded for loaded in load_spec(spec, Path(scratch), "--against")}
         return [stack.with_findings(breaking_changes(old[stack.source.environment], stack.source,
@@ -295,13 +297,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not arguments:
             return cdktf_app()
         args = build_parser().parse_args(arguments)
-        return args.handler(args)
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
     except TablewrightError as error:
         print(error.render(), file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         return 130
-    except Exception as error:  # noqa: BLE001 - the one place that turns a bug into a clear report
+    except Exception as error:  # the one place that turns a bug into a clear report
         if debug:
             traceback.print_exc()
         detail = " ".join(str(error).split())[:200]

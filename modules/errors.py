@@ -3,8 +3,8 @@ stable code (documented in the README under "Error codes")."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 FieldPath = tuple[str | int, ...]
 
@@ -88,20 +88,22 @@ class TablewrightError(Exception):
         self.code = code or self.default_code
         assert self.code in ERROR_CODES, self.code
 
-    def located(self, location: SourceLocation) -> "TablewrightError":
+    def located(self, location: SourceLocation) -> TablewrightError:
         """The same error, pinned to a place in a file (keeps an existing, more precise location)."""
         if self.location is not None:
             return self
         return self.rewritten(location=location)
 
-    def rewritten(self, **changes: object) -> "TablewrightError":
+    def rewritten(self, **changes: object) -> TablewrightError:
         """A copy with some of message, path, hint, location or code replaced."""
-        fields = dict(message=self.message, path=self.path, hint=self.hint, location=self.location, code=self.code)
+        fields: dict[str, object] = dict(
+            message=self.message, path=self.path, hint=self.hint, location=self.location, code=self.code
+        )
         fields.update(changes)
         message = fields.pop("message")
         return type(self)(message, **fields)  # type: ignore[arg-type]
 
-    def prefixed(self, prefix: str) -> "TablewrightError":
+    def prefixed(self, prefix: str) -> TablewrightError:
         """The same error with its message prefixed (e.g. which side of a review it is in)."""
         return self.rewritten(message=prefix + self.message)
 
@@ -138,19 +140,21 @@ class PlanError(TablewrightError):
 class ErrorList(TablewrightError):
     """Several problems found in one pass (all validation errors of a file), shown together."""
 
+    errors: list[TablewrightError]
+
     def __init__(self, errors: Sequence[TablewrightError]) -> None:
         errors = [item for error in errors for item in (error.errors if isinstance(error, ErrorList) else [error])]
         first = errors[0]
         super().__init__(first.message, path=first.path, hint=first.hint, location=first.location, code=first.code)
         self.errors = list(errors)
 
-    def located(self, location: SourceLocation) -> "TablewrightError":
+    def located(self, location: SourceLocation) -> TablewrightError:
         return ErrorList([error.located(location) for error in self.errors])
 
-    def rewritten(self, **changes: object) -> "TablewrightError":
+    def rewritten(self, **changes: object) -> TablewrightError:
         return ErrorList([error.rewritten(**changes) for error in self.errors])
 
-    def prefixed(self, prefix: str) -> "TablewrightError":
+    def prefixed(self, prefix: str) -> TablewrightError:
         return ErrorList([error.prefixed(prefix) for error in self.errors])
 
     def render(self) -> str:

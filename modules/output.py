@@ -14,9 +14,9 @@ import fcntl
 import os
 import re
 import shutil
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from modules.errors import TablewrightError
 
@@ -108,7 +108,8 @@ def replace_output(outdir: Path, write: Callable[[Path], None]) -> Path:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise _refuse(outdir, f"cannot create its parent directory ({error.strerror})", "pass a writable path") from None
+        raise _refuse(outdir, f"cannot create its parent directory ({error.strerror})",
+                      "pass a writable path") from None
     with _locked(target.parent):
         recover(target)
         target = check_target(outdir)  # another run may have changed it while we waited

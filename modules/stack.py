@@ -7,8 +7,8 @@ design and the lint findings of both. Commands and the review build stacks here 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from modules.blueprint.load import LoadedBlueprint
 from modules.capacity.model import CapacityReport, estimate

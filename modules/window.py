@@ -7,8 +7,8 @@ before the gap, as RFC 5545 does for calendar events, so the calendar and these 
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta, timezone
-from functools import lru_cache
+from datetime import UTC, date, datetime, time, timedelta
+from functools import cache
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 # A fixed anchor keeps the calendar text identical from run to run (2024-01-01 is a Monday).
 ANCHOR = date(2024, 1, 1)
-DTSTAMP = datetime(2024, 1, 1, tzinfo=timezone.utc)
+DTSTAMP = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def _start_on(window: MaintenanceWindow, day: date) -> datetime:
@@ -38,7 +38,7 @@ def is_open(window: MaintenanceWindow, at: datetime) -> bool:
     local_day = at.astimezone(ZoneInfo(window.timezone)).date()
     for day in (local_day - timedelta(days=1), local_day):
         if _opens_on(window, day):
-            start = _start_on(window, day).astimezone(timezone.utc)
+            start = _start_on(window, day).astimezone(UTC)
             if start <= at < start + timedelta(minutes=window.minutes):
                 return True
     return False
@@ -50,7 +50,7 @@ def next_opening(window: MaintenanceWindow, after: datetime) -> datetime:
     while True:
         if _opens_on(window, day):
             start = _start_on(window, day)
-            if start.astimezone(timezone.utc) > after:
+            if start.astimezone(UTC) > after:
                 return start
         day += timedelta(days=1)
 
@@ -60,7 +60,7 @@ def describe(window: MaintenanceWindow) -> str:
     return f"{days} from {window.start} for {window.duration} ({window.timezone})"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _vtimezone(tzid: str) -> Timezone:
     """The VTIMEZONE of a zone (its rules from 1970 to 2038): built once per zone, then shared read-only."""
     from icalendar import Timezone
@@ -90,4 +90,5 @@ def calendar_text(window: MaintenanceWindow, name: str) -> str:
     event.add("rrule", rule)
     event.add("summary", f"Open: {describe(window)}")
     calendar.add_component(event)
-    return calendar.to_ical().decode("utf-8")
+    ical: bytes = calendar.to_ical()
+    return ical.decode("utf-8")

@@ -24,8 +24,9 @@ import itertools
 import json
 import re
 import threading
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.server import DomainDispatcherApplication, create_backend_app
@@ -153,7 +154,7 @@ class Shims:
         reported = state["status"]
         state["status"] = {"ENABLING": "ENABLED", "DISABLING": "DISABLED"}.get(reported, reported)
         answer: dict[str, Any] = {"TableName": name, "ContributorInsightsStatus": reported,
-                                  "LastUpdateDateTime": datetime.now(timezone.utc).timestamp()}
+                                  "LastUpdateDateTime": datetime.now(UTC).timestamp()}
         if index:
             answer["IndexName"] = index
         if reported in ("ENABLED", "ENABLING"):

@@ -69,7 +69,8 @@ class PlanBuilder:
         """A copy of the applied base with `head`'s synthesis in place of the base's."""
         name_of_stack, config = synthesized(head, self.environment, self.workdir / "synth" / name)
         if name_of_stack != self.stack:
-            raise ValueError(f"{head} synthesizes stack {name_of_stack}, the base {self.stack}: plans compare one stack")
+            raise ValueError(f"{head} synthesizes stack {name_of_stack}, the base {self.stack}: "
+                             "plans compare one stack")
         planned = self.workdir / "plans" / name
         shutil.copytree(self.stackdir, planned, symlinks=True)
         shutil.copy(config, planned / "cdk.tf.json")

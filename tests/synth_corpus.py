@@ -75,15 +75,19 @@ SHOP_VARIANTS: dict[str, dict[str, Any]] = {
 # Overlays of blueprints/crm.yaml, each renamed so that the whole corpus synthesizes in one run.
 CRM_VARIANTS: dict[str, dict[str, Any]] = {
     "crm-cmk": {"table": {"encryption": "customer_managed"}},
-    "crm-kms-arn": {"table": {"encryption": "customer_managed",
-                              "kms_key_arn": "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
+    "crm-kms-arn": {"table": {
+        "encryption": "customer_managed",
+        "kms_key_arn": "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    }},
     "crm-aws-managed": {"table": {"encryption": "aws_managed", "stream": "keys_only",
                                   "table_class": "standard_infrequent_access"}},
     "crm-s3": {"terraform": {"backend": {"type": "s3", "bucket": "state-bucket", "region": "eu-west-1",
-                                         "dynamodb_table": "state-locks", "key": "tw/{blueprint}/{env}/{stack}.tfstate"}}},
+                                         "dynamodb_table": "state-locks",
+                                         "key": "tw/{blueprint}/{env}/{stack}.tfstate"}}},
     "crm-s3-plain": {"terraform": {"backend": {"type": "s3", "bucket": "state-bucket"}}},
     "crm-region-v6": {"region": "eu-west-1", "terraform": {"aws_provider": ">= 6.11"}},
-    "crm-insights-all": {"terraform": {"aws_provider": "~> 6.20"}, "contributor_insights": "accessed_and_throttled_keys"},
+    "crm-insights-all": {"terraform": {"aws_provider": "~> 6.20"},
+                         "contributor_insights": "accessed_and_throttled_keys"},
     "crm-insights-off": {"contributor_insights": "off"},
     "crm-no-alarms": {"alarms": {"enabled": False}},
     "crm-account-alarms": {"alarms": {
@@ -101,7 +105,8 @@ CRM_VARIANTS: dict[str, dict[str, Any]] = {
                         "table": {"deletion_protection": False, "point_in_time_recovery": False,
                                   "ttl_attribute": None}},
     "crm-gsi-settings": {"indexes": {"GSI1": {"projection": "keys_only",
-                                              "capacity": {"read": {"min": 3, "max": 30}, "write": {"min": 2, "max": 20}}},
+                                              "capacity": {"read": {"min": 3, "max": 30},
+                                                           "write": {"min": 2, "max": 20}}},
                                      "GSI2": {"projection": "all"}},
                          "table": {"capacity": {"target_utilization": 55}}},
 }
@@ -179,7 +184,7 @@ def _diff(a: Any, b: Any, where: str):
             else:
                 yield from _diff(a[key], b[key], f"{where}/{key}")
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for index, (x, y) in enumerate(zip(a, b)):
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
             yield from _diff(x, y, f"{where}[{index}]")
     elif a != b or type(a) is not type(b):
         yield f"{where}: {json.dumps(a)[:80]} != {json.dumps(b)[:80]}"

@@ -111,7 +111,7 @@ def test_capacity_command_text_and_json(run_cli):
     code, out, _ = run_cli("capacity")
     assert code == 0 and "Suggested read min-max" in out and "Monthly cost (us-east-1" in out
     code, out, _ = run_cli("capacity", "--format", "json", "--env", "prod")
-    [crm, orders] = json.loads(out)
+    [crm, _orders] = json.loads(out)
     recent = next(r for r in crm["reads"] if r["pattern"] == "recent_contacts")
     # 3 contacts x 800 bytes = 2,400 bytes -> one unit, eventually consistent: 0.5 RCU; 500 calls/s.
     assert recent["units_per_call"] == 0.5 and recent["rps"] == 500
@@ -119,7 +119,7 @@ def test_capacity_command_text_and_json(run_cli):
 
 
 def test_explain_shows_per_pattern_figures(run_cli):
-    code, out, _ = run_cli("explain", "--format", "json", "--env", "prod")
+    _code, out, _ = run_cli("explain", "--format", "json", "--env", "prod")
     crm = json.loads(out)[0]
     recent = next(p for p in crm["patterns"] if p["name"] == "recent_contacts")
     assert recent["capacity"] == {"items_per_call": 3, "read_units_per_call": 0.5, "read_units_per_second": 250.0}

@@ -11,6 +11,7 @@ import pytest
 
 # A user's app imports cdktf itself (Tablewright keeps its own cdktf imports in modules/constructs/cdk.py).
 from cdktf import App, S3Backend, TerraformOutput, TerraformResource, TerraformStack
+
 from modules.blueprint.load import load_blueprint
 from modules.constructs import TablewrightTable
 from modules.constructs.cdk import Provider
@@ -93,7 +94,7 @@ def test_the_construct_exposes_references_to_what_it_creates(tmp_path):
 def test_two_tables_of_one_blueprint_cannot_share_a_stack(tmp_path):
     stack = TerraformStack(App(outdir=str(tmp_path)), "twice")
     TablewrightTable.from_blueprint(stack, "prod", CRM, env="prod")
-    with pytest.raises(TablewrightError, match="aws_cloudwatch_event_rule.crm_changes") as error:
+    with pytest.raises(TablewrightError, match=r"aws_cloudwatch_event_rule.crm_changes") as error:
         TablewrightTable.from_blueprint(stack, "dev", CRM, env="dev")
     assert error.value.code == "E402"
     assert [child.node.id for child in stack.node.children] == ["prod"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from modules.blueprint.invalid import Invalid
+from modules.blueprint.templates import entity_tag, parse_template
 from modules.design.indexes import Need, sort_sequence
 from modules.design.model import TABLE
-from modules.blueprint.templates import entity_tag, parse_template
 from modules.errors import DesignError
 from tests.design_helpers import CONTACT, CUSTOMER, designed
 
@@ -82,9 +82,9 @@ def test_between_on_the_last_component_needs_no_suffix():
         "attributes": {"deviceId": "string", "at": "timestamp"},
         "key": {"pk": "DEVICE#{deviceId}", "sk": "EVENT#{at}"},
     }
-    plan = designed({"Event": event}, {"window": {"entity": "Event", "where": {"deviceId": "=", "at": "between"}}}).plan(
-        "window"
-    )
+    plan = designed(
+        {"Event": event}, {"window": {"entity": "Event", "where": {"deviceId": "=", "at": "between"}}}
+    ).plan("window")
     assert dict(plan.values)[":hi"] == "EVENT#{at.to}"
 
 
@@ -102,7 +102,9 @@ def test_open_range_stays_single_sided_when_the_entity_has_the_partition_alone()
         "attributes": {"deviceId": "string", "at": "timestamp"},
         "key": {"pk": "DEVICE#{deviceId}", "sk": "{at}"},
     }
-    plan = designed({"Event": event}, {"since": {"entity": "Event", "where": {"deviceId": "=", "at": ">"}}}).plan("since")
+    plan = designed(
+        {"Event": event}, {"since": {"entity": "Event", "where": {"deviceId": "=", "at": ">"}}}
+    ).plan("since")
     assert plan.key_condition == "#pk = :pk AND #sk > :sk"
     assert dict(plan.values)[":sk"] == "{at}"
 
@@ -123,7 +125,8 @@ def test_sort_key_prefix_collision_is_a_design_error():
              "key": {"pk": "USER#{userId}", "sk": "ORDER#{orderId}"}}
     item = {"attributes": {"userId": "string", "orderId": "string", "sku": "string"},
             "key": {"pk": "USER#{userId}", "sk": "ORDER#{orderId}#ITEM#{sku}"}}
-    with pytest.raises(DesignError, match=r"sort-key prefix collision: begins_with\(SK, 'ORDER#'\) also matches OrderItem"):
+    with pytest.raises(DesignError,
+                       match=r"sort-key prefix collision: begins_with\(SK, 'ORDER#'\) also matches OrderItem"):
         designed({"Order": order, "OrderItem": item},
                  {"orders_of_user": {"entity": "Order", "where": {"userId": "="}}})
     exact = designed({"Order": order, "OrderItem": item},
@@ -132,7 +135,8 @@ def test_sort_key_prefix_collision_is_a_design_error():
 
 
 def test_enumerated_values_rule_out_collisions():
-    a = {"attributes": {"id": "string", "kind": {"type": "string", "values": ["A"]}}, "key": {"pk": "X#{id}", "sk": "{kind}#V"}}
+    a = {"attributes": {"id": "string", "kind": {"type": "string", "values": ["A"]}},
+         "key": {"pk": "X#{id}", "sk": "{kind}#V"}}
     b = {"attributes": {"id": "string"}, "key": {"pk": "X#{id}", "sk": "B#V"}}
     plan = designed({"Alpha": a, "Beta": b}, {"alphas": {"entity": "Alpha", "where": {"id": "=", "kind": "="}}}).plan(
         "alphas"
@@ -259,7 +263,8 @@ def test_item_collection_reads_the_partition():
 def test_item_collection_excludes_other_entities_by_prefix_or_fails():
     note = {"attributes": {"orderId": "string", "at": "timestamp"}, "key": {"pk": "ORDER#{orderId}", "sk": "NOTE#{at}"}}
     line = {"attributes": {"orderId": "string", "sku": "string"}, "key": {"pk": "ORDER#{orderId}", "sk": "LINE#{sku}"}}
-    item = {"attributes": {"orderId": "string", "sku": "string"}, "key": {"pk": "ORDER#{orderId}", "sk": "LINE#X#{sku}"}}
+    item = {"attributes": {"orderId": "string", "sku": "string"},
+            "key": {"pk": "ORDER#{orderId}", "sk": "LINE#X#{sku}"}}
     plan = designed({"OrderItem": line, "Extra": item, "Note": note},
                     {"lines": {"entity": ["OrderItem", "Extra"], "where": {"orderId": "="}}}).plan("lines")
     assert dict(plan.values)[":sk"] == "LINE#"

@@ -11,7 +11,8 @@ def test_text_charts(run_cli):
     code, out, _ = run_cli("explain", BUNDLED[0], "--env", "prod")
     assert code == 0
     assert "Entity       PK                           SK" in out
-    assert "recent_contacts              table  PK = CUSTOMER#{customerId} AND SK BETWEEN CONTACT#{contactAt.from}" in out
+    assert ("recent_contacts              table  PK = CUSTOMER#{customerId} "
+            "AND SK BETWEEN CONTACT#{contactAt.from}") in out
     assert "desc by contactAt, limit 3" in out
     assert "GSI1 (GSI1PK/GSI1SK, projection INCLUDE" in out
 

@@ -23,9 +23,10 @@ import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml
@@ -194,7 +195,7 @@ def refuse(tmp_path: Path, run_cli, synth_good, monkeypatch) -> Callable[..., No
     """Lay a case out in `ws/` beside an earlier synthesis in `ws/cdktf.out`, run `synth --out` over it
     and check the contract; nothing anywhere under the test's directory may change."""
 
-    def check(case: "Bad", *, slow: bool = False, repository: bool = False) -> None:
+    def check(case: Bad, *, slow: bool = False, repository: bool = False) -> None:
         workspace = tmp_path / "ws"
         workspace.mkdir()
         if repository:
@@ -999,7 +1000,7 @@ HOSTILE_VALUES = st.one_of(
     st.lists(st.one_of(st.integers(-5, 5), st.text(max_size=5)), max_size=3),
     st.dictionaries(st.text(max_size=8), st.one_of(st.integers(-5, 5), st.text(max_size=5)), max_size=3),
 )
-HOSTILE_KEYS = st.one_of(st.sampled_from(PAYLOADS + ["extends", "environments", "production", "__class__"]),
+HOSTILE_KEYS = st.one_of(st.sampled_from([*PAYLOADS, "extends", "environments", "production", "__class__"]),
                          st.text(max_size=20))
 
 
@@ -1007,10 +1008,10 @@ def paths_in(node: Any, prefix: tuple = ()) -> list[tuple]:
     found = [prefix] if prefix else []
     if isinstance(node, dict):
         for key, item in node.items():
-            found += paths_in(item, prefix + (key,))
+            found += paths_in(item, (*prefix, key))
     elif isinstance(node, list):
         for index, item in enumerate(node):
-            found += paths_in(item, prefix + (index,))
+            found += paths_in(item, (*prefix, index))
     return found
 
 

@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.design.plan import design
 from modules.capacity.model import estimate
+from modules.design.plan import design
 from modules.lint.engine import apply_ignore, lint_design
 from modules.lint.findings import RULES
 from modules.stack import build_stacks

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import textwrap
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -100,7 +100,8 @@ def test_the_alarm_set_of_the_crm_production_stack(crm_prod):
         "WriteKeyRangeThroughputThrottleEvents", "GSI1")
     assert "Contributor Insights" in hot["alarm_description"] and "hot key" in hot["alarm_description"]
     latency = alarms["crm_query_latency"]
-    assert (latency["extended_statistic"], latency["dimensions"]["Operation"], latency["threshold"]) == ("p99", "Query", 50)
+    assert (latency["extended_statistic"], latency["dimensions"]["Operation"], latency["threshold"]) == (
+        "p99", "Query", 50)
     errors = alarms["crm_system_errors"]
     operations = sorted(q["metric"]["dimensions"]["Operation"] for q in errors["metric_query"] if "metric" in q)
     assert operations == ["GetItem", "PutItem", "Query", "UpdateItem"]
@@ -147,7 +148,8 @@ def test_alarms_route_to_given_topics_without_creating_one(tmp_path):
     config = synth_config(BUNDLED[0], tmp_path, "dev")
     topic = "arn:aws:sns:us-east-1:111122223333:dev-dynamodb-alarms"
     assert "aws_sns_topic" not in config["resource"]
-    assert all(alarm["alarm_actions"] == [topic] for alarm in config["resource"]["aws_cloudwatch_metric_alarm"].values())
+    assert all(alarm["alarm_actions"] == [topic]
+               for alarm in config["resource"]["aws_cloudwatch_metric_alarm"].values())
     assert not [n for n in config["resource"]["aws_cloudwatch_metric_alarm"] if n.endswith("_latency")]
     [target] = config["resource"]["aws_cloudwatch_event_target"].values()
     assert target["arn"] == topic
@@ -208,13 +210,13 @@ def occurrences(text: str, start: datetime, end: datetime) -> list[tuple[datetim
     first = event.decoded("dtstart")
     duration = event.decoded("duration")
     rule = rrulestr(event["rrule"].to_ical().decode(), dtstart=first)
-    return [(o.astimezone(timezone.utc), o.astimezone(timezone.utc) + duration) for o in rule.between(start, end, inc=True)]
+    return [(o.astimezone(UTC), o.astimezone(UTC) + duration) for o in rule.between(start, end, inc=True)]
 
 
 def test_calendar_opens_exactly_the_window_across_daylight_saving(tmp_path):
     window = MaintenanceWindow(days=["SA", "SU"], start="22:00", duration="3h", timezone="Europe/Berlin")
     text = calendar_text(window, "prod-crm_main")
-    utc = timezone.utc
+    utc = UTC
     opened = occurrences(text, datetime(2025, 3, 20, tzinfo=utc), datetime(2025, 11, 10, tzinfo=utc))
     berlin = ZoneInfo("Europe/Berlin")
     for start, end in opened:
@@ -237,8 +239,8 @@ def test_calendar_of_the_bundled_blueprint(crm_prod):
     document = crm_prod["resource"]["aws_ssm_document"]["crm_window"]
     assert (document["document_type"], document["document_format"]) == ("ChangeCalendar", "TEXT")
     assert document["name"] == "prod-crm_main-maintenance-window"
-    opened = occurrences(document["content"], datetime(2026, 1, 1, tzinfo=timezone.utc),
-                         datetime(2026, 1, 4, tzinfo=timezone.utc))
+    opened = occurrences(document["content"], datetime(2026, 1, 1, tzinfo=UTC),
+                         datetime(2026, 1, 4, tzinfo=UTC))
     # Daily 02:00-04:00 in Asia/Shanghai (UTC+8, no daylight saving): 18:00-20:00 UTC the day before.
     assert [(s.isoformat(), e.isoformat()) for s, e in opened[:2]] == [
         ("2026-01-01T18:00:00+00:00", "2026-01-01T20:00:00+00:00"),
@@ -249,9 +251,9 @@ def test_calendar_of_the_bundled_blueprint(crm_prod):
 def test_next_opening_and_a_start_in_a_daylight_saving_gap():
     window = MaintenanceWindow(days="daily", start="02:30", duration="1h", timezone="Europe/Berlin")
     # 2025-03-30 02:30 does not exist in Berlin; like RFC 5545, read it with the offset before the gap.
-    gap = next_opening(window, datetime(2025, 3, 29, 12, tzinfo=timezone.utc))
-    assert gap.astimezone(timezone.utc) == datetime(2025, 3, 30, 1, 30, tzinfo=timezone.utc)
-    assert is_open(window, datetime(2025, 3, 30, 1, 45, tzinfo=timezone.utc))
+    gap = next_opening(window, datetime(2025, 3, 29, 12, tzinfo=UTC))
+    assert gap.astimezone(UTC) == datetime(2025, 3, 30, 1, 30, tzinfo=UTC)
+    assert is_open(window, datetime(2025, 3, 30, 1, 45, tzinfo=UTC))
 
 
 @pytest.mark.parametrize("field, value, words", [

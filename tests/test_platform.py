@@ -130,7 +130,7 @@ def test_each_environment_is_a_stack_with_its_own_names_and_settings(run_cli, tm
     assert (dev.model.production, prod.model.production) == (False, True)
     assert dev.model.table.deletion_protection is False and prod.model.table.deletion_protection is True
 
-    code, out, _ = run_cli("synth", "--env", "prod", "--out", tmp_path / "out")
+    code, _out, _ = run_cli("synth", "--env", "prod", "--out", tmp_path / "out")
     assert code == 0
     assert sorted(p.name for p in (tmp_path / "out" / "stacks").iterdir()) == ["crm-prod", "orders-prod"]
     prod_config = json.loads((tmp_path / "out/stacks/crm-prod/cdk.tf.json").read_text())
@@ -259,8 +259,8 @@ def test_against_a_git_revision(tmp_path, run_cli, monkeypatch):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     write(tmp_path, "blueprints/shared/base.yaml", "tags: {managed-by: tablewright}\n")
     path = write(tmp_path, "blueprints/svc.yaml", "extends: shared/base.yaml\n" + SERVICE)
-    subprocess.run(git + ["-C", str(tmp_path), "add", "."], check=True)
-    subprocess.run(git + ["-C", str(tmp_path), "commit", "-qm", "v1"], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "commit", "-qm", "v1"], check=True)
     path.write_text(path.read_text().replace("sk: PROFILE", "sk: USER"))
     monkeypatch.chdir(tmp_path)
     code, out, _ = run_cli("lint", "blueprints/svc.yaml", "--against", "HEAD:blueprints/svc.yaml")

@@ -37,7 +37,7 @@ def attention(changes) -> list[tuple[str, str, str]]:
 def assert_expected(case: Case, changes) -> None:
     found = attention(changes)
     assert len(found) == len(case.expected), found
-    for (cls, action, words), (got_cls, got_action, subject) in zip(sorted(case.expected), found):
+    for (cls, action, words), (got_cls, got_action, subject) in zip(sorted(case.expected), found, strict=True):
         assert (got_cls, got_action) == (cls, action) and words in subject, (case.name, found)
     categories = {c.category for c in changes if c.cls == "safe"}
     assert case.safe <= categories, (case.name, categories)

@@ -114,7 +114,7 @@ def test_a_new_gsi_reads_as_one_window_change_with_the_backfill_it_needs(tmp_pat
 
 
 def test_a_renamed_table_reads_as_blocked_with_the_data_loss_first(tmp_path):
-    page, review = review_page(case_named("rename_table"), tmp_path)
+    page, _review = review_page(case_named("rename_table"), tmp_path)
     assert page.paragraphs[0].startswith("**BLOCKED: a change would lose data or protection**")
     first = change_table(page).rows[0]
     assert first[:3] == ["**blocked**", "replace", "table shop_main"]
@@ -123,7 +123,7 @@ def test_a_renamed_table_reads_as_blocked_with_the_data_loss_first(tmp_path):
 
 
 def test_a_key_template_change_reads_as_a_data_migration(tmp_path):
-    page, review = review_page(case_named("change_key_template"), tmp_path)
+    page, _review = review_page(case_named("change_key_template"), tmp_path)
     assert page.paragraphs[0].startswith("**SAFE: apply at any time**")  # Terraform sees nothing...
     assert not any(t.header[:3] == ["Class", "Action", "Change"] for t in page.tables)
     breaking = [p for p in page.paragraphs if "Breaking for items already written" in p]
@@ -174,8 +174,9 @@ def test_the_example_workflow_calls_commands_that_exist():
 
     workflow = (ROOT / "examples" / "github-actions.yml").read_text()
     yaml.safe_load(workflow)
-    calls = [" ".join(match.split()) for match in re.findall(r"python (?:\S+/)?main\.py ([^;|&>\n]+(?:\\\n[^;|&>\n]+)*)",
-                                                               workflow.replace("\\\n", " "))]
+    calls = [" ".join(match.split())
+             for match in re.findall(r"python (?:\S+/)?main\.py ([^;|&>\n]+(?:\\\n[^;|&>\n]+)*)",
+                                     workflow.replace("\\\n", " "))]
     assert {call.split()[0] for call in calls} >= {"review", "gate", "synth", "lint"}
     for call in calls:
         words = [re.sub(r"\$\{\{[^}]*\}\}|\$\w+|\$\(.*?\)", "X", word) for word in shlex.split(call)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -199,7 +199,7 @@ def test_turning_only_production_off_is_blocked_until_acknowledged(tmp_path, run
 
 # --- the gate: plans that are not this blueprint's, and what Tablewright does not write -------------
 
-NOW = datetime(2026, 12, 1, 2, 30, tzinfo=timezone.utc)  # inside the shop's window (daily 02:00 UTC, 2h)
+NOW = datetime(2026, 12, 1, 2, 30, tzinfo=UTC)  # inside the shop's window (daily 02:00 UTC, 2h)
 
 
 def plan(*entries: dict, outputs: dict | None = None) -> dict:
@@ -364,5 +364,6 @@ def test_only_the_apply_job_of_the_example_workflow_gets_cloud_credentials():
     assert "id-token" not in jobs["review"]["permissions"]
     review_steps = json.dumps(jobs["review"]["steps"])
     assert "pip install -e base" in review_steps and "configure-aws-credentials" not in review_steps
-    checkouts = [step["with"] for step in jobs["review"]["steps"] if step.get("uses", "").startswith("actions/checkout")]
+    checkouts = [step["with"] for step in jobs["review"]["steps"]
+                 if step.get("uses", "").startswith("actions/checkout")]
     assert {"path": "base", "ref": "${{ github.base_ref }}", "persist-credentials": False} in checkouts

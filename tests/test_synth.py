@@ -65,8 +65,10 @@ def test_provisioned_table_resources(bundled_out):
     assert policy["policy_type"] == "TargetTrackingScaling"
     assert policy["resource_id"] == "${aws_appautoscaling_target.crm_read.resource_id}"
     tracking = policy["target_tracking_scaling_policy_configuration"]
-    assert tracking == {"target_value": 70,
-                        "predefined_metric_specification": {"predefined_metric_type": "DynamoDBReadCapacityUtilization"}}
+    assert tracking == {
+        "target_value": 70,
+        "predefined_metric_specification": {"predefined_metric_type": "DynamoDBReadCapacityUtilization"},
+    }
 
     insights = resources["aws_dynamodb_contributor_insights"]
     assert insights["crm"] == {"//": insights["crm"]["//"], "table_name": "${aws_dynamodb_table.crm.name}"}
@@ -103,7 +105,8 @@ def test_customer_managed_key_is_created_with_rotation(write_blueprint, tmp_path
     assert statement["principals"][0]["identifiers"] == [
         "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"]
     # The alarm topic's key shares the account data sources, declared once.
-    assert set(config["data"]["aws_iam_policy_document"]) == {"crm_key_policy", "crm_alarms_key_policy", "crm_alarms_topic_policy"}
+    assert set(config["data"]["aws_iam_policy_document"]) == {
+        "crm_key_policy", "crm_alarms_key_policy", "crm_alarms_topic_policy"}
     table = config["resource"]["aws_dynamodb_table"]["crm"]
     assert table["server_side_encryption"] == {"enabled": True, "kms_key_arn": "${aws_kms_key.crm_key.arn}"}
     validate(tmp_path / "out" / "stacks" / "crm-prod", terraform_environment(tmp_path))

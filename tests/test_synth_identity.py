@@ -59,5 +59,5 @@ def test_fragment_refuses_an_expression_tablewright_does_not_write():
 def test_fragment_shares_identical_blocks_and_refuses_different_ones_at_one_address():
     one = data_source(DynamodbTableData(name="a"), "same")
     assert fragment([one, one], "s") == fragment([one], "s")
-    with pytest.raises(DuplicateBlock, match="data.aws_dynamodb_table.same"):
+    with pytest.raises(DuplicateBlock, match=r"data.aws_dynamodb_table.same"):
         fragment([one, data_source(DynamodbTableData(name="b"), "same")], "s")

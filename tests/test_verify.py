@@ -29,8 +29,8 @@ def verify_text(write_blueprint, body: str):
 
 def lint_errors(write_blueprint, body: str) -> list[str]:
     """Lint refuses these traps before verification, with the clearer message."""
-    from modules.design.plan import design
     from modules.capacity.model import estimate
+    from modules.design.plan import design
     from modules.lint.engine import apply_ignore, lint_design
 
     table = design(load_blueprint(write_blueprint(HEADER + textwrap.dedent(body))).model)
@@ -43,7 +43,7 @@ def test_every_bundled_pattern_passes(path):
     stacks = load_blueprints(path)
     results = verify_stacks(build_stacks(stacks))
     assert [r.table for r in results] == [s.model.table.name for s in stacks]
-    for result, loaded in zip(results, stacks):
+    for result, loaded in zip(results, stacks, strict=True):
         assert result.passed, [r.failure for r in result.results if r.failure]
         assert len(result.results) == len(loaded.model.access_patterns)
         assert all(r.probes >= 2 and r.items > 0 for r in result.results)

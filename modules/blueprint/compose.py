@@ -40,32 +40,36 @@ def _subtree(source: SourceMap, prefix: FieldPath) -> dict[FieldPath, SourceLoca
 def _merge(path: FieldPath, base: Any, top: Any, base_source: SourceMap, top_source: SourceMap,
            positions: dict[FieldPath, SourceLocation]) -> Any:
     if isinstance(base, dict) and isinstance(top, dict):
-        positions[path] = top_source.positions.get(path) or base_source.positions.get(path) or positions.get(path)
+        location = top_source.positions.get(path) or base_source.positions.get(path) or positions.get(path)
+        if location is not None:  # always: `top` was read from a file that has this path
+            positions[path] = location
         merged: dict[str, Any] = {}
         for key, value in base.items():
             if key not in top:
                 merged[key] = value
-                positions.update(_subtree(base_source, path + (key,)))
+                positions.update(_subtree(base_source, (*path, key)))
         for key, value in top.items():
             if value is None:
                 continue  # an explicit null removes the inherited value
             if key in base:
-                merged[key] = _merge(path + (key,), base[key], value, base_source, top_source, positions)
+                merged[key] = _merge((*path, key), base[key], value, base_source, top_source, positions)
             else:
                 merged[key] = value
-                positions.update(_subtree(top_source, path + (key,)))
+                positions.update(_subtree(top_source, (*path, key)))
         return merged
     if path in ADDITIVE_LISTS and isinstance(base, list) and isinstance(top, list):
         merged_list = list(base)
-        for position, item in enumerate(base):
-            positions.update(_subtree(base_source, path + (position,)))
+        for position in range(len(base)):
+            positions.update(_subtree(base_source, (*path, position)))
         for position, item in enumerate(top):
             if item not in merged_list:
                 new = len(merged_list)
                 merged_list.append(item)
-                for sub, location in _subtree(top_source, path + (position,)).items():
-                    positions[path + (new,) + sub[len(path) + 1:]] = location
-        positions[path] = top_source.positions.get(path, base_source.positions.get(path))
+                for sub, location in _subtree(top_source, (*path, position)).items():
+                    positions[(*path, new, *sub[len(path) + 1:])] = location
+        list_location = top_source.positions.get(path, base_source.positions.get(path))
+        if list_location is not None:  # always, as for mappings above
+            positions[path] = list_location
         return merged_list
     positions.update(_subtree(top_source, path))
     return top
@@ -134,7 +138,7 @@ class Composer:
         try:
             resolved = candidate.resolve(strict=True)
         except FileNotFoundError:
-            trail = " -> ".join(str(p) for p in chain + (extending, candidate))
+            trail = " -> ".join(str(p) for p in (*chain, extending, candidate))
             raise BlueprintError(f"extended file not found: {candidate} (chain: {trail})", location=location,
                                  code="E400", hint=relative) from None
         except (OSError, RuntimeError):
@@ -169,15 +173,15 @@ class Composer:
         composed = Document({}, SourceMap(str(path)))
         for entry, location in _extends_entries(data, source):
             parent = self._resolve(entry, path, location, chain)
-            trail = " -> ".join(str(p) for p in chain + (resolved, parent))
-            if parent in chain + (resolved,):
+            trail = " -> ".join(str(p) for p in (*chain, resolved, parent))
+            if parent in (*chain, resolved):
                 raise BlueprintError(f"`extends` forms a cycle: {trail}", location=location, code="E400",
                                      hint="remove one of the `extends` entries")
             if len(chain) >= MAX_EXTENDS_DEPTH:
                 raise BlueprintError(f"`extends` chains more than {MAX_EXTENDS_DEPTH} files deep: {trail}",
                                      location=location, code="E400", hint="flatten the shared blueprints")
             shown = Path(os.path.relpath(parent)) if parent.is_relative_to(Path.cwd()) else parent
-            composed = merge(composed, self._read(shown, parent, chain + (resolved,)))
+            composed = merge(composed, self._read(shown, parent, (*chain, resolved)))
         document = merge(composed, Document(data, source))
         self.documents[resolved] = document
         return document
@@ -205,11 +209,12 @@ def environment_documents(document: Document) -> dict[str | None, Document]:
     """One document per environment (the base with that overlay merged), or {None: base} without any."""
     data = dict(document.data)
     environments = data.pop("environments", None) or {}
-    base_positions = {p: l for p, l in document.source.positions.items() if p[:1] != ("environments",)}
+    base_positions = {p: loc for p, loc in document.source.positions.items() if p[:1] != ("environments",)}
     base = Document(data, SourceMap(document.source.file, base_positions))
     if not isinstance(environments, dict):
-        raise BlueprintError("`environments` must map names to overlays", location=document.source.locate(("environments",)),
-                             code="E401", hint="write `environments: {dev: {...}, prod: {...}}`")
+        raise BlueprintError("`environments` must map names to overlays",
+                             location=document.source.locate(("environments",)), code="E401",
+                             hint="write `environments: {dev: {...}, prod: {...}}`")
     if len(environments) > MAX_ENVIRONMENTS:
         raise BlueprintError(f"{len(environments)} environments; at most {MAX_ENVIRONMENTS}",
                              location=document.source.locate(("environments",)), code="E303",
@@ -221,16 +226,18 @@ def environment_documents(document: Document) -> dict[str | None, Document]:
         where = ("environments", name)
         if not re.fullmatch(ENVIRONMENT_NAME, name):
             raise BlueprintError(f"environment name {name!r} is not valid", location=document.source.locate(where),
-                                 code="E401", hint="use lowercase letters, digits and '-', starting with a letter (e.g. `prod`)")
+                                 code="E401",
+                                 hint="use lowercase letters, digits and '-', starting with a letter (e.g. `prod`)")
         if overlay is None:
             overlay = {}
         if not isinstance(overlay, dict):
             raise BlueprintError(f"environment `{name}` must be a mapping of overrides",
-                                 location=document.source.locate(where), code="E401", hint="write `{}` for no overrides")
+                                 location=document.source.locate(where), code="E401",
+                                 hint="write `{}` for no overrides")
         for key in sorted(OVERLAY_REFUSED & overlay.keys()):
             raise BlueprintError(f"`{key}` cannot be set per environment",
-                                 location=document.source.locate(where + (key,)), code="E401",
+                                 location=document.source.locate((*where, key)), code="E401",
                                  hint=f"move `{key}` to the top level of the blueprint")
-        rerooted = {p[2:]: l for p, l in document.source.positions.items() if p[:2] == where}
+        rerooted = {p[2:]: loc for p, loc in document.source.positions.items() if p[:2] == where}
         documents[name] = merge(base, Document(overlay, SourceMap(document.source.file, rerooted)))
     return documents

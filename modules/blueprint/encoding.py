@@ -5,7 +5,7 @@ DynamoDB attribute values. One place, used by the query plans, the cookbook and 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -24,7 +24,8 @@ def encode_key_value(spec: AttributeSpec, value: Any) -> str:
     if spec.type == "number":
         return _number_text(spec, value)
     if spec.type == "date":
-        return value.strftime(DATE)
+        text: str = value.strftime(DATE)
+        return text
     if spec.type == "timestamp":
         fmt = spec.timestamp_format
         if fmt in EPOCH_WIDTH:
@@ -80,7 +81,7 @@ def example_value(spec: AttributeSpec) -> Any:
     return {
         "string": "example",
         "number": 42,
-        "timestamp": datetime(2024, 3, 1, 9, 30, tzinfo=timezone.utc),
+        "timestamp": datetime(2024, 3, 1, 9, 30, tzinfo=UTC),
         "date": date(2024, 3, 1),
         "boolean": True,
     }[spec.type]
@@ -122,12 +123,12 @@ def parse_value(spec: AttributeSpec, raw: Any) -> Any:
             raise ValueError(f"expected a date as YYYY-MM-DD, got {raw!r}") from None
     if spec.type == "timestamp":
         if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-            return datetime.fromtimestamp(raw, timezone.utc)
+            return datetime.fromtimestamp(raw, UTC)
         try:
             return _utc(datetime.fromisoformat(str(raw)))
         except ValueError:
             raise ValueError(f"expected an ISO 8601 timestamp such as 2024-03-01T09:30:00Z, got {raw!r}") from None
-    if isinstance(raw, (dict, list)) or isinstance(raw, bool) or raw is None:
+    if isinstance(raw, (dict, list, bool)) or raw is None:
         raise ValueError(f"expected text, got {raw!r}")
     text = str(raw)
     if spec.values and text not in spec.values:
@@ -178,7 +179,7 @@ def _number_text(spec: AttributeSpec, value: Any) -> str:
 
 
 def _utc(value: datetime) -> datetime:
-    return value.astimezone(timezone.utc) if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def _epoch(value: datetime, fmt: str) -> int:

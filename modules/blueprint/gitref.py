@@ -113,13 +113,15 @@ def materialize(spec: str, scratch: Path) -> Path:
         raise _spec_error(spec, f"`{revision}` is not a commit in this repository",
                           "fetch it first (e.g. `git fetch origin main`), or name a branch, tag or commit that "
                           "exists") from None
-    pending, written = [relative], set()
+    pending = [relative]
+    written: set[PurePosixPath] = set()
     while pending:
         path = pending.pop()
         if path in written:
             continue
         if len(written) >= _MAX_FILES:
-            raise _spec_error(spec, f"more than {_MAX_FILES} files in its `extends` tree", "flatten the shared blueprints")
+            raise _spec_error(spec, f"more than {_MAX_FILES} files in its `extends` tree",
+                              "flatten the shared blueprints")
         written.add(path)
         text = _blob(spec, commit, path, root)
         target = scratch.joinpath(*path.parts)

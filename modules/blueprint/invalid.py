@@ -2,7 +2,9 @@
 
 
 class Invalid(ValueError):
-    def __init__(self, message: str, hint: str | None = None, field: str | None = None, code: str | None = None) -> None:
+    def __init__(
+        self, message: str, hint: str | None = None, field: str | None = None, code: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint

@@ -11,9 +11,9 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from modules.blueprint.model import KMS_KEY_ARN, REGION, S3_BUCKET, Blueprint, SemVer
-from modules.blueprint.references import check_references
 from modules.blueprint.compose import Document, environment_documents, read_document
+from modules.blueprint.model import KMS_KEY_ARN, REGION, S3_BUCKET, SEMVER, Blueprint
+from modules.blueprint.references import check_references
 from modules.blueprint.yamlsource import SourceMap
 from modules.errors import BlueprintError, ErrorList, FieldPath, TablewrightError, combined
 
@@ -25,7 +25,7 @@ _PATTERN_MEANING = {
     r"^[a-z][a-z0-9_]{0,63}$": "snake_case: lowercase letters, digits and '_' (e.g. `recent_contacts`)",
     r"^[A-Za-z][A-Za-z0-9_]{2,31}$": "3-32 letters, digits and '_', starting with a letter (e.g. `GSI1`)",
     r"^[A-Za-z0-9_.-]{3,255}$": "3-255 letters, digits, '_', '.' or '-' (DynamoDB table naming rules)",
-    SemVer.__metadata__[0].pattern: "a semantic version such as 1.0.0 or 2.1.0-rc.1",
+    SEMVER: "a semantic version such as 1.0.0 or 2.1.0-rc.1",
     REGION: "an AWS region name such as eu-west-1",
     KMS_KEY_ARN: "a KMS key or alias ARN, e.g. arn:aws:kms:eu-west-1:123456789012:key/<key-id>",
     S3_BUCKET: "an S3 bucket name: 3-63 lowercase letters, digits, '.' and '-'",
@@ -146,7 +146,8 @@ def _check_distinct_stacks(stacks: list[LoadedBlueprint]) -> None:
     seen: dict[tuple[str, str], LoadedBlueprint] = {}
     for loaded in stacks:
         backend = loaded.model.terraform.backend
-        state = f"s3://{backend.bucket}/{backend.key}" if backend.type == "s3" else f"terraform.{loaded.stack_name}.tfstate"
+        state = (f"s3://{backend.bucket}/{backend.key}" if backend.type == "s3"
+                 else f"terraform.{loaded.stack_name}.tfstate")
         for kind, value, path in (("table", loaded.model.table.name, ("naming", "table")),
                                   ("state", state, ("terraform", "backend", "key"))):
             other = seen.setdefault((kind, value), loaded)
@@ -180,9 +181,9 @@ def _all_errors(error: ValidationError, data: Any, source: SourceMap) -> Tablewr
         cause = detail.get("ctx", {}).get("error")
         field = getattr(cause, "field", None)
         if field is not None:
-            path = _data_path(data, tuple(path) + (field,))
+            path = _data_path(data, (*path, field))
         if detail["type"] == "missing":
-            path = path + (detail["loc"][-1],) if len(path) < len(detail["loc"]) else path
+            path = (*path, detail["loc"][-1]) if len(path) < len(detail["loc"]) else path
         message, hint, code = _describe(detail, path, data)
         errors.append(BlueprintError(message, path=path, hint=hint, location=source.locate(path), code=code))
     unique = list({(str(e.location), e.message): e for e in errors}.values())
@@ -203,10 +204,9 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> FieldPath:
     path: list[str | int] = []
     node = data
     for step in loc:
-        if isinstance(node, dict) and step in node:
-            path.append(step)
-            node = node[step]
-        elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+        if (isinstance(node, dict) and step in node) or (
+            isinstance(node, list) and isinstance(step, int) and step < len(node)
+        ):
             path.append(step)
             node = node[step]
         elif step == "[key]":

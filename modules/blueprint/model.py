@@ -9,7 +9,7 @@ each error can point at the exact line.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
@@ -22,13 +22,12 @@ AttributeName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]
 PatternName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 IndexName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{2,31}$")]
 TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{3,255}$")]
-SemVer = Annotated[
-    str, StringConstraints(max_length=64, pattern=r"^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})"
-                                                  r"(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
-]
+SEMVER = r"^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
+SemVer = Annotated[str, StringConstraints(max_length=64, pattern=SEMVER)]
 
 AttributeType = Literal["string", "number", "timestamp", "date", "boolean"]
 Operator = Literal["=", "<", "<=", ">", ">=", "between", "begins_with"]
+ContributorInsightsMode = Literal["off", "throttled_keys", "accessed_and_throttled_keys"]
 RANGE_OPERATORS = ("<", "<=", ">", ">=", "between", "begins_with")
 
 TIMESTAMP_PRESETS = ("iso8601", "epoch_seconds", "epoch_millis")
@@ -83,13 +82,15 @@ class AttributeSpec(Strict):
     )
     pattern: str | None = Field(
         default=None,
-        description="String attributes: a regular expression every value matches (declares, e.g., that ids hold no '#').",
+        description="String attributes: a regular expression every value matches "
+        "(declares, e.g., that ids hold no '#').",
         examples=["^[a-z0-9-]+$"],
     )
     max_length: int | None = Field(default=None, ge=1, le=400 * 1024,
                                    description="Longest value in bytes (checks key size limits).")
     cardinality: int | None = Field(
-        default=None, ge=1, le=10**15, description="How many distinct values the attribute takes (for hot-partition estimates)."
+        default=None, ge=1, le=10**15,
+        description="How many distinct values the attribute takes (for hot-partition estimates).",
     )
     hot_key_share: float | None = Field(
         default=None,
@@ -101,10 +102,11 @@ class AttributeSpec(Strict):
     description: str | None = None
 
     @model_validator(mode="after")
-    def _type_specific_options(self) -> "AttributeSpec":
+    def _type_specific_options(self) -> AttributeSpec:
         if self.values is not None:
             if self.type != "string":
-                raise Invalid("`values` applies to string attributes only", "remove `values` or set `type: string`", "values")
+                raise Invalid("`values` applies to string attributes only", "remove `values` or set `type: string`",
+                              "values")
             if not self.values:
                 raise Invalid("`values` must list at least one value", "list the values or remove `values`", "values")
             if len(set(self.values)) != len(self.values):
@@ -175,9 +177,16 @@ class KeySpec(Strict):
 class EntitySpec(Strict):
     """An item type stored in the table."""
 
-    attributes: dict[AttributeName, AttributeSpec | AttributeType] = Field(
-        min_length=1, max_length=MAX_ATTRIBUTES, description="Attribute name -> type (`string`) or full spec (`{type: string, values: [...]}`)."
-    )
+    if TYPE_CHECKING:
+        # What every later stage reads: `_expand_shorthand` turns each `name: type` into a full spec.
+        attributes: dict[str, AttributeSpec]
+    else:
+        # What a blueprint may write (this union is the JSON Schema and the validation errors).
+        attributes: dict[AttributeName, AttributeSpec | AttributeType] = Field(
+            min_length=1,
+            max_length=MAX_ATTRIBUTES,
+            description="Attribute name -> type (`string`) or full spec (`{type: string, values: [...]}`).",
+        )
     key: KeySpec
     index_keys: dict[IndexName, KeySpec] = Field(
         default_factory=dict,
@@ -258,7 +267,7 @@ class AccessPattern(Strict):
     description: str | None = None
 
     @model_validator(mode="after")
-    def _one_range(self) -> "AccessPattern":
+    def _one_range(self) -> AccessPattern:
         ranges = [name for name, op in self.where.items() if op in RANGE_OPERATORS]
         if len(ranges) > 1:
             raise Invalid(
@@ -288,7 +297,7 @@ class AccessPattern(Strict):
         return self
 
     @property
-    def conditions(self) -> dict[str, str]:
+    def conditions(self) -> dict[str, Operator]:
         """Every condition, key and filter alike."""
         return {**self.where, **self.filter}
 
@@ -324,7 +333,7 @@ class CapacityRange(Strict):
     max: int = Field(ge=1, le=MAX_CAPACITY, description="Highest provisioned capacity units the autoscaler may set.")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "CapacityRange":
+    def _ordered(self) -> CapacityRange:
         if self.max < self.min:
             raise Invalid(f"max ({self.max}) is below min ({self.min})", "make max at least min", "max")
         return self
@@ -361,7 +370,7 @@ class TableSpec(Strict):
     table_class: Literal["standard", "standard_infrequent_access"] = "standard"
 
     @model_validator(mode="after")
-    def _consistent(self) -> "TableSpec":
+    def _consistent(self) -> TableSpec:
         if self.billing == "provisioned" and self.capacity is None:
             raise Invalid(
                 "provisioned billing needs `capacity`",
@@ -375,7 +384,8 @@ class TableSpec(Strict):
             )
         if self.kms_key_arn is not None and self.encryption != "customer_managed":
             raise Invalid(
-                "`kms_key_arn` needs `encryption: customer_managed`", "set `encryption: customer_managed`", "kms_key_arn"
+                "`kms_key_arn` needs `encryption: customer_managed`", "set `encryption: customer_managed`",
+                "kms_key_arn",
             )
         return self
 
@@ -400,7 +410,7 @@ class IndexSpec(Strict):
     )
 
     @model_validator(mode="after")
-    def _local(self) -> "IndexSpec":
+    def _local(self) -> IndexSpec:
         if self.type == "local" and (self.capacity is not None or self.shards is not None):
             raise Invalid(
                 "a local index shares the table's partition key and capacity",
@@ -423,7 +433,7 @@ class AlarmRule(Strict):
     datapoints: int | None = Field(default=None, ge=1, le=100, description="Datapoints that must breach (M of N).")
 
     @model_validator(mode="after")
-    def _m_of_n(self) -> "AlarmRule":
+    def _m_of_n(self) -> AlarmRule:
         if self.datapoints and self.evaluation_periods and self.datapoints > self.evaluation_periods:
             raise Invalid("`datapoints` exceeds `evaluation_periods`", "use M of N with M <= N", "datapoints")
         return self
@@ -510,12 +520,14 @@ class MaintenanceWindow(Strict):
                 raise ValueError(value)
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError, OSError):
-            raise Invalid(f"unknown time zone {value!r}", "use an IANA name such as Europe/Berlin or Asia/Shanghai") from None
+            raise Invalid(f"unknown time zone {value!r}",
+                          "use an IANA name such as Europe/Berlin or Asia/Shanghai") from None
         return value
 
     @property
     def minutes(self) -> int:
         match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?", self.duration)
+        assert match is not None  # `_duration` accepted it
         return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
 
     @property
@@ -565,7 +577,7 @@ class Backend(Strict):
     dynamodb_table: TableName | None = Field(default=None, description="Lock table (s3, optional).")
 
     @model_validator(mode="after")
-    def _s3(self) -> "Backend":
+    def _s3(self) -> Backend:
         if self.type == "s3" and not self.bucket:
             raise Invalid("the s3 backend needs `bucket`", "name the state bucket", "bucket")
         return self
@@ -598,7 +610,7 @@ class Blueprint(Strict):
     lint: LintSettings = Field(default_factory=LintSettings)
     traffic: Traffic = Field(default_factory=Traffic)
     production: bool = Field(default=False, description="This environment serves production traffic.")
-    contributor_insights: Literal["off", "throttled_keys", "accessed_and_throttled_keys"] | None = Field(
+    contributor_insights: ContributorInsightsMode | None = Field(
         default=None,
         description="Contributor Insights mode for the table and its GSIs. Default: throttled_keys in production "
         "when the AWS provider constraint allows it (>= 6.11), else accessed_and_throttled_keys.",
@@ -608,7 +620,8 @@ class Blueprint(Strict):
         default=None, description="When window-class changes (index builds, billing switches) may be applied."
     )
     required_tags: list[str] = Field(
-        default_factory=list, max_length=50, description="Tag keys every blueprint must set (additive across `extends`)."
+        default_factory=list, max_length=50,
+        description="Tag keys every blueprint must set (additive across `extends`).",
     )
     naming: Naming = Field(default_factory=Naming)
     terraform: TerraformSettings = Field(default_factory=TerraformSettings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from modules.blueprint.model import Blueprint
+from modules.blueprint.model import Blueprint, ContributorInsightsMode
 
 # `mode` on aws_dynamodb_contributor_insights arrived in hashicorp/aws 6.11.
 INSIGHTS_MODE_SINCE = (6, 11, 0)
@@ -19,7 +19,8 @@ def lowest_version(constraint: str) -> tuple[int, int, int] | None:
         if not match:
             return None
         op = match.group(1) or "="
-        version = tuple(int(part or 0) for part in match.group(2, 3, 4))
+        major, minor, patch = (int(part or 0) for part in match.group(2, 3, 4))
+        version = (major, minor, patch)
         if op in (">=", ">", "=", "~>"):
             lowest = max(lowest, version)
     return lowest
@@ -30,7 +31,7 @@ def supports_insights_mode(bp: Blueprint) -> bool:
     return lowest is not None and lowest >= INSIGHTS_MODE_SINCE
 
 
-def insights_mode(bp: Blueprint) -> str:
+def insights_mode(bp: Blueprint) -> ContributorInsightsMode:
     """The effective Contributor Insights mode: the blueprint's, or the default for the environment."""
     if bp.contributor_insights is not None:
         return bp.contributor_insights

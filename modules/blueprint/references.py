@@ -6,14 +6,15 @@ import difflib
 import re
 import unicodedata
 from collections import Counter
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from modules.blueprint.encoding import parse_value
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec
 from modules.blueprint.provider import lowest_version, supports_insights_mode
-from modules.blueprint.encoding import parse_value
 from modules.blueprint.templates import entity_tag, parse_template
-from modules.errors import BlueprintError, TablewrightError, combined
+from modules.errors import BlueprintError, FieldPath, TablewrightError, combined
 
 TABLE = "table"
 MAX_TAGS = 50
@@ -86,7 +87,7 @@ def _check_index_names(bp: Blueprint) -> None:
                                  hint=f"write `{name.upper()}` to pin a planned index, or choose another name")
 
 
-def _index_path(bp: Blueprint, index: str) -> tuple:
+def _index_path(bp: Blueprint, index: str) -> FieldPath:
     for entity_name, entity in sorted(bp.entities.items()):
         if index in entity.index_keys:
             return ("entities", entity_name, "index_keys", index)
@@ -113,7 +114,7 @@ def _suggest(name: str, options: Iterable[str]) -> str:
 
 def _tag_text_allowed(text: str) -> bool:
     """AWS tag keys and values: letters, digits, spaces and `_ . : / = + - @` (Unicode letters too)."""
-    return all(unicodedata.category(ch)[0] in "LNZ" and ch not in "\u2028\u2029" or ch in TAG_PUNCTUATION
+    return all((unicodedata.category(ch)[0] in "LNZ" and ch not in "\u2028\u2029") or ch in TAG_PUNCTUATION
                for ch in text)
 
 
@@ -137,20 +138,20 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
         if RESERVED_ATTRIBUTE.match(attribute):
             raise BlueprintError(
                 f"attribute name `{attribute}` is reserved for generated keys",
-                path=base + ("attributes", attribute),
+                path=(*base, "attributes", attribute),
                 hint="rename it; PK, SK, GSI<n>PK, GSI<n>SK and names starting with '_' are taken",
                 code="E204",
             )
-    _check_template(entity, entity.key.pk, base + ("key", "pk"))
-    _check_template(entity, entity.key.sk, base + ("key", "sk"))
-    _check_shard_by(entity, entity.key.shard_by, base + ("key", "shard_by"))
+    _check_template(entity, entity.key.pk, (*base, "key", "pk"))
+    _check_template(entity, entity.key.sk, (*base, "key", "sk"))
+    _check_shard_by(entity, entity.key.shard_by, (*base, "key", "shard_by"))
     for position, example in enumerate(entity.examples):
         for attribute, raw in example.items():
-            where = base + ("examples", position, attribute)
+            where = (*base, "examples", position, attribute)
             if attribute not in entity.attributes:
                 raise BlueprintError(
-                    f"`{attribute}` is not an attribute of `{name}`", path=where, hint=_suggest(attribute, entity.attributes),
-                    code="E300",
+                    f"`{attribute}` is not an attribute of `{name}`", path=where,
+                    hint=_suggest(attribute, entity.attributes), code="E300",
                 )
             try:
                 parse_value(entity.attributes[attribute], raw)
@@ -158,13 +159,13 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
                 raise BlueprintError(str(error), code="E203", path=where) from None
     for index, keys in entity.index_keys.items():
         if index == TABLE:
-            raise BlueprintError("`table` is not an index name", code="E501", path=base + ("index_keys", index))
-        _check_template(entity, keys.pk, base + ("index_keys", index, "pk"))
-        _check_template(entity, keys.sk, base + ("index_keys", index, "sk"))
-        _check_shard_by(entity, keys.shard_by, base + ("index_keys", index, "shard_by"))
+            raise BlueprintError("`table` is not an index name", code="E501", path=(*base, "index_keys", index))
+        _check_template(entity, keys.pk, (*base, "index_keys", index, "pk"))
+        _check_template(entity, keys.sk, (*base, "index_keys", index, "sk"))
+        _check_shard_by(entity, keys.shard_by, (*base, "index_keys", index, "shard_by"))
 
 
-def _check_template(entity: EntitySpec, text: str, path: tuple) -> None:
+def _check_template(entity: EntitySpec, text: str, path: FieldPath) -> None:
     try:
         template = parse_template(text)
     except Invalid as error:
@@ -177,7 +178,8 @@ def _check_template(entity: EntitySpec, text: str, path: tuple) -> None:
             raise BlueprintError(
                 f"key template {text!r} uses `{{{attribute}}}`, which is not an attribute of this entity",
                 path=path,
-                hint=f"declare `{attribute}` under attributes, or fix the name; {_suggest(attribute, entity.attributes)}",
+                hint=f"declare `{attribute}` under attributes, or fix the name; "
+                f"{_suggest(attribute, entity.attributes)}",
                 code="E300",
             )
         if segment.bucket and entity.attributes[attribute].type not in ("timestamp", "date"):
@@ -196,7 +198,7 @@ def _check_template(entity: EntitySpec, text: str, path: tuple) -> None:
             )
 
 
-def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: tuple) -> None:
+def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: FieldPath) -> None:
     for attribute in shard_by or ():
         if attribute not in entity.attributes:
             raise BlueprintError(
@@ -212,18 +214,19 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
     for entity_name in pattern.entities:
         if entity_name not in bp.entities:
             raise BlueprintError(
-                f"unknown entity `{entity_name}`", path=base + ("entity",), hint=_suggest(entity_name, bp.entities),
+                f"unknown entity `{entity_name}`", path=(*base, "entity"), hint=_suggest(entity_name, bp.entities),
                 code="E300",
             )
     if len(set(pattern.entities)) != len(pattern.entities):
-        raise BlueprintError("an entity is listed twice", code="E204", path=base + ("entity",), hint="list each entity once")
+        raise BlueprintError("an entity is listed twice", code="E204", path=(*base, "entity"),
+                             hint="list each entity once")
     entities = [bp.entities[e] for e in pattern.entities]
     common = set.intersection(*(set(e.attributes) for e in entities))
     every = set().union(*(set(e.attributes) for e in entities))
     what = f"`{pattern.entities[0]}`" if len(entities) == 1 else "every entity of the collection"
     for section in ("where", "filter"):
         for attribute, op in getattr(pattern, section).items():
-            where = base + (section, attribute)
+            where = (*base, section, attribute)
             if attribute not in common:
                 raise BlueprintError(f"`{attribute}` is not an attribute of {what}", code="E300", path=where,
                                      hint=_suggest(attribute, common))
@@ -248,7 +251,7 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
     if pattern.order_by is not None and pattern.order_by not in common:
         raise BlueprintError(
             f"`{pattern.order_by}` is not an attribute of {what}",
-            path=base + ("order_by",),
+            path=(*base, "order_by"),
             hint=_suggest(pattern.order_by, common),
             code="E300",
         )
@@ -256,21 +259,21 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
         if attribute not in every:
             raise BlueprintError(
                 f"`{attribute}` is not an attribute of {what}",
-                path=base + ("returns", position),
+                path=(*base, "returns", position),
                 hint=_suggest(attribute, every),
                 code="E300",
             )
     _check_pinned_index(bp, base, pattern)
 
 
-def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> None:
+def _check_pinned_index(bp: Blueprint, base: FieldPath, pattern: AccessPattern) -> None:
     if pattern.index is None or pattern.index == TABLE:
         return
     declared = {index for entity in bp.entities.values() for index in entity.index_keys}
     if pattern.index not in declared:
         raise BlueprintError(
             f"`index: {pattern.index}` names no index with declared keys",
-            path=base + ("index",),
+            path=(*base, "index"),
             hint=(
                 "use `index: table`, remove `index:` to let the planner choose, or declare the keys under "
                 f"`entities.<Entity>.index_keys.{pattern.index}`"
@@ -281,7 +284,7 @@ def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> N
         if pattern.index not in bp.entities[entity_name].index_keys:
             raise BlueprintError(
                 f"`{entity_name}` has no keys on index `{pattern.index}`",
-                path=base + ("index",),
+                path=(*base, "index"),
                 hint=f"declare `entities.{entity_name}.index_keys.{pattern.index}: {{pk: ..., sk: ...}}`",
                 code="E300",
             )
@@ -289,7 +292,7 @@ def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> N
     if pattern.consistent and not local:
         raise BlueprintError(
             "global secondary indexes only support eventually consistent reads",
-            path=base + ("consistent",),
+            path=(*base, "consistent"),
             hint="remove `consistent: true` or use `index: table`",
             code="E204",
         )
@@ -298,7 +301,8 @@ def _check_pinned_index(bp: Blueprint, base: tuple, pattern: AccessPattern) -> N
 def _check_provider(bp: Blueprint) -> None:
     if lowest_version(bp.terraform.aws_provider) is None:
         raise BlueprintError(f"cannot read the version constraint {bp.terraform.aws_provider!r}",
-                             code="E203", path=("terraform", "aws_provider"), hint="write e.g. \"~> 5.100\" or \">= 6.11\"")
+                             code="E203", path=("terraform", "aws_provider"),
+                             hint="write e.g. \"~> 5.100\" or \">= 6.11\"")
     if bp.contributor_insights == "throttled_keys" and not supports_insights_mode(bp):
         raise BlueprintError(
             f"throttled_keys needs hashicorp/aws >= 6.11 (the `mode` argument); the constraint "

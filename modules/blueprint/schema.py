@@ -27,7 +27,7 @@ def _partial(node: Any) -> Any:
         return [_partial(item) for item in node]
     if not isinstance(node, dict):
         return node
-    result = {}
+    result: dict[str, Any] = {}
     for key, value in node.items():
         if key == "required":
             continue

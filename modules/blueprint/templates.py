@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from modules.blueprint.invalid import Invalid
 
@@ -66,11 +66,11 @@ class KeyTemplate:
         """The key for one item, given the encoded value of each placeholder."""
         return SEPARATOR.join(s.literal if s.literal is not None else encoded[s.placeholder] for s in self.segments)
 
-    def prefix(self, count: int) -> "KeyTemplate":
+    def prefix(self, count: int) -> KeyTemplate:
         return KeyTemplate(self.segments[:count])
 
-    def sharded(self, shards: int) -> "KeyTemplate":
-        return KeyTemplate(self.segments + (Segment(shards=shards),))
+    def sharded(self, shards: int) -> KeyTemplate:
+        return KeyTemplate((*self.segments, Segment(shards=shards)))
 
     def __str__(self) -> str:
         return self.text
@@ -79,7 +79,8 @@ class KeyTemplate:
 def parse_template(text: str) -> KeyTemplate:
     """Parse a key template; raises `Invalid` with the fix when it is malformed."""
     if not isinstance(text, str) or not text:
-        raise Invalid("a key template cannot be empty", "write literals and {attribute} placeholders, e.g. USER#{userId}")
+        raise Invalid("a key template cannot be empty",
+                      "write literals and {attribute} placeholders, e.g. USER#{userId}")
     segments = []
     for part in text.split(SEPARATOR):
         if part == "":

@@ -48,6 +48,7 @@ def key_cardinality(template: KeyTemplate, specs: dict[str, AttributeSpec]) -> t
     for segment in template.segments:
         if segment.attribute is None:
             continue
+        count: int | None
         if segment.bucket is not None:
             count, why = 1, f"the current {segment.bucket} takes every new write"
         else:

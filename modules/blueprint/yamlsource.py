@@ -149,6 +149,7 @@ def _check_depth(text: str, file: str) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 mark = event.start_mark
+                assert mark is not None  # the parser marks every event
                 raise BlueprintError(f"nesting deeper than {MAX_DEPTH} levels",
                                      location=SourceLocation(file, mark.line + 1, mark.column + 1), code="E103",
                                      hint="flatten the structure; blueprints are shallow documents")
@@ -187,7 +188,8 @@ class _Converter:
                 self._check_text(node, value, multiline=bool(path) and path[-1] == "description")
             return value
         if isinstance(node, yaml.SequenceNode):
-            return [self.convert(item, path + (index,), depth + 1) for index, item in enumerate(node.value)]
+            return [self.convert(item, (*path, index), depth + 1) for index, item in enumerate(node.value)]
+        assert isinstance(node, yaml.MappingNode)  # the composer builds only these three kinds of node
         return self._mapping(node, path, depth)
 
     def _mapping(self, node: yaml.MappingNode, path: FieldPath, depth: int) -> dict[str, Any]:
@@ -203,10 +205,10 @@ class _Converter:
                 self._check_text(key_node, key, multiline=False)
             key = "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
             if key in result:
-                first = self.source.positions[path + (key,)].line
+                first = self.source.positions[(*path, key)].line
                 raise self._error(key_node, f"duplicate key {key!r} (first defined on line {first})",
                                   "remove one of them; YAML would silently keep only the last", "E102")
-            child = path + (key,)
+            child = (*path, key)
             self.source.positions[child] = self._location(key_node)
             result[key] = self.convert(value_node, child, depth + 1)
         return result

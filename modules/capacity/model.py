@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modules.blueprint.encoding import example_value
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.traits import mutable
-from modules.capacity.size import READ_UNIT_BYTES, WRITE_UNIT_BYTES, item_size, read_units
-from modules.blueprint.encoding import example_value
+from modules.capacity.size import WRITE_UNIT_BYTES, item_size, read_units
 from modules.design.items import build_item
 from modules.design.model import TABLE, TABLE_KEYS, QueryPlan, Shape, TableDesign
 
@@ -147,7 +147,8 @@ def projected_bytes(design: TableDesign, entity: str, index: str, attributes: tu
         return item_bytes(design, entity)
     sample = representative_item(design, entity)
     shape = design.shapes[entity][index]
-    keys = item_size({name: sample[name] for name in (TABLE_KEYS.pk, TABLE_KEYS.sk, shape.keys.pk, shape.keys.sk) if name in sample})
+    key_attributes = (TABLE_KEYS.pk, TABLE_KEYS.sk, shape.keys.pk, shape.keys.sk)
+    keys = item_size({name: sample[name] for name in key_attributes if name in sample})
     sizes = attribute_bytes(design, entity)
     return keys + math.ceil(sum(size for name, size in sizes.items() if name in attributes))
 

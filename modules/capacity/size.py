@@ -8,8 +8,9 @@ of a BatchGetItem is rounded up on its own. An eventually consistent read costs 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import Any
 
 READ_UNIT_BYTES = 4096
 WRITE_UNIT_BYTES = 1024

@@ -8,10 +8,17 @@ specs (plain data, testable) apart from the Terraform blocks. Defaults are writt
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal, TypedDict, cast
 
-from modules.blueprint.model import Blueprint
+from modules.blueprint.model import Blueprint, Operation
 from modules.constructs.naming import logical_id
-from modules.constructs.resources import CloudwatchMetricAlarm, MetricQuery, MetricStat
+from modules.constructs.resources import (
+    CloudwatchMetricAlarm,
+    MetricQuery,
+    MetricStat,
+    Statistic,
+    TreatMissingData,
+)
 from modules.constructs.terraform import Block, resource
 from modules.design.model import TableDesign
 
@@ -20,8 +27,8 @@ MAX_METRICS_PER_ALARM = 10  # CloudWatch: a metric math alarm references at most
 
 # p99 SuccessfulRequestLatency thresholds (ms): DynamoDB serves single items in single-digit
 # milliseconds; multi-item reads and transactions take longer.
-LATENCY_MS = {"GetItem": 25, "BatchGetItem": 50, "Query": 50, "Scan": 500, "PutItem": 25, "UpdateItem": 25,
-              "DeleteItem": 25, "TransactWriteItems": 100}
+LATENCY_MS: dict[Operation, int] = {"GetItem": 25, "BatchGetItem": 50, "Query": 50, "Scan": 500, "PutItem": 25,
+                                    "UpdateItem": 25, "DeleteItem": 25, "TransactWriteItems": 100}
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,7 @@ class Defaults:
     period: int
     evaluation_periods: int
     datapoints: int
-    missing: str  # treat_missing_data, chosen per kind
+    missing: TreatMissingData  # chosen per kind
 
 
 # No data means no throttles, errors or requests: `notBreaching`. Utilization keeps its last state
@@ -94,10 +101,11 @@ def settings(bp: Blueprint, kind: str) -> Defaults:
     return merged
 
 
-def operations_used(design: TableDesign) -> list[str]:
+def operations_used(design: TableDesign) -> list[Operation]:
     """The DynamoDB operations the application performs, from the query plans and declared writes."""
-    used = {plan.operation for plan in design.plans} | {"BatchGetItem" for plan in design.plans if plan.follow_up}
-    for name, entity in design.blueprint.entities.items():
+    used: set[Operation] = {plan.operation for plan in design.plans}
+    used |= {"BatchGetItem" for plan in design.plans if plan.follow_up}
+    for entity in design.blueprint.entities.values():
         if entity.writes_per_second > 0:
             used |= {"PutItem", "UpdateItem"}
             if entity.transactional:
@@ -118,10 +126,12 @@ def alarm_specs(design: TableDesign, table_ref: str) -> list[AlarmSpec]:
     base = logical_id(bp.blueprint)
     specs: list[AlarmSpec] = []
 
-    def add(kind: str, key: str, title: str, description: str, **shape) -> None:
+    def add(kind: str, key: str, title: str, description: str, *, metric: Query | None = None,
+            queries: tuple[Query, ...] = ()) -> None:
         rule = settings(bp, kind)
         if rule.enabled:
-            specs.append(AlarmSpec(kind, logical_id(base, key), f"{table}-{title}", description, rule, **shape))
+            specs.append(AlarmSpec(kind, logical_id(base, key), f"{table}-{title}", description, rule,
+                                   metric=metric, queries=queries))
 
     for label, extra in _targets(design):
         where = f"the table {table}" if label == "table" else f"GSI {label} of {table}"
@@ -141,10 +151,12 @@ def alarm_specs(design: TableDesign, table_ref: str) -> list[AlarmSpec]:
                 "its values, or cache hot reads; `python main.py lint` computes the shard count.",
                 metric=metric("m1", f"{noun}KeyRangeThroughputThrottleEvents", "Sum", TableName=table_ref, **extra))
             if bp.table.billing == "provisioned":
+                capacity = bp.table.capacity
+                assert capacity is not None  # TableSpec requires capacity with provisioned billing
                 threshold = settings(bp, "utilization").threshold
                 add("utilization", f"{label}_{direction}_utilization", f"{suffix}{direction}-utilization",
                     f"{where} consumes over {threshold:g}% of its provisioned {direction} capacity while autoscaling "
-                    f"targets {bp.table.capacity.target_utilization}%: it is at its maximum or cannot keep up. First "
+                    f"targets {capacity.target_utilization}%: it is at its maximum or cannot keep up. First "
                     f"compare Provisioned{noun}CapacityUnits with capacity.{direction}.max and raise the maximum.",
                     queries=(
                         metric("consumed", f"Consumed{noun}CapacityUnits", "Sum", TableName=table_ref, **extra),
@@ -181,8 +193,7 @@ def alarm_specs(design: TableDesign, table_ref: str) -> list[AlarmSpec]:
             f"DynamoDB answered HTTP 500 to {', '.join(chunk)} on {table} (SystemErrors, summed over these "
             "operations). SDKs retry them; persistent errors reach the application. First check the AWS Health "
             "Dashboard for DynamoDB in this region, then open a support case with the request ids.",
-            queries=queries + (Query("errors", expression=" + ".join(q.id for q in queries),
-                                     label="system errors"),))
+            queries=(*queries, Query("errors", expression=" + ".join(q.id for q in queries), label="system errors")))
     add("conditional_checks", "conditional_check_failed", "conditional-check-failed",
         f"Conditional writes on {table} failed more than usual (ConditionalCheckFailedRequests): business conflicts "
         "such as concurrent updates of the same items, not service errors. First look for a retry storm or a "
@@ -206,9 +217,24 @@ def _stat(query: Query, period: int) -> MetricStat:
                       dimensions=dict(query.dimensions) or None)
 
 
+class _AlarmCommon(TypedDict):
+    """The arguments every alarm has, single-metric or metric math."""
+
+    alarm_name: str
+    alarm_description: str
+    comparison_operator: Literal["GreaterThanThreshold"]
+    threshold: float
+    evaluation_periods: int
+    datapoints_to_alarm: int
+    treat_missing_data: TreatMissingData
+    alarm_actions: list[str]
+    ok_actions: list[str]
+    tags: dict[str, str] | None
+
+
 def alarm_arguments(spec: AlarmSpec, actions: list[str], tags: dict[str, str]) -> CloudwatchMetricAlarm:
     rule = spec.settings
-    common = dict(
+    common = _AlarmCommon(
         alarm_name=spec.name, alarm_description=spec.description, comparison_operator="GreaterThanThreshold",
         threshold=rule.threshold, evaluation_periods=rule.evaluation_periods, datapoints_to_alarm=rule.datapoints,
         treat_missing_data=rule.missing, alarm_actions=actions, ok_actions=actions, tags=tags or None,
@@ -217,7 +243,8 @@ def alarm_arguments(spec: AlarmSpec, actions: list[str], tags: dict[str, str]) -
         percentile = spec.metric.stat.startswith("p")
         return CloudwatchMetricAlarm(
             **common, metric_name=spec.metric.name, namespace=NAMESPACE, period=rule.period,
-            statistic=None if percentile else spec.metric.stat,
+            # Not a percentile: one of CloudWatch's statistic names (the model validates it).
+            statistic=None if percentile else cast("Statistic", spec.metric.stat),
             extended_statistic=spec.metric.stat if percentile else None,
             dimensions=dict(spec.metric.dimensions) or None,
         )

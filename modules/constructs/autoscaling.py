@@ -12,13 +12,24 @@ from modules.constructs.resources import (
     AppautoscalingPolicy,
     AppautoscalingTarget,
     PredefinedMetricSpecification,
+    PredefinedMetricType,
+    ScalableDimension,
     TargetTrackingConfiguration,
 )
 from modules.constructs.terraform import Block, resource
 from modules.design.model import TableDesign
 
-DIMENSIONS = {"read": "ReadCapacityUnits", "write": "WriteCapacityUnits"}
-METRICS = {"read": "DynamoDBReadCapacityUtilization", "write": "DynamoDBWriteCapacityUtilization"}
+# (table or index, read or write) -> the scalable dimension
+DIMENSIONS: dict[tuple[str, str], ScalableDimension] = {
+    ("table", "read"): "dynamodb:table:ReadCapacityUnits",
+    ("table", "write"): "dynamodb:table:WriteCapacityUnits",
+    ("index", "read"): "dynamodb:index:ReadCapacityUnits",
+    ("index", "write"): "dynamodb:index:WriteCapacityUnits",
+}
+METRICS: dict[str, PredefinedMetricType] = {
+    "read": "DynamoDBReadCapacityUtilization",
+    "write": "DynamoDBWriteCapacityUtilization",
+}
 
 
 def autoscaling(design: TableDesign, table_name: str, tags: dict[str, str]) -> list[Block]:
@@ -48,7 +59,7 @@ def _scale(
     bounds = capacity.read if direction == "read" else capacity.write
     target = resource(AppautoscalingTarget(
         resource_id=resource_id,
-        scalable_dimension=f"dynamodb:{kind}:{DIMENSIONS[direction]}",
+        scalable_dimension=DIMENSIONS[kind, direction],
         min_capacity=bounds.min,
         max_capacity=bounds.max,
         tags=tags or None,

@@ -10,15 +10,16 @@ one file.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 # jsii prints a large banner on Node versions it no longer supports; the runtime works regardless.
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "18,20")
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 
-import jsii  # noqa: E402
-from cdktf import (  # noqa: E402
+import jsii
+from cdktf import (
     App,
     LocalBackend,
     S3Backend,
@@ -28,7 +29,7 @@ from cdktf import (  # noqa: E402
     TerraformProviderGeneratorMetadata,
     TerraformStack,
 )
-from constructs import Construct  # noqa: E402
+from constructs import Construct
 
 __all__ = [
     "App",

@@ -10,9 +10,18 @@ from __future__ import annotations
 
 from modules.blueprint.provider import insights_mode, supports_insights_mode
 from modules.constructs.naming import logical_id
-from modules.constructs.resources import DynamodbContributorInsights, DynamodbContributorInsightsWithMode
+from modules.constructs.resources import (
+    DynamodbContributorInsights,
+    DynamodbContributorInsightsWithMode,
+    InsightsMode,
+)
 from modules.constructs.terraform import Block, resource
 from modules.design.model import TableDesign
+
+MODES: dict[str, InsightsMode] = {
+    "throttled_keys": "THROTTLED_KEYS",
+    "accessed_and_throttled_keys": "ACCESSED_AND_THROTTLED_KEYS",
+}
 
 
 def contributor_insights(design: TableDesign, table_name: str) -> list[Block]:
@@ -25,9 +34,10 @@ def contributor_insights(design: TableDesign, table_name: str) -> list[Block]:
     targets = [(base, None)] + [(logical_id(base, index.name), index.name) for index in design.global_indexes]
     blocks: list[Block] = []
     for name, index_name in targets:
+        arguments: DynamodbContributorInsights
         if supports_insights_mode(bp):
             arguments = DynamodbContributorInsightsWithMode(table_name=table_name, index_name=index_name,
-                                                            mode=mode.upper())
+                                                            mode=MODES[mode])
         else:
             arguments = DynamodbContributorInsights(table_name=table_name, index_name=index_name)
         blocks.append(resource(arguments, name))

@@ -61,7 +61,7 @@ def alarm_topic(design: TableDesign, rule_arn: str, tags: dict[str, str]) -> lis
             condition=[PolicyCondition(test="ArnEquals", variable="aws:SourceArn", values=[rule_arn])]),
     ]), logical_id(base, "topic_policy"))
     policy = resource(SnsTopicPolicy(arn=arn, policy=topic_policy.ref("json")), logical_id(base, "policy"))
-    return key + [topic, topic_policy, policy]
+    return [*key, topic, topic_policy, policy]
 
 
 def event_pattern(table_name: str, event_names: list[str]) -> str:

@@ -13,6 +13,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Number = int | float | str
 
+# Values the constructs compute (from blueprint settings) rather than write out literally.
+StreamViewType = Literal["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"]
+TableClass = Literal["STANDARD", "STANDARD_INFREQUENT_ACCESS"]
+ScalableDimension = Literal[
+    "dynamodb:table:ReadCapacityUnits",
+    "dynamodb:table:WriteCapacityUnits",
+    "dynamodb:index:ReadCapacityUnits",
+    "dynamodb:index:WriteCapacityUnits",
+]
+PredefinedMetricType = Literal["DynamoDBReadCapacityUtilization", "DynamoDBWriteCapacityUtilization"]
+InsightsMode = Literal["ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS"]
+TreatMissingData = Literal["breaching", "notBreaching", "ignore", "missing"]
+Statistic = Literal["Sum", "Average", "Maximum", "Minimum", "SampleCount"]
+
 
 class Block(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -80,8 +94,8 @@ class DynamodbTable(ResourceArguments):
     ttl: Ttl
     deletion_protection_enabled: bool
     stream_enabled: bool
-    stream_view_type: Literal["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"] | None = None
-    table_class: Literal["STANDARD", "STANDARD_INFREQUENT_ACCESS"]
+    stream_view_type: StreamViewType | None = None
+    table_class: TableClass
     tags: dict[str, str] | None = None
 
 
@@ -125,19 +139,14 @@ class AppautoscalingTarget(ResourceArguments):
     terraform_type: ClassVar[str] = "aws_appautoscaling_target"
     service_namespace: Literal["dynamodb"] = "dynamodb"
     resource_id: str
-    scalable_dimension: Literal[
-        "dynamodb:table:ReadCapacityUnits",
-        "dynamodb:table:WriteCapacityUnits",
-        "dynamodb:index:ReadCapacityUnits",
-        "dynamodb:index:WriteCapacityUnits",
-    ]
+    scalable_dimension: ScalableDimension
     min_capacity: int = Field(ge=1)
     max_capacity: int = Field(ge=1)
     tags: dict[str, str] | None = None
 
 
 class PredefinedMetricSpecification(Block):
-    predefined_metric_type: Literal["DynamoDBReadCapacityUtilization", "DynamoDBWriteCapacityUtilization"]
+    predefined_metric_type: PredefinedMetricType
 
 
 class TargetTrackingConfiguration(Block):
@@ -158,7 +167,7 @@ class AppautoscalingPolicy(ResourceArguments):
 class DynamodbContributorInsightsWithMode(DynamodbContributorInsights):
     """hashicorp/aws >= 6.11 only: `mode` selects which keys are recorded."""
 
-    mode: Literal["ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS"]
+    mode: InsightsMode
 
 
 # CloudWatch alarms -----------------------------------------------------------------------------------
@@ -188,11 +197,11 @@ class CloudwatchMetricAlarm(ResourceArguments):
     threshold: float
     evaluation_periods: int = Field(ge=1)
     datapoints_to_alarm: int = Field(ge=1)
-    treat_missing_data: Literal["breaching", "notBreaching", "ignore", "missing"]
+    treat_missing_data: TreatMissingData
     metric_name: str | None = None
     namespace: str | None = None
     period: int | None = None
-    statistic: Literal["Sum", "Average", "Maximum", "Minimum", "SampleCount"] | None = None
+    statistic: Statistic | None = None
     extended_statistic: str | None = None
     dimensions: dict[str, str] | None = None
     metric_query: list[MetricQuery] | None = Field(default=None, max_length=20)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modules.constructs.cdk import App, FragmentStack, LocalBackend, Provider, S3Backend, TerraformOutput, TerraformStack
+from modules.constructs.cdk import (
+    App,
+    FragmentStack,
+    LocalBackend,
+    Provider,
+    S3Backend,
+    TerraformOutput,
+    TerraformStack,
+)
 from modules.constructs.construct import TablewrightTable
 from modules.constructs.naming import logical_id
 from modules.constructs.record import STACK_OUTPUT
@@ -23,6 +31,7 @@ def add_backend(stack: TerraformStack, plan: Stack) -> None:
         LocalBackend(stack, path=f"terraform.{plan.name}.tfstate")
         return
     # `key` was resolved for this stack when the blueprint loaded ({blueprint}, {env}, {stack}).
+    assert backend.bucket is not None  # the model requires `bucket` for the s3 backend
     S3Backend(stack, bucket=backend.bucket, key=backend.key, region=backend.region,
               dynamodb_table=backend.dynamodb_table, encrypt=True)
 

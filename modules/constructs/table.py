@@ -14,14 +14,18 @@ from modules.constructs.resources import (
     LocalSecondaryIndex,
     PointInTimeRecovery,
     ServerSideEncryption,
+    StreamViewType,
     TableAttribute,
+    TableClass,
     Ttl,
 )
 from modules.constructs.terraform import Block, data_source, local, reference, resource
 from modules.design.model import TABLE, IndexDesign, TableDesign, key_names
 
-STREAM_VIEW = {"keys_only": "KEYS_ONLY", "new_image": "NEW_IMAGE", "old_image": "OLD_IMAGE",
-               "new_and_old_images": "NEW_AND_OLD_IMAGES"}
+STREAM_VIEW: dict[str, StreamViewType] = {"keys_only": "KEYS_ONLY", "new_image": "NEW_IMAGE", "old_image": "OLD_IMAGE",
+                                          "new_and_old_images": "NEW_AND_OLD_IMAGES"}
+TABLE_CLASS: dict[str, TableClass] = {"standard": "STANDARD",
+                                      "standard_infrequent_access": "STANDARD_INFREQUENT_ACCESS"}
 
 
 def table_address(design: TableDesign) -> str:
@@ -62,7 +66,7 @@ def table(design: TableDesign, tags: dict[str, str]) -> list[Block]:
         deletion_protection_enabled=spec.deletion_protection,
         stream_enabled=spec.stream != "off",
         stream_view_type=STREAM_VIEW.get(spec.stream),
-        table_class=spec.table_class.upper(),
+        table_class=TABLE_CLASS[spec.table_class],
         tags=tags or None,
     )
     # The autoscaler owns provisioned capacity once the table exists: never set it back.
@@ -131,5 +135,5 @@ def _encryption(base: str, spec: TableSpec, tags: dict[str, str],
         return ServerSideEncryption(enabled=True, kms_key_arn=spec.kms_key_arn), []
     key = kms_key(base, f"Encrypts DynamoDB table {spec.name} (Tablewright)", tags, [], protect)
     alias = KmsAlias(name=f"alias/tablewright/{spec.name}", target_key_id=key_ref(base, "key_id"))
-    return ServerSideEncryption(enabled=True, kms_key_arn=key_ref(base, "arn")), key + [
-        resource(alias, logical_id(base, "key_alias"))]
+    return ServerSideEncryption(enabled=True, kms_key_arn=key_ref(base, "arn")), [
+        *key, resource(alias, logical_id(base, "key_alias"))]

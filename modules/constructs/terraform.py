@@ -11,8 +11,9 @@ so the synthesized file is the one a construct per resource would write.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from modules.constructs.resources import ResourceArguments
 
@@ -74,7 +75,9 @@ class UnexpectedExpression(ValueError):
 
 
 # Every interpolation Tablewright writes starts like one of these; anything else must not be evaluated.
-OWN_EXPRESSIONS = re.compile(r"\$\{(aws_|data\.|local\.|max\(try\(local\.|try\(contains\(data\.|\{ for g in try\(data\.)")
+OWN_EXPRESSIONS = re.compile(
+    r"\$\{(aws_|data\.|local\.|max\(try\(local\.|try\(contains\(data\.|\{ for g in try\(data\.)"
+)
 _INTERPOLATION = re.compile(r"(?<![$%])[$%]\{")
 
 

@@ -7,7 +7,8 @@ requests, so the cookbook is tested by construction.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TABLE_KEYS, QueryPlan
 
@@ -35,12 +36,12 @@ def read_attributes(plan: QueryPlan) -> tuple[str, ...]:
 
 def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
     """The low-level boto3 request (`client.query|get_item|scan(**request)`)."""
-    values = dict(plan.values)
+    key_values = dict(plan.values)
     attributes = read_attributes(plan)
     if plan.operation == "GetItem":
         body: dict[str, Any] = {
             "TableName": table_name,
-            "Key": {plan.keys.pk: {"S": values[":pk"]}, plan.keys.sk: {"S": values[":sk"]}},
+            "Key": {plan.keys.pk: {"S": key_values[":pk"]}, plan.keys.sk: {"S": key_values[":sk"]}},
         }
         if attributes:
             body["ProjectionExpression"] = _projection(attributes)
@@ -55,7 +56,8 @@ def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
         body["IndexName"] = plan.index
     if plan.operation == "Query":
         body["KeyConditionExpression"] = plan.key_condition
-        names.update({"#pk": plan.keys.pk, "#sk": plan.keys.sk} if "#sk" in plan.key_condition else {"#pk": plan.keys.pk})
+        names.update({"#pk": plan.keys.pk, "#sk": plan.keys.sk} if "#sk" in plan.key_condition
+                     else {"#pk": plan.keys.pk})
         values.update({placeholder: {"S": template} for placeholder, template in plan.values})
     if plan.filter_expression:
         body["FilterExpression"] = plan.filter_expression

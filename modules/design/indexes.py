@@ -10,13 +10,13 @@ i-th index, and generated partition keys start with the entity's tag so they nev
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from modules.blueprint.model import AccessPattern, Blueprint, KeySpec
+from modules.blueprint.templates import KeyTemplate, Segment, entity_tag
 from modules.design.model import KeyNames, Shape, key_names
 from modules.design.serve import may_share
-from modules.blueprint.templates import KeyTemplate, Segment, entity_tag
 
 # Above this many patterns per entity the exact search would be slow; first-fit is used instead.
 EXACT_SEARCH_LIMIT = 14
@@ -70,7 +70,7 @@ def shape_for(bp: Blueprint, entity: str, needs: Sequence[Need]) -> tuple[KeyTem
     sequence = sort_sequence(needs, partition)
     if sequence is None:
         return None
-    pk = KeyTemplate((Segment(literal=entity_tag(entity)),) + tuple(Segment(attribute=a) for a in sorted(partition)))
+    pk = KeyTemplate((Segment(literal=entity_tag(entity)), *(Segment(attribute=a) for a in sorted(partition))))
     if not sequence:
         sequence = _identity(bp, entity, partition)
     sk = KeyTemplate(tuple(Segment(attribute=a) for a in sequence) or (Segment(literal=entity_tag(entity)),))
@@ -105,7 +105,7 @@ def minimum_groups(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[li
             return
         need = ordered[position]
         for group in groups:
-            if shape_for(bp, entity, group + [need]) is not None:
+            if shape_for(bp, entity, [*group, need]) is not None:
                 group.append(need)
                 search(position + 1, groups)
                 group.pop()
@@ -121,7 +121,7 @@ def _first_fit(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[list[N
     groups: list[list[Need]] = []
     for need in needs:
         for group in groups:
-            if shape_for(bp, entity, group + [need]) is not None:
+            if shape_for(bp, entity, [*group, need]) is not None:
                 group.append(need)
                 break
         else:

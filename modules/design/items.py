@@ -4,12 +4,13 @@ the same key templates the query plans use. Entities write GSI keys only for GSI
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from modules.blueprint.model import AttributeSpec
 from modules.blueprint.encoding import bucket_value, encode_key_value, stored_value
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, Shape, TableDesign
+from modules.blueprint.model import AttributeSpec
 from modules.blueprint.templates import SHARD, shard_number
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, Shape, TableDesign
 
 
 def placeholder_values(specs: Mapping[str, AttributeSpec], shape: Shape, values: Mapping[str, Any]) -> dict[str, str]:

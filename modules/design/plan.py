@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from modules.blueprint.model import AccessPattern, Blueprint
 from modules.blueprint.encoding import attribute_type_letter, describe_stored
+from modules.blueprint.model import AccessPattern, Blueprint, Operator
+from modules.blueprint.templates import parse_template
 from modules.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_groups, need_of, sharded_shape
 from modules.design.model import (
     ENTITY_ATTRIBUTE,
@@ -20,7 +21,6 @@ from modules.design.model import (
     key_names,
 )
 from modules.design.serve import Refusal, Served, serve
-from modules.blueprint.templates import parse_template
 from modules.errors import DesignError
 
 MAX_LOCAL_INDEXES = 5
@@ -41,7 +41,7 @@ def design(bp: Blueprint) -> TableDesign:
     groups = {entity: minimum_groups(bp, entity, needs) for entity, needs in pending.items()}
     planned = assign_indexes(bp, groups, members)
     for index, placements in planned.items():
-        for entity, (_, patterns) in placements.items():
+        for _, patterns in placements.values():
             for name in patterns:
                 served = serve(bp, bp.access_patterns[name], index, members[index])
                 if isinstance(served, Refusal):
@@ -50,7 +50,8 @@ def design(bp: Blueprint) -> TableDesign:
                 routes[name] = (index, served)
     index_names = sorted((name for name in members if name != TABLE), key=gsi_sort_key)
     _check_index_settings(bp, index_names)
-    projections = {name: _projection(bp, name, [p for p, (i, _) in routes.items() if i == name]) for name in index_names}
+    projections = {name: _projection(bp, name, [p for p, (i, _) in routes.items() if i == name])
+                   for name in index_names}
     indexes = tuple(
         IndexDesign(
             name=name,
@@ -150,7 +151,7 @@ def _route(
     if not pattern.equalities:
         raise DesignError(
             f"no `=` condition, so no partition can be addressed: a Query cannot serve it ({why})",
-            path=path + ("where",),
+            path=(*path, "where"),
             hint="add an `=` condition (for example per tenant, per day or per shard), "
                  "or accept a full-table read with `scan: allowed` and a `reason`",
         )
@@ -192,7 +193,7 @@ def _projection(bp: Blueprint, index: str, patterns: list[str]) -> Projection:
 
 
 def filter_conditions(
-    bp: Blueprint, pattern: AccessPattern, conditions: dict[str, str], entity_guard: bool
+    bp: Blueprint, pattern: AccessPattern, conditions: dict[str, Operator], entity_guard: bool
 ) -> tuple[str | None, tuple[tuple[str, dict[str, str]], ...], tuple[Parameter, ...]]:
     """A FilterExpression for `conditions` (values as the attributes are stored)."""
     specs = bp.entities[pattern.entities[0]].attributes

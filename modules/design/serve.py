@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from modules.blueprint.model import AccessPattern, Blueprint
 from modules.blueprint.encoding import describe_encoding
-from modules.design.model import TABLE, FanOut, Parameter, Shape
+from modules.blueprint.model import AccessPattern, Blueprint
 from modules.blueprint.templates import (
     AFTER_SEPARATOR,
     SEPARATOR,
@@ -24,6 +23,7 @@ from modules.blueprint.templates import (
     may_overlap,
     shard_values,
 )
+from modules.design.model import TABLE, FanOut, Parameter, Shape
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def may_share(bp: Blueprint, x: str, a: KeyTemplate, y: str, b: KeyTemplate, cou
         return False
     return all(
         may_overlap(_domain(bp, x, left), _domain(bp, y, right))
-        for left, right in zip(a.segments[:count], b.segments[:count])
+        for left, right in zip(a.segments[:count], b.segments[:count], strict=False)
     )
 
 

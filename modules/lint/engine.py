@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from modules.blueprint.load import LoadedBlueprint
 from modules.capacity.model import CapacityReport
@@ -12,7 +12,6 @@ from modules.design.model import TableDesign
 from modules.errors import SourceLocation
 from modules.lint import hot, keys, limits, versions  # noqa: F401  (registers the rules)
 from modules.lint.findings import RULES, SEVERITY_ORDER, Context, Finding
-
 
 Suppressed = tuple[str, str, int]  # code, reason, how many findings it silenced
 
@@ -41,7 +40,8 @@ def lint_design(design: TableDesign, capacity: CapacityReport) -> list[Finding]:
 
 def apply_ignore(found: Sequence[Finding], ignore: dict[str, str]) -> tuple[list[Finding], tuple[Suppressed, ...]]:
     """The findings `lint.ignore` keeps, and per ignored code its reason and how many it silenced."""
-    suppressed = tuple((code, reason, sum(1 for f in found if f.code == code)) for code, reason in sorted(ignore.items()))
+    suppressed = tuple((code, reason, sum(1 for f in found if f.code == code))
+                       for code, reason in sorted(ignore.items()))
     return [f for f in found if f.code not in ignore], suppressed
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
 from modules.capacity.model import CapacityReport
 from modules.design.model import TableDesign

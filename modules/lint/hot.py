@@ -8,12 +8,14 @@ template gets the traffic share its values imply (1/N for N values, or a declare
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from modules.blueprint.traits import hottest_share, key_cardinality, status_like
 from modules.capacity.size import read_units
 from modules.design.model import TABLE, Shape, TableDesign
 from modules.design.serve import may_share
+from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, rule
 
 PARTITION_RCU = 3000
@@ -88,7 +90,7 @@ def key_loads(ctx: Context) -> list[KeyLoad]:
     return loads
 
 
-def _where(design: TableDesign, index: str, entity: str) -> tuple[str, tuple, str]:
+def _where(design: TableDesign, index: str, entity: str) -> tuple[str, FieldPath, str]:
     """(name for messages, field path, where to set `shards`) for an entity's key on an index."""
     if index == TABLE:
         return "the table", ("entities", entity, "key", "pk"), f"entities.{entity}.key.shards"
@@ -164,7 +166,7 @@ def _fix(ctx: Context, load: KeyLoad, setting: str, warn: float) -> str:
 
 @rule("TW103", "Hot key over a partition's limit",
       "Shard the partition key (`shards: N`, N from the load, 5-20) or key it by a higher-cardinality attribute.")
-def hot_key_over_limit(ctx: Context):
+def hot_key_over_limit(ctx: Context) -> Iterator[Issue]:
     for load in key_loads(ctx):
         if load.wcu <= PARTITION_WCU and load.rcu <= PARTITION_RCU:
             continue
@@ -181,8 +183,9 @@ def hot_key_over_limit(ctx: Context):
 
 
 @rule("TW104", "Hot key near a partition's limit",
-      "Shard the partition key or spread its values before traffic grows; the estimate is above `lint.hot_key_warning`.")
-def hot_key_near_limit(ctx: Context):
+      "Shard the partition key or spread its values before traffic grows; "
+      "the estimate is above `lint.hot_key_warning`.")
+def hot_key_near_limit(ctx: Context) -> Iterator[Issue]:
     warn = ctx.design.blueprint.lint.hot_key_warning
     for load in key_loads(ctx):
         if load.wcu > PARTITION_WCU or load.rcu > PARTITION_RCU:
@@ -202,7 +205,7 @@ def hot_key_near_limit(ctx: Context):
 
 @rule("TW101", "Low-cardinality partition key",
       "Key by a high-cardinality attribute (an id), or keep the traffic within the stated headroom.")
-def low_cardinality(ctx: Context):
+def low_cardinality(ctx: Context) -> Iterator[Issue]:
     warn = ctx.design.blueprint.lint.hot_key_warning
     for load in key_loads(ctx):
         if load.wcu > PARTITION_WCU * warn or load.rcu > PARTITION_RCU * warn:
@@ -215,11 +218,13 @@ def low_cardinality(ctx: Context):
             name, path, _ = _where(ctx.design, load.index, entity)
             headroom = min(PARTITION_WCU / load.wcu if load.wcu else math.inf,
                            PARTITION_RCU / load.rcu if load.rcu else math.inf)
-            grows = f"; it reaches a partition's limit at about {headroom:,.0f}x today's rates" if headroom < math.inf else ""
+            grows = (f"; it reaches a partition's limit at about {headroom:,.0f}x today's rates"
+                     if headroom < math.inf else "")
             yield Issue(
                 "info",
                 f"{name}: {entity}'s partition key {load.shapes[entity].pk.text} takes about {distinct} value(s) "
-                f"({'; '.join(reasons)}); the busiest gets {load.wcu:,.1f} WCU and {load.rcu:,.1f} RCU per second{grows}",
+                f"({'; '.join(reasons)}); the busiest gets {load.wcu:,.1f} WCU and {load.rcu:,.1f} RCU "
+                f"per second{grows}",
                 "fine at the declared rates; key it by a high-cardinality attribute (or shard it) before traffic "
                 "grows toward that limit",
                 path,
@@ -229,7 +234,7 @@ def low_cardinality(ctx: Context):
 @rule("TW102", "GSI partitioned by a status",
       "A GSI keyed by a status is a traffic funnel, not an index: put a high-cardinality attribute in its "
       "partition key and the status in the sort key, use a sparse index, or shard it.")
-def status_funnel(ctx: Context):
+def status_funnel(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     for index in design.global_indexes:
         for entity, shape in index.members:

@@ -4,14 +4,16 @@ inside values, entities whose sort keys overlap, keys over DynamoDB's size limit
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
-from modules.blueprint.model import AttributeSpec
-from modules.blueprint.traits import mutable
 from modules.blueprint.encoding import EPOCH_WIDTH, sort_problem
-from modules.design.model import TABLE, TableDesign
-from modules.design.serve import may_share
+from modules.blueprint.model import AttributeSpec
 from modules.blueprint.templates import SEPARATOR, KeyTemplate
+from modules.blueprint.traits import mutable
+from modules.design.model import TABLE, Shape, TableDesign
+from modules.design.serve import may_share
+from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, rule
 
 MAX_PARTITION_KEY_BYTES = 2048
@@ -19,13 +21,13 @@ MAX_SORT_KEY_BYTES = 1024
 ID_LIKE = re.compile(r"(Id|ID|Key|Code|Sku|SKU|Number|Ref)$|^id$")
 
 
-def _shapes(design: TableDesign):
+def _shapes(design: TableDesign) -> Iterator[tuple[str, str, Shape]]:
     for entity, shapes in sorted(design.shapes.items()):
         for index, shape in sorted(shapes.items()):
             yield entity, index, shape
 
 
-def _path(design: TableDesign, entity: str, index: str, part: str) -> tuple:
+def _path(design: TableDesign, entity: str, index: str, part: str) -> FieldPath:
     if index == TABLE:
         return ("entities", entity, "key", part)
     if index in design.blueprint.entities[entity].index_keys:
@@ -41,7 +43,7 @@ def _index_name(index: str) -> str:
 @rule("TW201", "Changing value inside a key",
       "Keep mutable attributes (a status) out of the table's key: each change is a delete and a put in a "
       "transaction. In a GSI key a change costs two index writes, which capacity counts.")
-def mutable_in_key(ctx: Context):
+def mutable_in_key(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     for entity, index, shape in _shapes(design):
         specs = design.blueprint.entities[entity].attributes
@@ -49,7 +51,8 @@ def mutable_in_key(ctx: Context):
             for attribute in template.attributes:
                 if not mutable(attribute, specs[attribute]):
                     continue
-                declared = "declared mutable" if specs[attribute].mutable else "a status-like name, so assumed to change"
+                declared = ("declared mutable" if specs[attribute].mutable
+                            else "a status-like name, so assumed to change")
                 if index == TABLE:
                     yield Issue(
                         "warning",
@@ -84,7 +87,7 @@ def _ordered_by(design: TableDesign, entity: str, index: str) -> set[str]:
 
 @rule("TW202", "Sort key does not sort as its values",
       "Zero-pad numbers (`width`) and write timestamps in a chronological fixed-width format (the default ISO 8601).")
-def unsortable_sort_key(ctx: Context):
+def unsortable_sort_key(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     for entity, index, shape in _shapes(design):
         specs = design.blueprint.entities[entity].attributes
@@ -104,17 +107,18 @@ def unsortable_sort_key(ctx: Context):
 
 
 def _excludes_separator(pattern: str) -> bool:
-    return not any(re.fullmatch(pattern, probe) for probe in (SEPARATOR, f"a{SEPARATOR}b", f"x{SEPARATOR}", f"1{SEPARATOR}2"))
+    probes = (SEPARATOR, f"a{SEPARATOR}b", f"x{SEPARATOR}", f"1{SEPARATOR}2")
+    return not any(re.fullmatch(pattern, probe) for probe in probes)
 
 
 @rule("TW203", "Separator allowed inside a key value",
       "Declare `values:` or a `pattern:` without '#' for text attributes used in keys, or key by an id.")
-def separator_in_values(ctx: Context):
+def separator_in_values(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     seen: set[tuple[str, str]] = set()
-    for entity, index, shape in _shapes(design):
+    for entity, _index, shape in _shapes(design):
         specs = design.blueprint.entities[entity].attributes
-        for part, template in (("pk", shape.pk), ("sk", shape.sk)):
+        for template in (shape.pk, shape.sk):
             for attribute in template.attributes:
                 spec = specs[attribute]
                 if spec.type != "string" or (entity, attribute) in seen:
@@ -144,7 +148,7 @@ def separator_in_values(ctx: Context):
 
 @rule("TW204", "Overlapping sort keys of entities sharing partitions",
       "Start each entity's sort key with a literal of its own, so one entity's prefix is never a prefix of another's.")
-def overlapping_sort_keys(ctx: Context):
+def overlapping_sort_keys(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     bp = design.blueprint
     for index in [TABLE] + [i.name for i in design.indexes]:
@@ -202,7 +206,7 @@ def _max_bytes(spec: AttributeSpec, bucket: str | None) -> int | None:
         return EPOCH_WIDTH[fmt]
     if fmt == "iso8601":
         return 20
-    sample = datetime(2024, 9, 30, 23, 59, 59, 999999, tzinfo=timezone.utc).strftime(fmt)
+    sample = datetime(2024, 9, 30, 23, 59, 59, 999999, tzinfo=UTC).strftime(fmt)
     return len(sample.encode()) + 9 * fmt.count("%B")
 
 
@@ -223,7 +227,7 @@ def key_bytes(template: KeyTemplate, specs: dict[str, AttributeSpec]) -> int | N
 
 @rule("TW205", "Key over DynamoDB's size limit",
       "Partition keys may hold 2,048 bytes and sort keys 1,024: shorten the components or their `max_length`.")
-def key_size(ctx: Context):
+def key_size(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     for entity, index, shape in _shapes(design):
         specs = design.blueprint.entities[entity].attributes

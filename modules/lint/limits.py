@@ -3,10 +3,13 @@ projections, scans, filters, local-index item collections, autoscaling bounds.""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from modules.blueprint.traits import hottest_share
-from modules.capacity.model import HOURS_PER_MONTH, entry_bytes, item_bytes, projected_bytes, prices_for, write_units
+from modules.capacity.model import HOURS_PER_MONTH, entry_bytes, item_bytes, prices_for, projected_bytes, write_units
 from modules.design.model import TABLE, TableDesign
-from modules.lint.findings import Context, Issue, rule
+from modules.errors import FieldPath
+from modules.lint.findings import Context, Issue, Severity, rule
 
 MAX_GSIS = 20
 MAX_PROJECTED_ATTRIBUTES = 100
@@ -14,7 +17,7 @@ MAX_ITEM_BYTES = 400 * 1024
 ITEM_COLLECTION_LIMIT = 10 * 2**30
 
 
-def _index_path(design: TableDesign, index: str) -> tuple:
+def _index_path(design: TableDesign, index: str) -> FieldPath:
     if index in design.blueprint.indexes:
         return ("indexes", index)
     patterns = design.index(index).patterns
@@ -22,7 +25,7 @@ def _index_path(design: TableDesign, index: str) -> tuple:
 
 
 @rule("TW301", "More than 20 GSIs", "Overload GSIs across entities (the planner does), or split the table.")
-def too_many_gsis(ctx: Context):
+def too_many_gsis(ctx: Context) -> Iterator[Issue]:
     gsis = ctx.design.global_indexes
     if len(gsis) > MAX_GSIS:
         yield Issue(
@@ -36,7 +39,7 @@ def too_many_gsis(ctx: Context):
 
 @rule("TW302", "More than 100 projected attributes",
       "Project fewer attributes (`returns`, `indexes.<name>.projection`), or use KEYS_ONLY and a follow-up read.")
-def too_many_projected(ctx: Context):
+def too_many_projected(ctx: Context) -> Iterator[Issue]:
     counted = [(i.name, len(i.projection.attributes)) for i in ctx.design.indexes if i.projection.type == "INCLUDE"]
     total = sum(count for _, count in counted)
     if total > MAX_PROJECTED_ATTRIBUTES:
@@ -51,7 +54,7 @@ def too_many_projected(ctx: Context):
 
 
 @rule("TW303", "Item over 400 KB", "Split the item (e.g. a header item and detail items under one partition key).")
-def item_too_large(ctx: Context):
+def item_too_large(ctx: Context) -> Iterator[Issue]:
     for name, spec in sorted(ctx.design.blueprint.entities.items()):
         if spec.item_bytes and spec.item_bytes > MAX_ITEM_BYTES:
             yield Issue(
@@ -64,7 +67,7 @@ def item_too_large(ctx: Context):
 
 @rule("TW304", "ALL projection",
       "Project only what the patterns return (the default); ALL copies every attribute into the index.")
-def all_projection(ctx: Context):
+def all_projection(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     region, price, _ = prices_for(design.blueprint.region)
     bounds = design.blueprint.table.capacity
@@ -92,7 +95,7 @@ def all_projection(ctx: Context):
 
 @rule("TW305", "Pattern reads the whole table",
       "A Scan reads every item whatever its filter: give the pattern a key (an `=` condition), or keep the Scan rare.")
-def scan_pattern(ctx: Context):
+def scan_pattern(ctx: Context) -> Iterator[Issue]:
     design, capacity = ctx.design, ctx.capacity
     for plan in design.plans:
         if plan.operation != "Scan":
@@ -111,8 +114,9 @@ def scan_pattern(ctx: Context):
 
 
 @rule("TW306", "Filter on a non-key attribute",
-      "Filters run after the read and do not reduce its cost: make the attribute a key component or use a sparse index.")
-def filter_cost(ctx: Context):
+      "Filters run after the read and do not reduce its cost: "
+      "make the attribute a key component or use a sparse index.")
+def filter_cost(ctx: Context) -> Iterator[Issue]:
     design, capacity = ctx.design, ctx.capacity
     for plan in design.plans:
         pattern = design.blueprint.access_patterns[plan.pattern]
@@ -132,7 +136,7 @@ def filter_cost(ctx: Context):
 
 @rule("TW307", "Item collection over 10 GB with a local index",
       "Tables with local secondary indexes cap each partition key's items at 10 GB: spread them or use a GSI.")
-def item_collection_size(ctx: Context):
+def item_collection_size(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     if not design.local_indexes:
         return
@@ -150,7 +154,7 @@ def item_collection_size(ctx: Context):
                                                        for i in design.local_indexes if i.name in design.shapes[entity])
             total += spec.item_count * share * per_item
         if total > ITEM_COLLECTION_LIMIT / 2:
-            severity = "error" if total > ITEM_COLLECTION_LIMIT else "warning"
+            severity: Severity = "error" if total > ITEM_COLLECTION_LIMIT else "warning"
             yield Issue(
                 severity,
                 f"the busiest partition key {template} holds about {total / 2**30:,.1f} GB of items and local-index "
@@ -162,13 +166,14 @@ def item_collection_size(ctx: Context):
 
 @rule("TW308", "Autoscaling cannot reach the estimated peak",
       "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates.")
-def autoscaling_bounds(ctx: Context):
+def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
     bp = ctx.design.blueprint
     if bp.table.billing != "provisioned":
         return
     for load in ctx.capacity.loads:
         settings = bp.indexes.get(load.index)
         capacity = settings.capacity if settings and settings.capacity else bp.table.capacity
+        assert capacity is not None  # the model requires capacity with provisioned billing
         path = ("indexes", load.index, "capacity") if settings and settings.capacity else ("table", "capacity")
         for direction, bounds, suggested in (("read", capacity.read, load.suggested_read),
                                              ("write", capacity.write, load.suggested_write)):
@@ -180,6 +185,6 @@ def autoscaling_bounds(ctx: Context):
                     f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s x peak "
                     f"factor {bp.traffic.peak_factor:g} at {capacity.target_utilization}% target)",
                     f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates",
-                    path + (direction, "max"),
+                    (*path, direction, "max"),
                 )
 

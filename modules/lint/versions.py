@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.compose import Composer, blueprint_files, repository_root
+from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.yamlsource import load_yaml
 from modules.errors import TablewrightError
-from modules.lint.findings import Finding, Issue, comparison_rule
+from modules.lint.findings import Finding, Issue, Severity, comparison_rule
 
 KEY_TEMPLATE_CHANGED = comparison_rule("TW401", "Key template changed without a major version",
                 "Items already written keep their old keys: migrate (new index or table, dual write, backfill, "
@@ -65,7 +65,7 @@ def _namers(new: LoadedBlueprint, pattern: str, search: Path) -> list[Path]:
 
 def breaking_changes(old: LoadedBlueprint, new: LoadedBlueprint, search: Path) -> list[Finding]:
     bumped = _major(new.model.version) > _major(old.model.version)
-    severity = "info" if bumped else "error"
+    severity: Severity = "info" if bumped else "error"
     versions = f"{old.model.version} -> {new.model.version}"
     suffix = f" (major version bumped, {versions})" if bumped else f", but the version goes {versions}"
     findings = []
@@ -74,7 +74,7 @@ def breaking_changes(old: LoadedBlueprint, new: LoadedBlueprint, search: Path) -
         before = old_keys.get((entity, where))
         if before is None or before == (pk, sk):
             continue
-        path = ("entities", entity) + tuple(where.split(".")) + ("pk" if before[0] != pk else "sk",)
+        path = ("entities", entity, *where.split("."), "pk" if before[0] != pk else "sk")
         findings.append(KEY_TEMPLATE_CHANGED.finding(Issue(
             severity,
             f"{entity}'s {where} changes from {before[0]} / {before[1]} to {pk} / {sk}: items already written "

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Sequence
 
 from modules.capacity.model import PRICES, CapacityReport
 from modules.report.tables import text_table
@@ -35,7 +35,8 @@ def write_rows(report: CapacityReport) -> list[list[str]]:
 def load_rows(report: CapacityReport) -> list[list[str]]:
     return [
         [load.index, f"{load.read_units_per_second:,.1f}", f"{load.write_units_per_second:,.1f}",
-         f"{load.suggested_read[0]:,}-{load.suggested_read[1]:,}", f"{load.suggested_write[0]:,}-{load.suggested_write[1]:,}"]
+         f"{load.suggested_read[0]:,}-{load.suggested_read[1]:,}",
+         f"{load.suggested_write[0]:,}-{load.suggested_write[1]:,}"]
         for load in report.loads
     ]
 
@@ -54,7 +55,8 @@ def render_text(stacks: Sequence[Stack]) -> str:
     for stack in stacks:
         bp, report = stack.design.blueprint, stack.capacity
         parts += [
-            f"{bp.blueprint}: table {bp.table.name} ({bp.table.billing}); rates are averages, peaks x{bp.traffic.peak_factor:g}",
+            f"{bp.blueprint}: table {bp.table.name} ({bp.table.billing}); "
+            f"rates are averages, peaks x{bp.traffic.peak_factor:g}",
             "", "Reads", text_table(READ_HEADERS, read_rows(report)),
             "", "Writes", text_table(WRITE_HEADERS, write_rows(report)),
             "", "Per index", text_table(LOAD_HEADERS, load_rows(report)),

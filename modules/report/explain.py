@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from modules.capacity.model import CapacityReport
 from modules.design.cookbook import follow_up_request, request
@@ -28,7 +29,7 @@ def entity_rows(design: TableDesign) -> list[list[str]]:
 
 
 def operation_label(plan: QueryPlan) -> str:
-    label = plan.operation
+    label: str = plan.operation
     if plan.fan_out is not None:
         label += f" x{plan.fan_out.shards}" if plan.fan_out.kind == "shards" else f" per {plan.fan_out.bucket}"
     return label + (f" + {plan.follow_up.operation}" if plan.follow_up else "")

@@ -27,10 +27,9 @@ def _segments(line: str) -> list[tuple[bool, str]]:
         opening = _BACKTICKS.search(line, position)
         if opening is None:
             break
-        closing = opening
-        while (closing := _BACKTICKS.search(line, closing.end())) is not None:
-            if len(closing.group()) == len(opening.group()):
-                break
+        closing = _BACKTICKS.search(line, opening.end())
+        while closing is not None and len(closing.group()) != len(opening.group()):
+            closing = _BACKTICKS.search(line, closing.end())
         if closing is None:
             position = opening.end()
             continue

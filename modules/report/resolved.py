@@ -48,7 +48,7 @@ def render_resolved(loaded: LoadedBlueprint) -> str:
 
     def walk(value: Any, path: FieldPath, indent: str) -> None:
         for key, child in value.items():
-            child_path = path + (key,)
+            child_path = (*path, key)
             if _simple(child):
                 emit(f"{indent}{key}: {_flow(child)}", child_path)
             elif isinstance(child, dict):
@@ -57,7 +57,7 @@ def render_resolved(loaded: LoadedBlueprint) -> str:
             else:
                 emit(f"{indent}{key}:", child_path)
                 for position, item in enumerate(child):
-                    emit(f"{indent}  - {_flow(item)}", child_path + (position,))
+                    emit(f"{indent}  - {_flow(item)}", (*child_path, position))
 
     walk(loaded.composed or {}, (), "")
     return "\n".join(lines) + "\n"

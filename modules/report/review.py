@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -59,10 +60,10 @@ def _money(value: float) -> str:
 
 
 def _cost_rows(before: Cost | None, after: Cost | None) -> list[list[str]]:
-    def cell(cost: Cost | None, pick) -> str:
+    def cell(cost: Cost | None, pick: Callable[[Cost], str]) -> str:
         return pick(cost) if cost else "-"
 
-    def delta(pick) -> str:
+    def delta(pick: Callable[[Cost], float]) -> str:
         if not before or not after:
             return "-"
         change = pick(after) - pick(before)
@@ -91,7 +92,7 @@ def _data_section(stack: StackReview) -> list[str]:
             lines.append(f"- **{change.entity} joins {where}** (`{change.after}`): items written before carry no "
                          f"{change.index} keys, so the index misses them until they are backfilled:")
         lines += [f"  {number}. {step}" for number, step in enumerate(change.steps, 1)]
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _lint_section(stack: StackReview) -> list[str]:
@@ -119,12 +120,14 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
     lines += [f"> **Warning:** {warning}" for warning in stack.warnings] + ([""] if stack.warnings else [])
     lines += _data_section(stack)
     lines += _lint_section(stack)
-    if stack.cost_before or stack.cost_after:
-        detail = (stack.cost_after or stack.cost_before).detail
+    cost = stack.cost_after or stack.cost_before
+    if cost:
+        detail = cost.detail
         lines += ["#### Capacity and cost", "", markdown_table(("", "Before", "After", "Change"),
                                                                _cost_rows(stack.cost_before, stack.cost_after)),
-                  "", f"Estimated from the blueprint's rates ({detail.region} prices of {detail.price_date}; provisioned "
-                      "at the suggested autoscaling minimums). `python main.py capacity` has the detail.", ""]
+                  "", f"Estimated from the blueprint's rates ({detail.region} prices of {detail.price_date}; "
+                      "provisioned at the suggested autoscaling minimums). `python main.py capacity` has the detail.",
+                  ""]
     if stack.head is not None:
         lines += ["<details>", "<summary>Design: entities, access patterns and indexes</summary>", "",
                   explain.render_markdown(stack.head), "</details>", ""]

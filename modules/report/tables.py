@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=False)]
     line = "  ".join("-" * width for width in widths)
-    render = lambda cells: "  ".join(str(cell).ljust(width) for cell, width in zip(cells, widths)).rstrip()  # noqa: E731
+
+    def render(cells: Sequence[object]) -> str:
+        return "  ".join(str(cell).ljust(width) for cell, width in zip(cells, widths, strict=False)).rstrip()
+
     return "\n".join([render(headers), line, *(render(row) for row in rows)])
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    escape = lambda cell: str(cell).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    def escape(cell: object) -> str:
+        return str(cell).replace("|", "\\|").replace("\n", " ")
+
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(escape(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)

@@ -35,7 +35,7 @@ def render_text(results: list[BlueprintResult]) -> str:
     parts = []
     for result in results:
         parts += [_heading(result), text_table(HEADERS, _rows(result)), *(f"FAIL {f}" for f in _failures(result)), ""]
-    return "\n".join(parts + [NOTE]) + "\n"
+    return "\n".join([*parts, NOTE]) + "\n"
 
 
 def render_markdown(results: list[BlueprintResult]) -> str:
@@ -43,7 +43,7 @@ def render_markdown(results: list[BlueprintResult]) -> str:
     for result in results:
         parts += [f"### {_heading(result)}", "", markdown_table(HEADERS, _rows(result)), ""]
         parts += [f"- **FAIL** {f}" for f in _failures(result)]
-    return "\n".join(parts + ["", f"_{NOTE}_"]) + "\n"
+    return "\n".join([*parts, "", f"_{NOTE}_"]) + "\n"
 
 
 def render_json(results: list[BlueprintResult]) -> str:

@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from modules.errors import PlanError
 
@@ -61,7 +61,7 @@ def _resolve(value: Any, resources: dict[str, dict[str, Any]]) -> Any:
     if not isinstance(value, str):
         return value
 
-    def configured(match: re.Match) -> str:
+    def configured(match: re.Match[str]) -> str:
         known = resources.get(match.group(1), {}).get(match.group(2))
         return str(known) if isinstance(known, (str, int)) and not isinstance(known, bool) else match.group(0)
 
@@ -84,8 +84,9 @@ def _resources(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
         resolved = again
 
 
-def _forcing(address: str, changed: Callable[[str], bool]) -> tuple[str, ...]:
-    return tuple(arg for arg in FORCES_REPLACEMENT.get(address.split(".")[0], ()) if changed(arg))
+def _forcing_arguments(address: str) -> tuple[str, ...]:
+    """The arguments of this resource's type whose change forces replacement."""
+    return FORCES_REPLACEMENT.get(address.split(".")[0], ())
 
 
 def from_configs(before: dict[str, Any], after: dict[str, Any]) -> list[ResourceChange]:
@@ -102,7 +103,7 @@ def from_configs(before: dict[str, Any], after: dict[str, Any]) -> list[Resource
         if was is None or now is None:
             actions[address] = "create" if was is None else "delete"
         elif was != now:
-            forcing[address] = _forcing(address, lambda arg: was.get(arg) != now.get(arg))
+            forcing[address] = tuple(arg for arg in _forcing_arguments(address) if was.get(arg) != now.get(arg))
             actions[address] = "replace" if forcing[address] else "update"
     replaced: set[str] = set()
     while (now_replaced := {a for a, action in actions.items() if action == "replace"}) != replaced:
@@ -110,7 +111,7 @@ def from_configs(before: dict[str, Any], after: dict[str, Any]) -> list[Resource
         for address in sorted(old.keys() & new.keys()):
             if not _mentions(new[address], replaced):
                 continue
-            moved = _forcing(address, lambda arg: _mentions(new[address].get(arg), replaced))
+            moved = tuple(arg for arg in _forcing_arguments(address) if _mentions(new[address].get(arg), replaced))
             if moved:
                 forcing[address] = tuple(sorted(set(forcing.get(address, ())) | set(moved)))
                 actions[address] = "replace"
@@ -128,7 +129,7 @@ def _fill_unknown(value: Any, unknown: Any) -> Any:
     if isinstance(value, dict) and isinstance(unknown, dict):
         return {**value, **{k: _fill_unknown(value.get(k), u) for k, u in unknown.items() if u}}
     if isinstance(value, list) and isinstance(unknown, list):
-        return [_fill_unknown(v, u) for v, u in zip(value, unknown)] + value[len(unknown):]
+        return [_fill_unknown(v, u) for v, u in zip(value, unknown, strict=False)] + value[len(unknown):]
     return value
 
 

@@ -182,6 +182,7 @@ def _index_changes(address: str, before: TableFacets, after: TableFacets) -> lis
         old, new = before.global_indexes.get(name), after.global_indexes.get(name)
         subject = f"GSI {name}"
         if old is None:
+            assert new is not None  # the name is on one side at least
             changes.append(Change(address, "create", "index", subject, "window",
                                   f"DynamoDB builds the index ({_index_label(new)}) by backfilling every item: "
                                   "minutes to hours, one index at a time"))
@@ -195,7 +196,8 @@ def _index_changes(address: str, before: TableFacets, after: TableFacets) -> lis
                                   "new one is ACTIVE"))
         elif old.capacity != new.capacity and before.billing_mode == after.billing_mode:
             changes.append(Change(address, "update", "capacity", f"{subject} capacity", "safe",
-                                  f"read/write {old.capacity[0]}/{old.capacity[1]} -> {new.capacity[0]}/{new.capacity[1]}"))
+                                  f"read/write {old.capacity[0]}/{old.capacity[1]} -> "
+                                  f"{new.capacity[0]}/{new.capacity[1]}"))
     return changes
 
 
@@ -232,7 +234,8 @@ def _table_updates(address: str, before: TableFacets, after: TableFacets, produc
     if before.encryption != after.encryption:
         changes.append(Change(address, "update", "table", f"{table}: encryption {_encryption_label(before.encryption)}"
                               f" -> {_encryption_label(after.encryption)}", "window",
-                              f"DynamoDB re-encrypts the table with the new key ({after.encryption[1] or 'aws/dynamodb'})"
+                              "DynamoDB re-encrypts the table with the new key "
+                              f"({after.encryption[1] or 'aws/dynamodb'})"
                               if after.encryption[0] else "DynamoDB re-encrypts the table with an AWS owned key"))
     changes += _protection(address, f"{table}: point-in-time recovery", before.point_in_time_recovery,
                            after.point_in_time_recovery, production,

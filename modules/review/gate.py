@@ -4,14 +4,14 @@ decision a pipeline acts on: exit 1 on a blocked change, or on a window change o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from modules.blueprint.load import LoadedBlueprint
+from modules.constructs.record import STACK_OUTPUT
 from modules.errors import PlanError, TablewrightError
 from modules.review.changes import from_plan
 from modules.review.classify import ACKNOWLEDGEMENTS, Change, acknowledge, classify, counts, production_change
-from modules.constructs.record import STACK_OUTPUT
 from modules.review.review import StackReview, gsi_warning, verdict
 from modules.window import describe, is_open, next_opening
 
@@ -29,7 +29,7 @@ YEARS = range(2000, 3000)
 
 def parse_now(text: str | None) -> datetime:
     if text is None:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -49,7 +49,9 @@ def _plan_tables(plan: dict[str, Any]) -> set[str]:
     names = set()
     for entry in plan.get("resource_changes") or []:
         if isinstance(entry, dict) and entry.get("type") == "aws_dynamodb_table" and entry.get("mode") == "managed":
-            change = entry.get("change") if isinstance(entry.get("change"), dict) else {}
+            change = entry.get("change")
+            if not isinstance(change, dict):
+                change = {}
             for side in ("before", "after"):
                 value = change.get(side)
                 if isinstance(value, dict) and isinstance(value.get("name"), str):
@@ -97,7 +99,7 @@ def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Dec
     if is_open(window, now):
         return Decision(True, result, f"{waiting} window change(s), inside the maintenance window ({describe(window)})")
     opens = next_opening(window, now)
-    in_utc = opens.astimezone(timezone.utc)
+    in_utc = opens.astimezone(UTC)
     when = opens.isoformat() + ("" if opens.utcoffset() == in_utc.utcoffset() else f" ({in_utc.isoformat()})")
     return Decision(False, result, f"{waiting} window change(s) outside the maintenance window ({describe(window)}); "
                                    f"it next opens {when}")

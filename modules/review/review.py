@@ -7,6 +7,7 @@ import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from modules.blueprint.gitref import as_given, is_git_spec, load_spec
 from modules.blueprint.model import MaintenanceWindow
@@ -92,15 +93,17 @@ def _load_side(spec: str, side: str, scratch: Path, environment: str | None) -> 
     return [s for s in stacks if environment is None or s.source.environment == environment]
 
 
-def _configs(stacks: list[Stack], out: Path) -> dict[str, dict]:
+def _configs(stacks: list[Stack], out: Path) -> dict[str, dict[str, Any]]:
     if not stacks:
         return {}
-    return {stack.name: json.loads(path.read_text()) for stack, path in zip(stacks, synthesize(stacks, out))}
+    return {stack.name: json.loads(path.read_text())
+            for stack, path in zip(stacks, synthesize(stacks, out), strict=True)}
 
 
-def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: dict, new_config: dict,
-                 search: Path, acknowledged: frozenset[str] = frozenset()) -> StackReview:
+def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: dict[str, Any],
+                 new_config: dict[str, Any], search: Path, acknowledged: frozenset[str] = frozenset()) -> StackReview:
     current = new or old
+    assert current is not None  # the stack is on one side at least
     # The stricter side judges: a pull request cannot lower the bar it is judged by.
     was, now = (bool(side.source.model.production) if side else False for side in (old, new))
     production = was or now

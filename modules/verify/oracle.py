@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from modules.blueprint.encoding import bucket_value, encode_key_value, stored_value
-from modules.design.model import Parameter, QueryPlan, TableDesign
+from modules.blueprint.model import AttributeSpec, Operator
 from modules.blueprint.templates import SHARD, shard_number
+from modules.design.model import FanOut, Parameter, QueryPlan, TableDesign
 from modules.verify.samples import Sample, index_key
 
 PROBES_PER_PATTERN = 3
@@ -41,14 +43,14 @@ class Expected:
 
     @property
     def samples(self) -> list[Sample]:
-        return [sample for group, take in zip(self.groups, self.takes) for sample in group[:take]]
+        return [sample for group, take in zip(self.groups, self.takes, strict=True) for sample in group[:take]]
 
 
 def _candidates(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> list[Sample]:
     return [s for s in samples if s.entity in plan.entities and index_key(s, plan.keys) is not None]
 
 
-def _matches(conditions: dict[str, str], sample: Sample, values: dict[str, Any]) -> bool:
+def _matches(conditions: dict[str, Operator], sample: Sample, values: dict[str, Any]) -> bool:
     for attribute, op in conditions.items():
         value = sample.values.get(attribute)
         if value is None:
@@ -114,7 +116,9 @@ def probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> l
     return [Probe(values, encode_parameters(specs, plan, values)) for values in result]
 
 
-def _absent(specs: dict, equalities: Sequence[str], template: dict[str, Any]) -> dict[str, Any] | None:
+def _absent(
+    specs: dict[str, AttributeSpec], equalities: Sequence[str], template: dict[str, Any]
+) -> dict[str, Any] | None:
     """The same parameters with one free-text `=` value that no item has."""
     for attribute in equalities:
         spec = specs[attribute]
@@ -123,7 +127,7 @@ def _absent(specs: dict, equalities: Sequence[str], template: dict[str, Any]) ->
     return None
 
 
-def encode_parameters(specs: dict, plan: QueryPlan, values: dict[str, Any]) -> dict[str, str]:
+def encode_parameters(specs: dict[str, AttributeSpec], plan: QueryPlan, values: dict[str, Any]) -> dict[str, str]:
     """Each parameter's text: key encoding, stored form (filters), or derived (shard, time bucket)."""
     encoded: dict[str, str] = {}
     for parameter in plan.parameters:
@@ -134,7 +138,7 @@ def encode_parameters(specs: dict, plan: QueryPlan, values: dict[str, Any]) -> d
             encoded[parameter.name] = str(text)
     shape = plan.shape
     for parameter in plan.parameters:
-        if parameter.role != "derived" or plan.fan_out is not None and _fanned(plan, parameter):
+        if parameter.role != "derived" or (plan.fan_out is not None and _fanned(plan.fan_out, parameter)):
             continue
         if parameter.name == SHARD:
             encoded[SHARD] = shard_number([encoded[a] for a in shape.shard_by], shape.shards)
@@ -144,9 +148,8 @@ def encode_parameters(specs: dict, plan: QueryPlan, values: dict[str, Any]) -> d
     return encoded
 
 
-def _fanned(plan: QueryPlan, parameter: Parameter) -> bool:
+def _fanned(fan_out: FanOut, parameter: Parameter) -> bool:
     """Whether the runner supplies this derived parameter itself, once per shard or bucket."""
-    fan_out = plan.fan_out
     if fan_out.kind == "shards":
         return parameter.name == SHARD
     return parameter.name == f"{fan_out.attribute}:{fan_out.bucket}"
@@ -161,10 +164,12 @@ def expected(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], pr
     attributes = ([declared] if declared else []) + [a for a in plan.order_attributes if a != declared]
     if len(plan.entities) > 1:
         # An item collection comes back in sort-key order, whatever entities it mixes.
-        def sort_key(sample: Sample) -> tuple:
-            return (index_key(sample, plan.keys)[1],)
+        def sort_key(sample: Sample) -> tuple[Any, ...]:
+            key = index_key(sample, plan.keys)
+            assert key is not None  # `_candidates` keeps only the items on the index
+            return (key[1],)
     else:
-        def sort_key(sample: Sample) -> tuple:
+        def sort_key(sample: Sample) -> tuple[Any, ...]:
             return tuple(sample.values[a] for a in attributes)
     ordered = sorted(matching, key=sort_key, reverse=pattern.order == "desc")
     groups: list[tuple[Sample, ...]] = []

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from modules.blueprint.encoding import bucket_range, sort_problem
+from modules.blueprint.model import AttributeSpec
 from modules.blueprint.templates import SHARD, shard_values
 from modules.capacity.size import batch_read_units, item_size, read_units
 from modules.design.cookbook import bind, request
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TABLE_KEYS, QueryPlan, TableDesign
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TABLE_KEYS, FollowUp, QueryPlan, TableDesign
 from modules.verify.oracle import Expected, Probe, expected, probes
 from modules.verify.samples import Sample
 
@@ -74,9 +76,11 @@ class Response:
     emulator_capacity: float
 
 
-def _read_pages(client: Any, operation: str, body: dict[str, Any], wanted: int | None) -> tuple[list[dict], int, float]:
+def _read_pages(
+    client: Any, operation: str, body: dict[str, Any], wanted: int | None
+) -> tuple[list[dict[str, Any]], int, float]:
     """Follow LastEvaluatedKey until the answer is complete or `wanted` items have arrived."""
-    items: list[dict] = []
+    items: list[dict[str, Any]] = []
     requests, capacity = 0, 0.0
     call = client.query if operation == "Query" else client.scan
     limited = "Limit" in body
@@ -94,7 +98,7 @@ def _read_pages(client: Any, operation: str, body: dict[str, Any], wanted: int |
             body["Limit"] = wanted - len(items)
 
 
-def fan_out_values(plan: QueryPlan, probe: Probe, specs: dict) -> list[dict[str, str]]:
+def fan_out_values(plan: QueryPlan, probe: Probe, specs: dict[str, AttributeSpec]) -> list[dict[str, str]]:
     """Parameter sets for every request of a fanned-out read, in the order they are read."""
     fan_out = plan.fan_out
     if fan_out is None:
@@ -111,7 +115,8 @@ def fan_out_values(plan: QueryPlan, probe: Probe, specs: dict) -> list[dict[str,
 
 
 def run_plan(
-    client: Any, plan: QueryPlan, table: str, probe: Probe, specs: dict, page_size: int | None = None
+    client: Any, plan: QueryPlan, table: str, probe: Probe, specs: dict[str, AttributeSpec],
+    page_size: int | None = None,
 ) -> Response:
     """Send the plan's requests with the probe's values (one per shard or bucket when it fans out),
     follow pagination, merge, then run the follow-up."""
@@ -120,7 +125,7 @@ def run_plan(
     if page_size is not None and plan.limit is None and plan.operation != "GetItem":
         template["Limit"] = page_size
     wanted = plan.limit
-    items: list[dict] = []
+    items: list[dict[str, Any]] = []
     requests, capacity = 0, 0.0
     for parameters in fan_out_values(plan, probe, specs):
         body = bind(template, parameters)
@@ -142,23 +147,26 @@ def run_plan(
     if wanted is not None:
         items = items[:wanted]
     if plan.follow_up is not None and items:
-        fetched, batches = _follow_up(client, plan, table, items)
+        fetched, batches = _follow_up(client, plan.follow_up, table, items)
         requests += batches
         items = [{**item, **fetched.get(table_key(item), {})} for item in items]
     return Response(items, requests, capacity)
 
 
-def _follow_up(client: Any, plan: QueryPlan, table: str, items: list[dict]) -> tuple[dict, int]:
+def _follow_up(
+    client: Any, follow_up: FollowUp, table: str, items: list[dict[str, Any]]
+) -> tuple[dict[tuple[str, str], dict[str, Any]], int]:
     """BatchGetItem on the base table for the attributes the index lacks."""
-    attributes = plan.follow_up.attributes
-    found: dict[tuple[str, str], dict] = {}
+    attributes = follow_up.attributes
+    found: dict[tuple[str, str], dict[str, Any]] = {}
     batches = 0
     keys = list(dict.fromkeys(table_key(item) for item in items))
     for start in range(0, len(keys), BATCH_GET_LIMIT):
-        pending: dict = {table: {
-            "Keys": [{TABLE_KEYS.pk: {"S": pk}, TABLE_KEYS.sk: {"S": sk}} for pk, sk in keys[start:start + BATCH_GET_LIMIT]],
-            "ProjectionExpression": ", ".join(f"#{a}" for a in attributes + (TABLE_KEYS.pk, TABLE_KEYS.sk)),
-            "ExpressionAttributeNames": {f"#{a}": a for a in attributes + (TABLE_KEYS.pk, TABLE_KEYS.sk)},
+        pending: dict[str, Any] = {table: {
+            "Keys": [{TABLE_KEYS.pk: {"S": pk}, TABLE_KEYS.sk: {"S": sk}}
+                     for pk, sk in keys[start:start + BATCH_GET_LIMIT]],
+            "ProjectionExpression": ", ".join(f"#{a}" for a in (*attributes, TABLE_KEYS.pk, TABLE_KEYS.sk)),
+            "ExpressionAttributeNames": {f"#{a}": a for a in (*attributes, TABLE_KEYS.pk, TABLE_KEYS.sk)},
         }}
         while pending:
             answer = client.batch_get_item(RequestItems=pending)
@@ -193,14 +201,14 @@ def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dic
             return f"unexpected item returned: {next(iter(extra))}"
         return None
     position = 0
-    for group, take in zip(want.groups, want.takes):
+    for group, take in zip(want.groups, want.takes, strict=True):
         group_rows = Counter(_row(s.item, returns) for s in group)
         chunk = actual[position:position + take]
-        for offset, row in enumerate(chunk):
-            if group_rows[row] <= 0:
+        for offset, got in enumerate(chunk):
+            if group_rows[got] <= 0:
                 wanted = _row(group[0].item, returns)
-                return f"item {position + offset + 1} differs: expected {wanted}, got {row}"
-            group_rows[row] -= 1
+                return f"item {position + offset + 1} differs: expected {wanted}, got {got}"
+            group_rows[got] -= 1
         if len(chunk) < take:
             return f"expected {sum(want.takes)} items, got {len(actual)}; first missing: {_row(group[0].item, returns)}"
         position += take

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from modules.blueprint.encoding import parse_value
 from modules.blueprint.model import AttributeSpec, Blueprint
 from modules.capacity.size import item_size
-from modules.blueprint.encoding import parse_value
 from modules.design.items import build_item
 from modules.design.model import TABLE, TABLE_KEYS, KeyNames, TableDesign
 from modules.errors import BlueprintError
 
-EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 WINDOW_SECONDS = 60 * 24 * 3600
 SMALL_POOL = 3
 BUCKET_WINDOW = {"day": 3 * 86400, "month": 90 * 86400}

@@ -12,7 +12,7 @@ from typing import Any
 
 def terraform_table(config: dict[str, Any]) -> dict[str, Any]:
     """The single `aws_dynamodb_table` of a synthesized stack."""
-    tables = list(config.get("resource", {}).get("aws_dynamodb_table", {}).values())
+    tables: list[dict[str, Any]] = list(config.get("resource", {}).get("aws_dynamodb_table", {}).values())
     if len(tables) != 1:
         raise ValueError(f"expected one aws_dynamodb_table in the stack, found {len(tables)}")
     return tables[0]

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from modules.design.model import TableDesign
 from modules.stack import Stack
@@ -51,7 +52,7 @@ def verify_stacks(stacks: Sequence[Stack], seed: int = 7) -> list[BlueprintResul
     results = []
     with _isolated_credentials(), mock_aws():
         client = embedded_client()
-        for stack, config in zip(stacks, configs):
+        for stack, config in zip(stacks, configs, strict=True):
             results.append(verify_table(client, stack.design, config, seed))
     return results
 
