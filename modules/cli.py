@@ -56,15 +56,19 @@ def refuse_lint_errors(stacks: Sequence[Stack], allowed: bool) -> None:
 
 def command_synth(args: argparse.Namespace) -> int:
     from modules.output import check_target
-    from modules.synth import synthesize
+    from modules.synth import check_locks, synthesize, write_locks
 
     check_target(Path(args.out))  # refuse a wrong --out before any work
     stacks = stacks_of(args)
     refuse_lint_errors(stacks, args.allow_lint_errors)
+    if args.locked:
+        check_locks(stacks)
     # An inherited CDKTF_OUTDIR must not redirect an explicit synth away from --out.
     os.environ.pop("CDKTF_OUTDIR", None)
     for path in synthesize(stacks, Path(args.out)):
         print(f"wrote {os.path.relpath(path)}")
+    for path in [] if args.locked else write_locks(stacks):
+        print(f"wrote {os.path.relpath(path)} (the design lock: review and commit it)")
     return 0
 
 
@@ -121,9 +125,10 @@ def _with_breaking_changes(spec: str, stacks: list[Stack]) -> list[Stack]:
         raise TablewrightError("--against compares one blueprint: name exactly one",
                                hint="lint BLUEPRINT --against OLD")
     with tempfile.TemporaryDirectory(prefix="tablewright-old-") as scratch:
-        old = {loaded.environment: loaded for loaded in load_spec(spec, Path(scratch), "--against")}
-        return [stack.with_findings(breaking_changes(old[stack.source.environment], stack.source,
-                                                     stack.source.path.parent))
+        old = {s.source.environment: s for s in build_stacks(load_spec(spec, Path(scratch), "--against"))}
+        return [stack.with_findings(breaking_changes(old[stack.source.environment].source,
+                                                     old[stack.source.environment].design, stack.source,
+                                                     stack.design, stack.source.path.parent))
                 if stack.source.environment in old else stack for stack in stacks]
 
 
@@ -229,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     synth = add("synth", "write cdktf.out/stacks/<stack>/cdk.tf.json", command_synth)
     synth.add_argument("--out", default="cdktf.out", help="output directory (default: cdktf.out)")
     synth.add_argument("--allow-lint-errors", action="store_true", help="synthesize despite lint errors")
+    synth.add_argument("--locked", action="store_true",
+                       help="never write the design locks; fail if the design differs from them (for pipelines)")
     explain_command = add("explain", "entity and access-pattern charts, indexes, query cookbook", command_explain)
     explain_command.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     explain_command.add_argument("--resolved", action="store_true",
@@ -276,9 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cdktf_app() -> int:
     """`cdktf synth` runs `python3 main.py`: synthesize where the CLI says (CDKTF_OUTDIR)."""
-    from modules.synth import synthesize_into
+    from modules.synth import check_locks, synthesize_into
 
-    synthesize_into(build_stacks(load_all([])), outdir=None)
+    stacks = build_stacks(load_all([]))
+    check_locks([stack for stack in stacks if stack.source.lock is not None])  # pipelines: locked when locked
+    synthesize_into(stacks, outdir=None)
     return 0
 
 

@@ -30,6 +30,8 @@ ERROR_CODES: dict[str, str] = {
     "E400": "`extends`: missing, outside the repository root, a cycle, too many files",
     "E401": "`environments`: a malformed overlay or an unknown environment",
     "E402": "naming and backend templates, physical names shared between stacks",
+    "E403": "the design lock (`<blueprint>.lock.json`) is not valid, or not this blueprint's",
+    "E404": "the design would change its lock, which `synth --locked` refuses",
     "E500": "the design cannot serve an access pattern",
     "E501": "index settings or names the design cannot honour",
     "E502": "lint errors, which `synth` and `verify` refuse without `--allow-lint-errors`",

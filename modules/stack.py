@@ -40,7 +40,7 @@ class Stack:
 def build_stack(loaded: LoadedBlueprint) -> Stack:
     """Design, estimate and lint one loaded stack (pure; errors are located in its files)."""
     try:
-        table = design(loaded.model)
+        table = design(loaded.model, loaded.lock)
     except TablewrightError as error:
         raise loaded.locate(error) from None
     capacity = estimate(table)

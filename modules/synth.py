@@ -1,10 +1,16 @@
-"""Synthesis: stacks -> cdktf -> cdktf.out, replacing the output directory only on success."""
+"""Synthesis: stacks -> cdktf -> cdktf.out, replacing the output directory only on success; and the
+design lock beside each blueprint, written or (`--locked`) checked."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, read_lock
+from modules.design.locked import lock_changes, lock_of
+from modules.errors import TablewrightError
 from modules.output import replace_output
 from modules.stack import Stack
 
@@ -25,3 +31,56 @@ def synthesize(stacks: Sequence[Stack], outdir: Path) -> list[Path]:
     synthesis: modules/output.py). Returns the cdk.tf.json files."""
     target = replace_output(outdir, lambda staging: synthesize_into(stacks, str(staging)))
     return [target / "stacks" / stack.name / "cdk.tf.json" for stack in stacks]
+
+
+def lock_texts(stacks: Sequence[Stack]) -> dict[Path, tuple[str, LockFile, LockFile | None]]:
+    """Per blueprint file: the lock text its design deploys, that lock, and the lock on disk (if any).
+    Environments not among `stacks` (`synth --env`) keep their entries."""
+    found: dict[Path, tuple[str, LockFile, LockFile | None]] = {}
+    for path in dict.fromkeys(stack.source.path for stack in stacks):
+        existing = read_lock(lock_path(path))
+        on_disk = existing[0] if existing else None
+        environments = dict(on_disk.environments) if on_disk else {}
+        ours = [stack for stack in stacks if stack.source.path == path]
+        environments.update({stack.source.environment or DEFAULT_ENVIRONMENT: lock_of(stack.design) for stack in ours})
+        lock = LockFile(lock_version=LOCK_VERSION, blueprint=ours[0].design.blueprint.blueprint,
+                        environments=dict(sorted(environments.items())))
+        text = json.dumps(lock.model_dump(mode="json", exclude_defaults=True), indent=2, sort_keys=True) + "\n"
+        found[path] = (text, lock, on_disk)
+    return found
+
+
+def check_locks(stacks: Sequence[Stack]) -> None:
+    """`--locked`: every blueprint has a lock and its design is exactly that lock (nothing is written)."""
+    for path, (text, lock, on_disk) in lock_texts(stacks).items():
+        where = lock_path(path)
+        if on_disk is None:
+            raise TablewrightError(f"{path} has no design lock ({where.name}) to check against", code="E404",
+                                   hint=f"run `python main.py synth {path}` (without --locked) and commit {where}")
+        if text == where.read_text():
+            continue
+        changes = [f"{environment}: {line}" for environment, entry in lock.environments.items()
+                   for line in lock_changes(on_disk.environments.get(environment), entry)]
+        shown = "; ".join(changes[:8]) + (f"; and {len(changes) - 8} more" if len(changes) > 8 else "")
+        raise TablewrightError(
+            f"the design of {path} differs from its lock {where.name}: {shown or 'the file is not as synth writes it'}",
+            code="E404",
+            hint=f"if the change is intended, run `python main.py synth {path}` (without --locked), review the "
+                 f"diff of {where} and commit it; otherwise undo the blueprint change")
+
+
+def write_locks(stacks: Sequence[Stack]) -> list[Path]:
+    """Write each blueprint's lock beside it (atomically; never through a symbolic link). Returns the
+    locks that changed."""
+    written = []
+    for path, (text, _, _) in lock_texts(stacks).items():
+        where = lock_path(path)
+        if where.is_symlink():
+            raise TablewrightError(f"{where} is a symbolic link", code="E403", hint="make it a regular file")
+        if where.exists() and where.read_text() == text:
+            continue
+        staging = where.with_name(f".{where.name}.{os.getpid()}")
+        staging.write_text(text)
+        staging.replace(where)
+        written.append(where)
+    return written

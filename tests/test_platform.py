@@ -237,9 +237,17 @@ def test_key_template_change_needs_a_major_version(tmp_path, run_cli):
     new = write(tmp_path, "new/svc.yaml", SERVICE.replace('pk: "USER#{userId}"', 'pk: "U#{userId}"'))
     code, out, _ = run_cli("lint", new, "--against", old)
     assert code == 1
-    assert f"{new}:7:" in out and "error TW401: User's key changes from USER#{userId} / PROFILE to U#{userId}" in out
-    assert "1.0.0 -> 1.0.0" in out
+    assert f"{new}:7:" in out
+    assert "error TW401: User's keys on the table change from USER#{userId} / PROFILE in PK/SK" in out
+    assert "1.0.0 -> 1.0.0" in out and "no migration is declared" in out
     new.write_text(new.read_text().replace("version: 1.0.0", "version: 2.0.0"))
+    code, out, _ = run_cli("lint", new, "--against", old)
+    assert code == 1 and "error TW401" in out and "major version bumped, 1.0.0 -> 2.0.0" in out  # still undeclared
+    new.write_text(new.read_text() + textwrap.dedent("""\
+        migrations:
+          - {entity: User, from: {pk: "USER#{userId}", sk: PROFILE}, to: {pk: "U#{userId}", sk: PROFILE},
+             reason: shorter keys}
+        """))
     code, out, _ = run_cli("lint", new, "--against", old)
     assert code == 0 and "info TW401" in out and "major version bumped, 1.0.0 -> 2.0.0" in out
 
@@ -264,7 +272,7 @@ def test_against_a_git_revision(tmp_path, run_cli, monkeypatch):
     path.write_text(path.read_text().replace("sk: PROFILE", "sk: USER"))
     monkeypatch.chdir(tmp_path)
     code, out, _ = run_cli("lint", "blueprints/svc.yaml", "--against", "HEAD:blueprints/svc.yaml")
-    assert code == 1 and "TW401: User's key changes from USER#{userId} / PROFILE to USER#{userId} / USER" in out
+    assert code == 1 and "TW401: User's keys on the table change from USER#{userId} / PROFILE in PK/SK" in out
     code, _, stderr = run_cli("lint", "blueprints/svc.yaml", "--against", "nope:blueprints/svc.yaml")
     assert code == 2 and "`nope` is not a commit in this repository" in stderr
 

@@ -124,14 +124,16 @@ def test_a_renamed_table_reads_as_blocked_with_the_data_loss_first(tmp_path):
 
 def test_a_key_template_change_reads_as_a_data_migration(tmp_path):
     page, _review = review_page(case_named("change_key_template"), tmp_path)
-    assert page.paragraphs[0].startswith("**SAFE: apply at any time**")  # Terraform sees nothing...
-    assert not any(t.header[:3] == ["Class", "Action", "Change"] for t in page.tables)
+    # Terraform sees nothing, but items already written keep their old keys: blocked, and said at the top.
+    assert page.paragraphs[0].startswith("**BLOCKED: a change would lose data or protection** (2 blocked, 0 window")
+    assert page.paragraphs[1].startswith("**Data migration:** `shop`: Order keys on the table change (NOT declared")
+    attention = next(t for t in page.tables if t.header[:3] == ["Class", "Action", "Change"])
+    assert [row[0] for row in attention.rows] == ["**blocked**", "**blocked**"]
     breaking = [p for p in page.paragraphs if "Breaking for items already written" in p]
     assert len(breaking) == 2 and "CUSTOMER#{customerId} / ORDER#{placedAt}#{orderId}" in breaking[0]
-    table_steps = page.ordered_lists[0]  # ...but the data needs the migration of reference article 1, section 4
-    assert [step.split(":")[0] for step in table_steps] == [
-        table_steps[0].split(":")[0], "Dual write", "Backfill", "Verify", "Cut over"]
-    assert "new table" in table_steps[0]
+    assert "Not declared under `migrations:`, so it is blocked" in breaking[0]
+    table_steps = page.ordered_lists[0]
+    assert [step.split(":")[0] for step in table_steps] == ["Dual write", "Backfill", "Verify", "Cut over", "Contract"]
     lint = next(t for t in page.tables if t.header[:2] == ["Code", "Severity"])
     assert "TW401" in [row[0] for row in lint.rows]
 

@@ -141,7 +141,8 @@ def test_synth_replaces_its_own_output_and_leaves_nothing_behind(clone, run_cli)
     code, _, stderr = run_cli("synth", "shop.yaml", "--out", "out")
     assert code == 0, stderr
     assert sorted(p.name for p in (clone / "out" / "stacks").iterdir()) == ["shop"]
-    assert sorted(p.name for p in clone.iterdir()) == [".git", "README.md", "out", "shared", "shop.yaml"]
+    assert sorted(p.name for p in clone.iterdir()) == [".git", "README.md", "out", "shared", "shop.lock.json",
+                                                       "shop.yaml"]
 
 
 def test_a_run_killed_between_the_renames_is_recovered(clone, run_cli):
@@ -152,7 +153,8 @@ def test_a_run_killed_between_the_renames_is_recovered(clone, run_cli):
     (clone / ".out.staging-999998" / MARKER).write_text("half written")
     recover(clone / "out")
     assert snapshot(clone / "out") == first
-    assert sorted(p.name for p in clone.iterdir()) == [".git", "README.md", "out", "shared", "shop.yaml"]
+    assert sorted(p.name for p in clone.iterdir()) == [".git", "README.md", "out", "shared", "shop.lock.json",
+                                                       "shop.yaml"]
 
 
 def test_a_leftover_that_is_not_ours_is_left_alone(clone):

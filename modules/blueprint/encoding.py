@@ -87,6 +87,16 @@ def example_value(spec: AttributeSpec) -> Any:
     }[spec.type]
 
 
+def key_encoding(spec: AttributeSpec) -> str:
+    """A short, stable name for how a value is written into keys: `timestamp:iso8601`, `number:width=6`.
+    Two specs with the same name write the same key text for the same value."""
+    if spec.type == "timestamp":
+        return f"timestamp:{spec.timestamp_format}"
+    if spec.type == "number":
+        return f"number:width={spec.width}" if spec.width else "number"
+    return spec.type
+
+
 def describe_encoding(spec: AttributeSpec) -> str:
     """How an application writes the value into a key, e.g. `ISO 8601 UTC, 2024-03-01T09:30:00Z`."""
     sample = encode_key_value(spec, example_value(spec))

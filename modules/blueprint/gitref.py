@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path, PurePosixPath
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints
+from modules.blueprint.lock import lock_path
 from modules.blueprint.yamlsource import MAX_FILE_BYTES, parse_yaml
 from modules.errors import BlueprintError, ErrorList, SourceLocation, TablewrightError, combined
 
@@ -113,7 +114,8 @@ def materialize(spec: str, scratch: Path) -> Path:
         raise _spec_error(spec, f"`{revision}` is not a commit in this repository",
                           "fetch it first (e.g. `git fetch origin main`), or name a branch, tag or commit that "
                           "exists") from None
-    pending = [relative]
+    lock = PurePosixPath(lock_path(Path(relative)).as_posix())
+    pending = [relative] + ([lock] if _exists(spec, commit, lock, root) else [])
     written: set[PurePosixPath] = set()
     while pending:
         path = pending.pop()
@@ -127,8 +129,17 @@ def materialize(spec: str, scratch: Path) -> Path:
         target = scratch.joinpath(*path.parts)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-        pending += _extended(text, path)
+        if path != lock:
+            pending += _extended(text, path)
     return scratch.joinpath(*relative.parts)
+
+
+def _exists(spec: str, commit: str, path: PurePosixPath, root: Path) -> bool:
+    try:
+        _git(spec, "cat-file", "-e", "--end-of-options", f"{commit}:{path.as_posix()}", cwd=root)
+    except BlueprintError:
+        return False
+    return True
 
 
 def as_given(error: TablewrightError, spec: str, scratch: Path) -> TablewrightError:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from modules.blueprint.compose import Document, environment_documents, read_document
+from modules.blueprint.compose import Composer, Document, environment_documents, read_document, repository_root
+from modules.blueprint.lock import DEFAULT_ENVIRONMENT, StackLock, lock_path, read_lock
 from modules.blueprint.model import KMS_KEY_ARN, REGION, S3_BUCKET, SEMVER, Blueprint
 from modules.blueprint.references import check_references
 from modules.blueprint.yamlsource import SourceMap
@@ -41,6 +42,7 @@ class LoadedBlueprint:
     path: Path
     environment: str | None = None
     composed: dict[str, Any] | None = None  # the merged document, as written across files
+    lock: StackLock | None = None  # this stack's entry in the design lock beside the blueprint
 
     @property
     def stack_name(self) -> str:
@@ -64,7 +66,25 @@ def load_blueprints(path: Path | str, root: Path | None = None) -> list[LoadedBl
     document = read_document(path, root)
     stacks = [_validate(doc, path, environment) for environment, doc in environment_documents(document).items()]
     _check_distinct_stacks(stacks)
-    return stacks
+    return _with_locks(stacks, path, root or repository_root(path))
+
+
+def _with_locks(stacks: list[LoadedBlueprint], path: Path, root: Path) -> list[LoadedBlueprint]:
+    """Each stack with its entry of the design lock beside the blueprint (if there is one)."""
+    where = lock_path(path)
+    if where.exists() and not Composer.resolved(where).is_relative_to(root.resolve()):
+        raise BlueprintError(f"the design lock {where} leads outside the repository root {root}", code="E403",
+                             hint="make it a regular file beside the blueprint")
+    found = read_lock(where)
+    if found is None:
+        return stacks
+    lock, source = found
+    name = stacks[0].model.blueprint
+    if lock.blueprint != name:
+        raise BlueprintError(f"the design lock is for blueprint `{lock.blueprint}`, not `{name}`",
+                             location=source.locate(("blueprint",)), code="E403",
+                             hint=f"restore {where.name} from git, or remove it to design `{name}` afresh")
+    return [replace(stack, lock=lock.environments.get(stack.environment or DEFAULT_ENVIRONMENT)) for stack in stacks]
 
 
 def load_blueprint(path: Path | str, environment: str | None = None) -> LoadedBlueprint:

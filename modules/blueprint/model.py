@@ -408,6 +408,16 @@ class IndexSpec(Strict):
     shard_by: list[AttributeName] | None = Field(
         default=None, description="Attributes hashed into the shard number (default: each entity's primary key)."
     )
+    rebuild: Literal["successor", "in_place"] = Field(
+        default="successor",
+        description="When the patterns on this (locked) index need a larger projection: `successor` builds a new "
+        "index with the same keys beside it and retires this one once nothing reads it; `in_place` rebuilds this "
+        "index (queries on it fail until it is ACTIVE again).",
+    )
+    remove: bool = Field(
+        default=False,
+        description="Remove this index from the design and its lock (a retiring index nothing reads any more).",
+    )
 
     @model_validator(mode="after")
     def _local(self) -> IndexSpec:
@@ -422,6 +432,30 @@ class IndexSpec(Strict):
 
 Operation = Literal["GetItem", "BatchGetItem", "Query", "Scan", "PutItem", "UpdateItem", "DeleteItem",
                     "TransactWriteItems"]
+
+
+class MigrationKey(Strict):
+    pk: str = Field(description="Partition key template, as in `key:` (without the shard number).")
+    sk: str = Field(description="Sort key template.")
+    shards: int | None = Field(default=None, ge=2, le=100)
+
+
+class Migration(Strict):
+    """A data migration this change carries out: an entity's keys change on the table or on an index, so
+    items already written must be rewritten. Declared, it is a window change with its steps; undeclared,
+    the review and the gate block it."""
+
+    entity: EntityName
+    index: str = Field(default="table", description="`table` or the index whose keys change.")
+    from_: MigrationKey = Field(alias="from", description="The keys before this change.")
+    to: MigrationKey = Field(description="The keys after this change (as the blueprint now declares them).")
+    strategy: Literal["dual_write_backfill", "backfill"] = Field(
+        default="dual_write_backfill",
+        description="`dual_write_backfill`: write both keys from the deploy on, backfill old items, then cut "
+        "over; `backfill`: rewrite old items in a maintenance window while writes are paused.",
+    )
+    reason: str = Field(min_length=1, max_length=1024, description="Why, and who runs the backfill.")
+
 
 class AlarmRule(Strict):
     """Overrides for one kind of alarm; unset values keep Tablewright's defaults (see the README)."""
@@ -625,6 +659,10 @@ class Blueprint(Strict):
     )
     naming: Naming = Field(default_factory=Naming)
     terraform: TerraformSettings = Field(default_factory=TerraformSettings)
+    migrations: list[Migration] = Field(
+        default_factory=list, max_length=50,
+        description="Key migrations this change carries out (see `Migration`); remove them once done.",
+    )
     environments: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="One stack per environment (`<blueprint>-<env>`): each overlay is merged over the blueprint.",

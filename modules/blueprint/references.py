@@ -11,7 +11,7 @@ from typing import Any
 
 from modules.blueprint.encoding import parse_value
 from modules.blueprint.invalid import Invalid
-from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec
+from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, Migration
 from modules.blueprint.provider import lowest_version, supports_insights_mode
 from modules.blueprint.templates import entity_tag, parse_template
 from modules.errors import BlueprintError, FieldPath, TablewrightError, combined
@@ -45,6 +45,8 @@ def check_references(bp: Blueprint) -> None:
     collect(_check_ttl, bp)
     collect(_check_provider, bp)
     collect(_check_lint_codes, bp)
+    for position, migration in enumerate(bp.migrations):
+        collect(_check_migration, bp, position, migration)
     if errors:
         raise combined(errors)
 
@@ -61,6 +63,19 @@ def _check_entity_tags(bp: Blueprint) -> None:
                 code="E204",
             )
         tags[tag] = name
+
+
+def _check_migration(bp: Blueprint, position: int, migration: Migration) -> None:
+    base = ("migrations", position)
+    if migration.entity not in bp.entities:
+        raise BlueprintError(f"unknown entity `{migration.entity}`", path=(*base, "entity"), code="E300",
+                             hint=_suggest(migration.entity, bp.entities))
+    for side, key in (("from", migration.from_), ("to", migration.to)):
+        for part in ("pk", "sk"):
+            try:
+                parse_template(getattr(key, part))
+            except Invalid as error:
+                raise BlueprintError(error.message, path=(*base, side, part), code="E301", hint=error.hint) from None
 
 
 def _check_lint_codes(bp: Blueprint) -> None:

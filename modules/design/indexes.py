@@ -5,6 +5,10 @@ Patterns of the same entity share a shape when one partition key and one sort-ke
 all; the planner partitions each entity's patterns into the fewest such groups (an exact search,
 small in practice). Entities overload the same GSIs: the i-th shape of every entity goes to the
 i-th index, and generated partition keys start with the entity's tag so they never collide.
+
+Nothing here depends on pattern names or on the order of the YAML: needs are ordered by what they
+ask of a key, groups by the key shape they make. Locked indexes (the design lock) are closed: new
+shapes go to new indexes numbered after every existing one.
 """
 
 from __future__ import annotations
@@ -35,6 +39,11 @@ def need_of(name: str, pattern: AccessPattern) -> Need:
     return Need(name, frozenset(pattern.equalities), pattern.ordering_attribute)
 
 
+def _canonical(need: Need) -> tuple[tuple[str, ...], str, str]:
+    """What a need asks of a key; the pattern's name only separates needs that ask the same."""
+    return tuple(sorted(need.equalities)), need.ordering or "", need.pattern
+
+
 def sort_sequence(needs: Sequence[Need], partition: frozenset[str]) -> list[str] | None:
     """Sort-key attributes that serve every need given the partition attributes, or None if impossible.
 
@@ -43,7 +52,7 @@ def sort_sequence(needs: Sequence[Need], partition: frozenset[str]) -> list[str]
     the one sequence that satisfies them all, or proves there is none.
     """
     sequence: list[str] = []
-    for need in sorted(needs, key=lambda n: (len(n.equalities - partition), n.pattern)):
+    for need in sorted(needs, key=lambda n: (len(n.equalities - partition), _canonical(n))):
         leading = need.equalities - partition
         size = len(leading)
         if len(sequence) >= size:
@@ -91,7 +100,7 @@ def _identity(bp: Blueprint, entity: str, partition: frozenset[str]) -> list[str
 
 def minimum_groups(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[list[Need]]:
     """Partition `needs` into the fewest groups that each have a shape."""
-    ordered = sorted(needs, key=lambda n: n.pattern)
+    ordered = sorted(needs, key=_canonical)
     if len(ordered) > EXACT_SEARCH_LIMIT:
         return _first_fit(bp, entity, ordered)
     best: list[list[Need]] | None = None
@@ -136,21 +145,24 @@ def gsi_sort_key(name: str) -> tuple[str, int, str]:
 
 
 def assign_indexes(
-    bp: Blueprint, groups: dict[str, list[list[Need]]], members: dict[str, dict[str, Shape]]
+    bp: Blueprint, groups: dict[str, list[list[Need]]], members: dict[str, dict[str, Shape]],
+    closed: frozenset[str] = frozenset(), first: int = 1,
 ) -> dict[str, dict[str, tuple[Shape, tuple[str, ...]]]]:
-    """Place every group's shape on the lowest-numbered GSI where its partitions cannot collide.
+    """Place every group's shape on the lowest-numbered GSI (from `first`, never a `closed` one) where
+    its partitions cannot collide.
 
     `members` (index -> entity -> shape) holds what is already placed and is extended in place.
     Returns index -> entity -> (shape, patterns) for the placements made here.
     """
     placed: dict[str, dict[str, tuple[Shape, tuple[str, ...]]]] = {}
     for entity in sorted(groups):
-        ordered = sorted(groups[entity], key=lambda g: (-len(g), min(n.pattern for n in g)))
-        for group in ordered:
+        shaped = []
+        for group in groups[entity]:
             templates = shape_for(bp, entity, group)
             assert templates is not None
-            pk, sk = templates
-            name = _free_index(bp, entity, pk, members)
+            shaped.append((templates, group))
+        for (pk, sk), group in sorted(shaped, key=lambda item: (item[0][0].text, item[0][1].text)):
+            name = _free_index(bp, entity, pk, members, closed, first)
             shape = sharded_shape(bp, entity, name, pk, sk, key_names(name), None)
             members.setdefault(name, {})[entity] = shape
             placed.setdefault(name, {})[entity] = (shape, tuple(sorted(n.pattern for n in group)))
@@ -169,13 +181,14 @@ def sharded_shape(
     return Shape(pk.sharded(shards), sk, keys, tuple(shard_by))
 
 
-def _free_index(bp: Blueprint, entity: str, pk: KeyTemplate, members: dict[str, dict[str, Shape]]) -> str:
-    number = 1
+def _free_index(bp: Blueprint, entity: str, pk: KeyTemplate, members: dict[str, dict[str, Shape]],
+                closed: frozenset[str], first: int) -> str:
+    number = first
     while True:
         name = f"GSI{number}"
         taken = members.get(name, {})
         local = name in bp.indexes and bp.indexes[name].type == "local"
-        if not local and entity not in taken and not any(
+        if name not in closed and not local and entity not in taken and not any(
             may_share(bp, entity, pk, other, theirs.pk) for other, theirs in taken.items()
         ):
             return name

@@ -64,7 +64,11 @@ class Projection:
 
 @dataclass(frozen=True)
 class IndexDesign:
-    """A secondary index: which entities take part with which keys, and what it projects."""
+    """A secondary index: which entities take part with which keys, and what it projects.
+
+    `retiring`: kept because it is deployed (locked) but no pattern reads it any more; `successor` names
+    the index that took its patterns, `predecessor` the one whose patterns this one took.
+    """
 
     name: str
     keys: KeyNames
@@ -73,6 +77,10 @@ class IndexDesign:
     patterns: tuple[str, ...]
     reason: str
     local: bool = False
+    locked: bool = False
+    retiring: bool = False
+    successor: str | None = None
+    predecessor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,7 @@ class QueryPlan:
     order_attributes: tuple[str, ...]
     summary: str
     notes: tuple[str, ...] = ()
+    until_ready: str | None = None  # the index that serves the pattern while `index` is being built
 
     @property
     def operations_per_call(self) -> int:

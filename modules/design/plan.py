@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 
 from modules.blueprint.encoding import attribute_type_letter, describe_stored
+from modules.blueprint.lock import StackLock
 from modules.blueprint.model import AccessPattern, Blueprint, Operator
 from modules.blueprint.templates import parse_template
 from modules.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_groups, need_of, sharded_shape
+from modules.design.locked import LockedState, locked_indexes
 from modules.design.model import (
     ENTITY_ATTRIBUTE,
     TABLE,
@@ -26,20 +28,27 @@ from modules.errors import DesignError
 MAX_LOCAL_INDEXES = 5
 
 
-def design(bp: Blueprint) -> TableDesign:
-    """Route every access pattern and plan the GSIs it needs. Raises DesignError naming the pattern."""
+def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
+    """Route every access pattern and plan the GSIs it needs, keeping every index of the design lock as
+    it is. Raises DesignError naming the pattern."""
     members = _declared_shapes(bp)
+    declared = set(members)
+    locked = locked_indexes(bp, lock, declared)
+    members.update({name: dict(state.members) for name, state in locked.items()})
+    retiring = {name for name, state in locked.items() if state.retiring}
     routes: dict[str, tuple[str, Served]] = {}
     pending: dict[str, list[Need]] = {}
     for name in sorted(bp.access_patterns):
         pattern = bp.access_patterns[name]
-        route = _route(bp, name, pattern, members)
+        route = _route(bp, name, pattern, members, last=frozenset(retiring))
         if route is None:
             pending.setdefault(pattern.entities[0], []).append(need_of(name, pattern))
         else:
             routes[name] = route
+    created = _successors(bp, locked, members, routes)
     groups = {entity: minimum_groups(bp, entity, needs) for entity, needs in pending.items()}
-    planned = assign_indexes(bp, groups, members)
+    closed = frozenset(locked) | frozenset(created.values())
+    planned = assign_indexes(bp, groups, members, closed, first=_next_number(members) if locked else 1)
     for index, placements in planned.items():
         for _, patterns in placements.values():
             for name in patterns:
@@ -50,26 +59,95 @@ def design(bp: Blueprint) -> TableDesign:
                 routes[name] = (index, served)
     index_names = sorted((name for name in members if name != TABLE), key=gsi_sort_key)
     _check_index_settings(bp, index_names)
-    projections = {name: _projection(bp, name, [p for p, (i, _) in routes.items() if i == name])
-                   for name in index_names}
+    _check_migrations(bp, index_names)
+    _check_removals(bp, locked_indexes(bp, lock, declared, removed=True), routes, set(planned))
+    serving = {name: [p for p, (i, _) in sorted(routes.items()) if i == name] for name in index_names}
+    projections = {name: _locked_projection(bp, name, locked, created, serving)
+                   or _projection(bp, name, serving[name]) for name in index_names}
+    replaced_by = _replacements(locked, members, serving)
+    predecessors = {new: old for old, new in replaced_by.items()}
+    until_ready = {pattern: predecessors[i] for pattern, (i, _) in routes.items() if i in predecessors}
     indexes = tuple(
         IndexDesign(
             name=name,
             keys=next(iter(members[name].values())).keys,
             members=tuple(sorted(members[name].items())),
             projection=projections[name],
-            patterns=tuple(sorted(p for p, (i, _) in routes.items() if i == name)),
-            reason=_reason(bp, name, members[name], planned.get(name, {}), routes),
+            patterns=tuple(serving[name]),
+            reason=_reason(bp, name, members[name], planned.get(name, {}), routes, locked, predecessors),
             local=_is_local(bp, name),
+            locked=name in locked,
+            retiring=name in locked and not serving[name],
+            successor=replaced_by.get(name),
+            predecessor=predecessors.get(name),
         )
         for name in index_names
     )
-    plans = tuple(_plan(bp, name, routes[name], projections, members) for name in sorted(routes))
+    plans = tuple(_plan(bp, name, routes[name], projections, members, until_ready.get(name)) for name in sorted(routes))
     shapes: dict[str, dict[str, Shape]] = {}
     for index, entities in members.items():
         for entity, shape in entities.items():
             shapes.setdefault(entity, {})[index] = shape
     return TableDesign(bp, shapes, indexes, plans, _notes(groups))
+
+
+def _successors(bp: Blueprint, locked: dict[str, LockedState], members: dict[str, dict[str, Shape]],
+                routes: dict[str, tuple[str, Served]]) -> dict[str, str]:
+    """Locked indexes whose patterns now need a larger projection -> the successor that takes them: the
+    same key attributes and shapes under the next unused name, built beside the locked index while it
+    keeps serving (expand and contract). `indexes.<name>.rebuild: in_place` rebuilds the index itself."""
+    successors: dict[str, str] = {}
+    for name, state in sorted(locked.items(), key=lambda item: gsi_sort_key(item[0])):
+        settings = bp.indexes.get(name)
+        if settings is not None and (settings.rebuild == "in_place" or settings.projection is not None):
+            continue  # the blueprint asks for this index itself: rebuilt in place
+        served = [p for p, (i, _) in routes.items() if i == name]
+        needed = tuple(sorted({a for p in served for a in _needed(bp, bp.access_patterns[p])}))
+        if not served or not state.projection.lacks(needed):
+            continue
+        successor = f"GSI{_next_number(members)}"
+        members[successor] = dict(state.members)
+        successors[name] = successor
+        for pattern in served:
+            routes[pattern] = (successor, routes[pattern][1])  # the same shapes: the same key condition
+    return successors
+
+
+def _replacements(locked: dict[str, LockedState], members: dict[str, dict[str, Shape]],
+                  serving: dict[str, list[str]]) -> dict[str, str]:
+    """Retiring locked index -> the serving index with the same key attributes and shapes that replaced it
+    (created by `_successors` in this design, or in an earlier one and locked since)."""
+    found = {}
+    for old in sorted(locked, key=gsi_sort_key):
+        if serving[old]:
+            continue
+        same = [new for new in sorted(members, key=gsi_sort_key)
+                if new not in (old, TABLE) and serving.get(new) and members[new] == members[old]]
+        if same:
+            found[old] = same[0]
+    return found
+
+
+def _next_number(members: dict[str, dict[str, Shape]]) -> int:
+    """One above the highest `GSI<n>` in use: a new index never takes the name of one that exists."""
+    numbers = [gsi_sort_key(name)[1] for name in members if re.fullmatch(r"GSI\d+", name)]
+    return max(numbers, default=0) + 1
+
+
+def _locked_projection(bp: Blueprint, name: str, locked: dict[str, LockedState], successors: dict[str, str],
+                       serving: dict[str, list[str]]) -> Projection | None:
+    """A locked index keeps its projection unless the blueprint rebuilds it in place; a successor projects
+    what its predecessor did plus what the patterns now need."""
+    needed = tuple(sorted({a for p in serving[name] for a in _needed(bp, bp.access_patterns[p])}))
+    predecessor = next((old for old, new in successors.items() if new == name), None)
+    if predecessor is not None:
+        return Projection("INCLUDE", tuple(sorted(set(locked[predecessor].projection.attributes) | set(needed))))
+    if name not in locked:
+        return None
+    settings = bp.indexes.get(name)
+    grows = bool(locked[name].projection.lacks(needed))
+    rebuilt = settings is not None and (settings.projection is not None or (settings.rebuild == "in_place" and grows))
+    return None if rebuilt else locked[name].projection
 
 
 def _is_local(bp: Blueprint, index: str) -> bool:
@@ -110,15 +188,17 @@ def _declared_shapes(bp: Blueprint) -> dict[str, dict[str, Shape]]:
 
 
 def _route(
-    bp: Blueprint, name: str, pattern: AccessPattern, members: dict[str, dict[str, Shape]]
+    bp: Blueprint, name: str, pattern: AccessPattern, members: dict[str, dict[str, Shape]],
+    last: frozenset[str] = frozenset(),
 ) -> tuple[str, Served] | None:
-    """The first existing index that serves the pattern; None when a GSI must be planned for it."""
+    """The first existing index that serves the pattern (the `last` ones, retiring, only after every other);
+    None when a GSI must be planned for it."""
     path = ("access_patterns", name)
     if pattern.index is not None:
         candidates = [pattern.index]
     else:
-        declared = sorted((i for i in members if i != TABLE), key=gsi_sort_key)
-        candidates = [TABLE] + [i for i in declared if all(e in members[i] for e in pattern.entities)]
+        existing = sorted((i for i in members if i != TABLE), key=lambda i: (i in last, gsi_sort_key(i)))
+        candidates = [TABLE] + [i for i in existing if all(e in members[i] for e in pattern.entities)]
     refusals: list[tuple[str, Refusal]] = []
     for index in candidates:
         if pattern.consistent and index != TABLE and not _is_local(bp, index):
@@ -164,14 +244,35 @@ def _scan(bp: Blueprint, pattern: AccessPattern) -> Served:
 
 
 def _check_index_settings(bp: Blueprint, index_names: list[str]) -> None:
-    for name in bp.indexes:
-        if name not in index_names:
+    for name, settings in bp.indexes.items():
+        if name not in index_names and not settings.remove:
             known = ", ".join(index_names) or "none"
             raise DesignError(
                 f"settings for index `{name}`, which this design does not have",
                 path=("indexes", name),
                 hint=f"remove them; the design has these indexes: {known}",
             )
+
+
+def _check_removals(bp: Blueprint, removed: dict[str, LockedState], routes: dict[str, tuple[str, Served]],
+                    planned: set[str]) -> None:
+    """An index the blueprint removes must not be one a pattern still needs (it would be planned again)."""
+    for name, state in removed.items():
+        needing = sorted(pattern for pattern, (index, _) in routes.items() if index in planned
+                         and isinstance(serve(bp, bp.access_patterns[pattern], name, state.members), Served))
+        if needing:
+            raise DesignError(f"{name} still serves {', '.join(needing)}, so it cannot be removed",
+                              path=("indexes", name, "remove"), code="E501",
+                              hint=f"remove or change those patterns first (then {name} retires), or drop "
+                                   "`remove: true`")
+
+
+def _check_migrations(bp: Blueprint, index_names: list[str]) -> None:
+    for position, migration in enumerate(bp.migrations):
+        if migration.index != TABLE and migration.index not in index_names:
+            raise DesignError(f"the migration names index `{migration.index}`, which this design does not have",
+                              path=("migrations", position, "index"),
+                              hint=f"use `table` or one of: {', '.join(index_names) or 'none'}")
 
 
 def _needed(bp: Blueprint, pattern: AccessPattern) -> tuple[str, ...]:
@@ -225,15 +326,21 @@ def _plan(
     route: tuple[str, Served],
     projections: dict[str, Projection],
     members: dict[str, dict[str, Shape]],
+    until_ready: str | None = None,
 ) -> QueryPlan:
     index, served = route
     pattern = bp.access_patterns[name]
     returns = _needed(bp, pattern)
     local = _is_local(bp, index)
-    keys = key_names(index, local)
+    keys = members[index][pattern.entities[0]].keys
     follow_up = None
     projected = returns
     notes = list(served.notes)
+    if until_ready is not None:
+        lacking = projections[until_ready].lacks(returns)
+        notes.append(f"{index} replaces {until_ready} (same keys, a larger projection): until {index} is ACTIVE, "
+                     f"run this query on {until_ready}" + (f", which lacks {', '.join(lacking)} (read them from the "
+                                                           "table by key)" if lacking else ""))
     if index != TABLE:
         lacking = projections[index].lacks(returns)
         if lacking and local:
@@ -279,6 +386,7 @@ def _plan(
         order_attributes=served.order_attributes,
         summary=summary,
         notes=tuple(notes),
+        until_ready=until_ready,
     )
 
 
@@ -295,13 +403,16 @@ def _reason(
     members: dict[str, Shape],
     planned: dict[str, tuple[Shape, tuple[str, ...]]],
     routes: dict[str, tuple[str, Served]],
+    locked: dict[str, LockedState],
+    predecessors: dict[str, str],
 ) -> str:
     parts = []
+    origin = "locked" if index in locked else f"successor of {predecessors[index]}" if index in predecessors else ""
     for entity, shape in sorted(members.items()):
         patterns = sorted(p for p, (i, _) in routes.items() if i == index and entity in bp.access_patterns[p].entities)
-        origin = "planned" if entity in planned else "declared"
+        how = origin or ("planned" if entity in planned else "declared")
         served = f" for {', '.join(patterns)}" if patterns else " (no pattern reads it here)"
-        parts.append(f"{entity} keyed {shape} ({origin}){served}")
+        parts.append(f"{entity} keyed {shape} ({how}){served}")
     return "; ".join(parts)
 
 

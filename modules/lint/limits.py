@@ -188,3 +188,21 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
                     (*path, direction, "max"),
                 )
 
+
+
+@rule("TW309", "Retiring index still deployed",
+      "An index of the design lock that no pattern reads any more (its patterns were removed, or a successor took "
+      "them) stays until you remove it: set `indexes.<name>.remove: true` once nothing reads it.")
+def retiring_index(ctx: Context) -> Iterator[Issue]:
+    for index in ctx.design.indexes:
+        if not index.retiring:
+            continue
+        why = f"{index.successor} replaced it" if index.successor else "no access pattern reads it"
+        yield Issue(
+            "warning",
+            f"{index.name} is retiring ({why}) but still deployed: every write to its entities still costs "
+            "its write units, and it counts against the 20 GSIs",
+            f"once no application reads {index.name} any more, set `indexes: {{{index.name}: {{remove: true}}}}` "
+            "(a window change: DynamoDB deletes it); until then keep it",
+            ("indexes", index.name) if index.name in ctx.design.blueprint.indexes else ("access_patterns",),
+        )

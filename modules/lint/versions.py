@@ -1,18 +1,22 @@
 """Breaking changes between two versions of a blueprint (`lint --against OLD`).
 
-A change is breaking when data or callers built for the old version stop working: an entity's key
-templates change (items already written sit under the old keys), or an access pattern is removed
-while another blueprint that extends this one still names it. Breaking changes need a major
-version bump (semver); with one, they are reported as notes.
+A change is breaking when data or callers built for the old version stop working: an entity's keys
+change on the table or on any index, planned or declared (items already written sit under the old
+keys), or an access pattern is removed while another blueprint that extends this one still names it.
+Breaking changes need a major version bump (semver) and, for keys, a declared migration; with both
+they are reported as notes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from modules.blueprint.compose import Composer, blueprint_files, repository_root
 from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.yamlsource import load_yaml
+from modules.design.locked import KeyFacts, key_facts, lock_of
+from modules.design.model import TABLE, TableDesign
 from modules.errors import TablewrightError
 from modules.lint.findings import Finding, Issue, Severity, comparison_rule
 
@@ -23,17 +27,24 @@ PATTERN_STILL_NAMED = comparison_rule("TW402", "Access pattern removed while ano
                 "Remove it from the extending blueprints first, or bump the major version.")
 
 
+@dataclass(frozen=True)
+class KeyChange:
+    entity: str
+    index: str
+    before: KeyFacts
+    after: KeyFacts
+
+
 def _major(version: str) -> int:
     return int(version.split(".")[0])
 
 
-def _keys(loaded: LoadedBlueprint) -> dict[tuple[str, str], tuple[str, str]]:
-    found = {}
-    for name, entity in loaded.model.entities.items():
-        found[(name, "key")] = (entity.key.pk, entity.key.sk)
-        for index, keys in entity.index_keys.items():
-            found[(name, f"index_keys.{index}")] = (keys.pk, keys.sk)
-    return found
+def _key_path(new: LoadedBlueprint, entity: str, index: str, part: str) -> tuple[str, ...]:
+    if index == TABLE:
+        return ("entities", entity, "key", part)
+    if index in new.model.entities[entity].index_keys:
+        return ("entities", entity, "index_keys", index, part)
+    return ("entities", entity)
 
 
 def _extended_files(path: Path) -> set[Path]:
@@ -63,25 +74,32 @@ def _namers(new: LoadedBlueprint, pattern: str, search: Path) -> list[Path]:
     return namers
 
 
-def breaking_changes(old: LoadedBlueprint, new: LoadedBlueprint, search: Path) -> list[Finding]:
+def key_changes(before: dict[tuple[str, str], KeyFacts], after: dict[tuple[str, str], KeyFacts]) -> list[KeyChange]:
+    """(entity, index) whose keys differ between the two designs (entities and indexes on both sides)."""
+    return [KeyChange(entity, index, before[(entity, index)], facts)
+            for (entity, index), facts in sorted(after.items())
+            if (entity, index) in before and before[(entity, index)] != facts]
+
+
+def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedBlueprint, new_design: TableDesign,
+                     search: Path) -> list[Finding]:
     bumped = _major(new.model.version) > _major(old.model.version)
     severity: Severity = "info" if bumped else "error"
     versions = f"{old.model.version} -> {new.model.version}"
     suffix = f" (major version bumped, {versions})" if bumped else f", but the version goes {versions}"
     findings = []
-    old_keys, new_keys = _keys(old), _keys(new)
-    for (entity, where), (pk, sk) in sorted(new_keys.items()):
-        before = old_keys.get((entity, where))
-        if before is None or before == (pk, sk):
-            continue
-        path = ("entities", entity, *where.split("."), "pk" if before[0] != pk else "sk")
+    before, after = key_facts(lock_of(old_design)), key_facts(lock_of(new_design))
+    for change in key_changes(before, after):
+        declared = any((m.entity, m.index) == (change.entity, change.index) for m in new.model.migrations)
+        where = "the table" if change.index == TABLE else change.index
+        part = "pk" if change.before.templates.split(" / ")[0] != change.after.templates.split(" / ")[0] else "sk"
         findings.append(KEY_TEMPLATE_CHANGED.finding(Issue(
-            severity,
-            f"{entity}'s {where} changes from {before[0]} / {before[1]} to {pk} / {sk}: items already written "
-            f"keep the old keys{suffix}",
-            "migrate: add the new keys as a new index (or table), write both, backfill the old items, switch "
-            "reads, then drop the old keys; bump the major version",
-            path,
+            "info" if bumped and declared else "error",
+            f"{change.entity}'s keys on {where} change from {change.before.text} to {change.after.text}: items "
+            f"already written keep the old keys{suffix}{'' if declared else ', and no migration is declared'}",
+            "declare the migration under `migrations:` (entity, index, from, to, strategy), run it (dual write, "
+            "backfill, cut over) and bump the major version",
+            _key_path(new, change.entity, change.index, part),
         )))
     for pattern in sorted(set(old.model.access_patterns) - set(new.model.access_patterns)):
         for namer in _namers(new, pattern, search):

@@ -8,7 +8,7 @@ from typing import Any
 
 from modules.capacity.model import CapacityReport
 from modules.design.cookbook import follow_up_request, request
-from modules.design.model import TABLE, TABLE_KEYS, QueryPlan, TableDesign
+from modules.design.model import TABLE, TABLE_KEYS, IndexDesign, QueryPlan, TableDesign
 from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.stack import Stack
@@ -50,15 +50,23 @@ def pattern_rows(design: TableDesign, capacity: CapacityReport) -> list[list[str
     rows = []
     for plan in design.plans:
         read = capacity.read(plan.pattern)
-        rows.append([plan.pattern, plan.index, plan.summary, operation_label(plan), order_label(plan),
+        index = f"{plan.index} (until ACTIVE: {plan.until_ready})" if plan.until_ready else plan.index
+        rows.append([plan.pattern, index, plan.summary, operation_label(plan), order_label(plan),
                      f"{read.units_per_call + read.table_units_per_call:g}",
                      f"{read.units_per_second + read.table_units_per_second:,.1f}"])
     return rows
 
 
+def index_status(index: IndexDesign) -> str:
+    if index.retiring:
+        why = f"replaced by {index.successor}" if index.successor else "no pattern reads it"
+        return f"; RETIRING: {why}; remove it with `indexes.{index.name}.remove: true` once nothing reads it"
+    return f"; replaces {index.predecessor}, which serves until this one is ACTIVE" if index.predecessor else ""
+
+
 def index_lines(design: TableDesign) -> list[str]:
     lines = [f"{index.name} ({'local, ' if index.local else ''}{index.keys.pk}/{index.keys.sk}, "
-             f"projection {index.projection}): {index.reason}" for index in design.indexes]
+             f"projection {index.projection}): {index.reason}{index_status(index)}" for index in design.indexes]
     return lines + list(design.notes)
 
 
@@ -132,6 +140,7 @@ def explain_data(stack: Stack) -> dict[str, Any]:
                 "name": plan.pattern,
                 "entities": list(plan.entities),
                 "index": plan.index,
+                "until_ready": plan.until_ready,
                 "operation": plan.operation,
                 "key_condition": plan.summary,
                 "order": "asc" if plan.scan_index_forward else "desc",

@@ -85,14 +85,31 @@ def _data_section(stack: StackReview) -> list[str]:
     for change in stack.data:
         where = "the table" if change.index == "table" else change.index
         if change.breaking:
+            declared = (f"Declared migration ({change.declared.strategy}):" if change.declared else
+                        "Not declared under `migrations:`, so it is blocked. The migration it needs:")
             lines.append(f"- **Breaking for items already written: {change.entity} on {where}** changes from "
-                         f"`{change.before}` to `{change.after}`. Terraform shows nothing for it; the items keep "
-                         "their old keys. Migration:")
+                         f"`{change.before.text if change.before else ''}` to `{change.after.text}`. Terraform shows "
+                         "nothing for it; the items keep "
+                         f"their old keys. {declared}")
         else:
-            lines.append(f"- **{change.entity} joins {where}** (`{change.after}`): items written before carry no "
+            lines.append(f"- **{change.entity} joins {where}** (`{change.after.text}`): items written before carry no "
                          f"{change.index} keys, so the index misses them until they are backfilled:")
         lines += [f"  {number}. {step}" for number, step in enumerate(change.steps, 1)]
     return [*lines, ""]
+
+
+def _lock_section(stack: StackReview) -> list[str]:
+    if not stack.lock_diff:
+        return []
+    return ["#### Design lock", "", "What changes in the committed design (`<blueprint>.lock.json`):", "",
+            *(f"- {line}" for line in stack.lock_diff), ""]
+
+
+def key_migrations(stacks: list[StackReview]) -> list[str]:
+    """One line per key migration, for the top of the review: the change reviewers must not miss."""
+    return [f"`{stack.stack}`: {change.entity} keys on {'the table' if change.index == 'table' else change.index} "
+            f"change ({'declared: ' + change.declared.strategy if change.declared else 'NOT declared: blocked'})"
+            for stack in stacks for change in stack.data if change.breaking]
 
 
 def _lint_section(stack: StackReview) -> list[str]:
@@ -119,6 +136,7 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
     lines += _safe_section(stack.changes)
     lines += [f"> **Warning:** {warning}" for warning in stack.warnings] + ([""] if stack.warnings else [])
     lines += _data_section(stack)
+    lines += _lock_section(stack)
     lines += _lint_section(stack)
     cost = stack.cost_after or stack.cost_before
     if cost:
@@ -145,6 +163,8 @@ def render_markdown(review: Review) -> str:
         "",
         f"**{VERDICT_TEXT[review.verdict]}** ({_summary(review.changes)}; `{review.base}` -> `{review.head}`)",
         "",
+        *(f"> **Data migration:** {line}" for line in key_migrations(review.stacks)),
+        *([""] if key_migrations(review.stacks) else []),
         _window_line(review.stacks),
         "",
     ]
@@ -166,7 +186,12 @@ def stack_data(stack: StackReview) -> dict[str, Any]:
         "changes": [asdict(change) for change in stack.changes],
         "warnings": stack.warnings,
         "maintenance_window": describe(stack.window) if stack.window else None,
-        "data_changes": [{**asdict(change), "breaking": change.breaking} for change in stack.data],
+        "data_changes": [{"entity": change.entity, "index": change.index, "steps": list(change.steps),
+                          "before": change.before.text if change.before else None, "after": change.after.text,
+                          "breaking": change.breaking,
+                          "declared": change.declared.model_dump(by_alias=True) if change.declared else None}
+                         for change in stack.data],
+        "lock_diff": stack.lock_diff,
         "lint": None if stack.lint is None else [
             {"code": f.finding.code, "severity": f.finding.severity, "message": f.finding.message,
              "fix": f.finding.fix, "file": f.location.file, "line": f.location.line} for f in stack.lint.findings],
@@ -188,10 +213,13 @@ def _text_changes(changes: list[Change]) -> str:
 
 def render_text(review: Review) -> str:
     lines = [f"{VERDICT_TEXT[review.verdict]} ({_summary(review.changes)})"]
+    lines += [f"data migration: {line}" for line in key_migrations(review.stacks)]
     for stack in review.stacks:
         lines += ["", f"{stack.stack}: {_summary(stack.changes)}", _text_changes(stack.changes)]
         lines += [f"warning: {w}" for w in stack.warnings]
-        lines += [f"data: {c.entity} on {c.index}: {c.before or '(not on it)'} -> {c.after}" for c in stack.data]
+        lines += [f"data: {c.entity} on {c.index}: {c.before.text if c.before else '(not on it)'} -> {c.after.text}"
+                  for c in stack.data]
+        lines += [f"lock: {line}" for line in stack.lock_diff]
     return "\n".join(lines) + "\n"
 
 

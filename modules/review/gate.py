@@ -8,10 +8,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from modules.blueprint.load import LoadedBlueprint
+from modules.blueprint.model import Migration
 from modules.constructs.record import STACK_OUTPUT
+from modules.design.locked import KeyFacts
 from modules.errors import PlanError, TablewrightError
 from modules.review.changes import from_plan
 from modules.review.classify import ACKNOWLEDGEMENTS, Change, acknowledge, classify, counts, production_change
+from modules.review.data import data_changes, migration_changes
 from modules.review.review import StackReview, gsi_warning, verdict
 from modules.window import describe, is_open, next_opening
 
@@ -73,13 +76,41 @@ def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any]) -> Loade
     return matching[0]
 
 
+def _record(plan: dict[str, Any], side: str) -> dict[str, Any] | None:
+    """The `tablewright` output before or after the plan (None when the plan does not carry it)."""
+    outputs = plan.get("output_changes")
+    output = outputs.get(STACK_OUTPUT) if isinstance(outputs, dict) else None
+    value = output.get(side) if isinstance(output, dict) else None
+    return value if isinstance(value, dict) else None
+
+
 def prior_production(plan: dict[str, Any]) -> bool | None:
     """Whether the stack was production before this plan, from the `tablewright` output in its state."""
-    output = (plan.get("output_changes") or {}).get(STACK_OUTPUT) if isinstance(plan.get("output_changes"), dict) \
-        else None
-    before = output.get("before") if isinstance(output, dict) else None
-    value = before.get("production") if isinstance(before, dict) else None
+    value = (_record(plan, "before") or {}).get("production")
     return value if isinstance(value, bool) else None
+
+
+def _keys(record: dict[str, Any] | None) -> dict[tuple[str, str], KeyFacts] | None:
+    entities = (record or {}).get("keys")
+    if not isinstance(entities, dict):
+        return None
+    try:
+        return {(entity, index): KeyFacts(str(facts["templates"]), facts.get("shards"), tuple(facts["shard_by"]),
+                                          str(facts["attributes"]), str(facts["encodings"]))
+                for entity, indexes in entities.items() for index, facts in indexes.items()}
+    except (KeyError, TypeError, AttributeError):
+        raise PlanError("has a `tablewright` output this version of Tablewright cannot read",
+                        hint="plan with the stack synthesized by this version of Tablewright") from None
+
+
+def key_migrations(plan: dict[str, Any], migrations: list[Migration]) -> list[Change]:
+    """Keys that change between the state the plan starts from and the one it plans (from the `tablewright`
+    output): data migrations, blocked unless the blueprint declares them, even in a plan with no resource
+    changes."""
+    before, after = _keys(_record(plan, "before")), _keys(_record(plan, "after"))
+    if before is None or after is None:
+        return []
+    return migration_changes(data_changes(before, after, migrations), STACK_OUTPUT)
 
 
 def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Decision:
@@ -105,9 +136,11 @@ def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Dec
                                    f"it next opens {when}")
 
 
-def plan_changes(plan: dict[str, Any], production: bool) -> tuple[bool, list[Change]]:
-    """The classified changes of a real plan, judged by the stricter of `production` (the blueprint's)
-    and the state the plan starts from; returns that production status too."""
+def plan_changes(plan: dict[str, Any], production: bool,
+                 migrations: list[Migration]) -> tuple[bool, list[Change]]:
+    """The classified changes of a real plan (key migrations from its `tablewright` output included),
+    judged by the stricter of `production` (the blueprint's) and the state the plan starts from; returns
+    that production status too."""
     before = prior_production(plan)
     strict = production or bool(before)
     try:
@@ -117,13 +150,14 @@ def plan_changes(plan: dict[str, Any], production: bool) -> tuple[bool, list[Cha
                         hint="pass the output of `terraform show -json PLAN`, unedited") from None
     if before is not None:
         changes = production_change(before, production) + changes
-    return strict, changes
+    return strict, key_migrations(plan, migrations) + changes
+
 
 
 def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime,
          acknowledged: frozenset[str] = frozenset()) -> tuple[StackReview, Decision]:
     """Judge the plan by the stricter of the blueprint and the state the plan starts from."""
-    production, changes = plan_changes(plan, bool(loaded.model.production))
+    production, changes = plan_changes(plan, bool(loaded.model.production), list(loaded.model.migrations))
     changes = acknowledge(changes, acknowledged)
     stack = StackReview(loaded.stack_name, production, changes, loaded.model.maintenance_window,
                         warnings=gsi_warning(changes))

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from modules.blueprint.gitref import as_given, is_git_spec, load_spec
+from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.model import MaintenanceWindow
 from modules.capacity.model import MonthlyCost
+from modules.design.locked import key_facts, lock_changes, lock_of
 from modules.errors import TablewrightError
 from modules.lint.engine import LintResult
 from modules.lint.versions import breaking_changes
 from modules.review.changes import from_configs
 from modules.review.classify import Change, acknowledge, classify, counts, gsi_builds, production_change
-from modules.review.data import DataChange, data_changes
+from modules.review.data import DataChange, data_changes, migration_changes
 from modules.stack import Stack, build_stacks
 from modules.synth import synthesize
 
@@ -43,6 +45,7 @@ class StackReview:
     changes: list[Change]
     window: MaintenanceWindow | None = None
     data: list[DataChange] = field(default_factory=list)
+    lock_diff: list[str] = field(default_factory=list)  # what changes in the design lock
     warnings: list[str] = field(default_factory=list)
     lint: LintResult | None = None
     cost_before: Cost | None = None
@@ -82,15 +85,26 @@ def gsi_warning(changes: list[Change]) -> list[str]:
             "backfills every item), so the apply can take hours. Split the change into one pull request per index."]
 
 
-def _load_side(spec: str, side: str, scratch: Path, environment: str | None) -> list[Stack]:
+def _side_error(error: TablewrightError, spec: str, side: str, scratch: Path) -> TablewrightError:
+    if error.code == "E601":
+        return error  # about the revision itself, already named by its option
+    where = f"{side} ({spec})" if is_git_spec(spec) else side
+    return as_given(error, spec, scratch).prefixed(f"in the {where} blueprint: ")
+
+
+def _load_side(spec: str, side: str, scratch: Path, environment: str | None) -> list[LoadedBlueprint]:
     try:
-        stacks = build_stacks(load_spec(spec, scratch, f"--{side}"))
+        loaded = load_spec(spec, scratch, f"--{side}")
     except TablewrightError as error:
-        if error.code == "E601":
-            raise  # about the revision itself, already named by its option
-        where = f"{side} ({spec})" if is_git_spec(spec) else side
-        raise as_given(error, spec, scratch).prefixed(f"in the {where} blueprint: ") from None
-    return [s for s in stacks if environment is None or s.source.environment == environment]
+        raise _side_error(error, spec, side, scratch) from None
+    return [s for s in loaded if environment is None or s.environment == environment]
+
+
+def _build_side(loaded: list[LoadedBlueprint], spec: str, side: str, scratch: Path) -> dict[str, Stack]:
+    try:
+        return {stack.name: stack for stack in build_stacks(loaded)}
+    except TablewrightError as error:
+        raise _side_error(error, spec, side, scratch) from None
 
 
 def _configs(stacks: list[Stack], out: Path) -> dict[str, dict[str, Any]]:
@@ -112,14 +126,22 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     result = StackReview(name, production, changes, current.source.model.maintenance_window,
                          warnings=gsi_warning(changes))
     if new is not None:
-        extra = breaking_changes(old.source, new.source, search) if old is not None else []
+        extra = breaking_changes(old.source, old.design, new.source, new.design, search) if old is not None else []
         result.lint = new.with_findings(extra).lint
         result.cost_after = Cost.of(new)
         result.head = new
     if old is not None:
         result.cost_before = Cost.of(old)
     if old is not None and new is not None:
-        result.data = data_changes(old.design, new.design)
+        before, after = lock_of(old.design), lock_of(new.design)
+        migrations = new.design.blueprint.migrations
+        result.data = data_changes(key_facts(before), key_facts(after), migrations)
+        carried = [change.declared for change in result.data if change.declared]
+        result.warnings += [f"the declared migration of {m.entity} on {m.index} matches no key change of this "
+                            "pull request: remove it once the migration is done, or correct its `from`/`to`"
+                            for m in migrations if m not in carried]
+        result.changes = acknowledge(migration_changes(result.data, "blueprint") + result.changes, acknowledged)
+        result.lock_diff = lock_changes(before, after)
     return result
 
 
@@ -127,8 +149,13 @@ def build_review(base: str, head: str, environment: str | None = None,
                  acknowledged: frozenset[str] = frozenset()) -> Review:
     with tempfile.TemporaryDirectory(prefix="tablewright-review-") as scratch:
         root = Path(scratch)
-        old = {s.name: s for s in _load_side(base, "base", root / "base", environment)}
-        new = {s.name: s for s in _load_side(head, "head", root / "head", environment)}
+        old_loaded = _load_side(base, "base", root / "base", environment)
+        base_locks = {s.stack_name: s.lock for s in old_loaded}
+        # The head is designed against its own lock, or the base's when it has none (a lock not yet committed).
+        new_loaded = [s if s.lock is not None else replace(s, lock=base_locks.get(s.stack_name))
+                      for s in _load_side(head, "head", root / "head", environment)]
+        old = _build_side(old_loaded, base, "base", root / "base")
+        new = _build_side(new_loaded, head, "head", root / "head")
         if not old and not new:
             raise TablewrightError(f"neither {base} nor {head} has an environment `{environment}`",
                                    hint="pass an environment one of them declares, or leave out --env")

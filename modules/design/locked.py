@@ -1,0 +1,159 @@
+"""The design lock, both ways: the locked indexes the planner must keep, and the lock of a design.
+
+A locked global index is a fixed set of shapes: the planner routes patterns to it as it is, never
+adds an entity to it and never renames it. A locked index a pattern would need with a larger
+projection gets a successor (same key attributes, a new name) unless the blueprint asks to rebuild
+it in place. Local indexes are part of the table: they come from the blueprint alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modules.blueprint.encoding import key_encoding
+from modules.blueprint.invalid import Invalid
+from modules.blueprint.lock import LockedEntity, LockedIndex, LockedKey, LockedProjection, StackLock
+from modules.blueprint.model import Blueprint
+from modules.blueprint.templates import KeyTemplate, parse_template
+from modules.design.model import TABLE_KEYS, KeyNames, Projection, Shape, TableDesign
+from modules.errors import DesignError
+
+
+@dataclass(frozen=True)
+class LockedState:
+    """One locked global index as the planner sees it."""
+
+    members: dict[str, Shape]
+    keys: KeyNames
+    projection: Projection
+    retiring: bool
+
+
+def locked_indexes(bp: Blueprint, lock: StackLock | None, declared: set[str],
+                   removed: bool = False) -> dict[str, LockedState]:
+    """The lock's global indexes the blueprint does not declare, with their shapes: those it keeps, or
+    (`removed`) those it removes with `indexes.<name>.remove`."""
+    if lock is None:
+        return {}
+    found = {}
+    for name, index in sorted(lock.indexes.items()):
+        settings = bp.indexes.get(name)
+        if index.type != "global" or name in declared or (settings is not None and settings.remove) != removed:
+            continue
+        keys = KeyNames(index.partition_key, index.sort_key)
+        members = {entity: _shape(bp, lock, name, entity, keys)
+                   for entity, locked in sorted(lock.entities.items())
+                   if name in locked.keys and entity in bp.entities}
+        projection = Projection(index.projection.type, tuple(index.projection.attributes))
+        found[name] = LockedState(members, keys, projection, index.status == "retiring")
+    return found
+
+
+def _shape(bp: Blueprint, lock: StackLock, index: str, entity: str, keys: KeyNames) -> Shape:
+    locked = lock.entities[entity].keys[index]
+    attributes = bp.entities[entity].attributes
+    try:
+        pk, sk = parse_template(locked.pk), parse_template(locked.sk)
+    except Invalid as error:
+        raise _lock_error(entity, index, error.message) from None
+    missing = sorted(set(pk.attributes + sk.attributes + tuple(locked.shard_by)) - set(attributes))
+    if missing:
+        raise _lock_error(entity, index, f"its locked keys {locked.pk} / {locked.sk} use `{missing[0]}`, which "
+                                         f"`{entity}` no longer has")
+    if locked.shards:
+        return Shape(pk.sharded(locked.shards), sk, keys, tuple(locked.shard_by))
+    return Shape(pk, sk, keys)
+
+
+def _lock_error(entity: str, index: str, problem: str) -> DesignError:
+    return DesignError(f"{entity} on locked index {index}: {problem}", path=("entities", entity), code="E403",
+                       hint=f"keep the attribute, or retire the index (`indexes: {{{index}: {{remove: true}}}}`: it "
+                            "is deleted in the maintenance window)")
+
+
+def _locked_key(shape: Shape) -> LockedKey:
+    unsharded = KeyTemplate(tuple(segment for segment in shape.pk.segments if segment.shards is None))
+    if shape.shards > 1:
+        return LockedKey(pk=unsharded.text, sk=shape.sk.text, shards=shape.shards, shard_by=list(shape.shard_by))
+    return LockedKey(pk=unsharded.text, sk=shape.sk.text)
+
+
+def lock_of(design: TableDesign) -> StackLock:
+    """What the design deploys: the lock entry of its stack."""
+    bp = design.blueprint
+    indexes = {
+        index.name: LockedIndex(
+            type="local" if index.local else "global", partition_key=index.keys.pk, sort_key=index.keys.sk,
+            projection=LockedProjection(type=index.projection.type, attributes=list(index.projection.attributes)),
+            status="retiring" if index.retiring else "active")
+        for index in design.indexes
+    }
+    entities = {}
+    for entity, shapes in sorted(design.shapes.items()):
+        specs = bp.entities[entity].attributes
+        in_keys = sorted({a for shape in shapes.values() for a in shape.pk.attributes + shape.sk.attributes})
+        entities[entity] = LockedEntity(keys={index: _locked_key(shape) for index, shape in sorted(shapes.items())},
+                                        encodings={a: key_encoding(specs[a]) for a in in_keys})
+    return StackLock(table=bp.table.name, indexes=indexes, entities=entities)
+
+
+@dataclass(frozen=True)
+class KeyFacts:
+    """An entity's keys on one index (or the table), as items carry them: what a data migration changes."""
+
+    templates: str  # "pk / sk"
+    shards: int | None
+    shard_by: tuple[str, ...]
+    attributes: str  # the item attributes holding them, "GSI1PK/GSI1SK"
+    encodings: str  # how each value inside is written, "at: timestamp:iso8601; id: string"
+
+    @property
+    def text(self) -> str:
+        shards = f" ({self.shards} shards by {', '.join(self.shard_by)})" if self.shards else ""
+        return f"{self.templates}{shards} in {self.attributes}" + (f" [{self.encodings}]" if self.encodings else "")
+
+    def record(self) -> dict[str, object]:
+        return {"templates": self.templates, "shards": self.shards, "shard_by": list(self.shard_by),
+                "attributes": self.attributes, "encodings": self.encodings}
+
+
+def key_facts(lock: StackLock) -> dict[tuple[str, str], KeyFacts]:
+    """(entity, "table" or index) -> its keys there."""
+    attributes = {name: f"{index.partition_key}/{index.sort_key}" for name, index in lock.indexes.items()}
+    attributes["table"] = f"{TABLE_KEYS.pk}/{TABLE_KEYS.sk}"
+    facts = {}
+    for entity, locked in lock.entities.items():
+        for index, key in locked.keys.items():
+            used = sorted(set(parse_template(key.pk).attributes + parse_template(key.sk).attributes))
+            facts[(entity, index)] = KeyFacts(
+                f"{key.pk} / {key.sk}", key.shards, tuple(key.shard_by), attributes.get(index, "?"),
+                "; ".join(f"{a}: {locked.encodings[a]}" for a in used if a in locked.encodings))
+    return facts
+
+
+def lock_changes(old: StackLock | None, new: StackLock) -> list[str]:
+    """What differs between two lock entries, one line each, in a stable order."""
+    if old is None:
+        return [f"new lock for table {new.table}: {len(new.indexes)} index(es), {len(new.entities)} entities"]
+    lines = [f"table {old.table} -> {new.table}"] if old.table != new.table else []
+    for name in sorted(old.indexes.keys() | new.indexes.keys()):
+        before, after = old.indexes.get(name), new.indexes.get(name)
+        if before is None and after is not None:
+            lines.append(f"{name} added: {_index_text(after)}")
+        elif after is None and before is not None:
+            lines.append(f"{name} removed (was {_index_text(before)})")
+        elif before != after and before is not None and after is not None:
+            lines.append(f"{name}: {_index_text(before)} -> {_index_text(after)}")
+    old_keys, new_keys = key_facts(old), key_facts(new)
+    for entity, index in sorted(old_keys.keys() | new_keys.keys()):
+        was, now = old_keys.get((entity, index)), new_keys.get((entity, index))
+        if was != now:
+            lines.append(f"{entity} on {index}: {was.text if was else '(not on it)'} -> "
+                         f"{now.text if now else '(not on it)'}")
+    return lines
+
+
+def _index_text(index: LockedIndex) -> str:
+    projection = index.projection.type + (f" ({', '.join(index.projection.attributes)})"
+                                          if index.projection.type == "INCLUDE" else "")
+    return f"{index.type} {index.partition_key}/{index.sort_key}, {projection}, {index.status}"

@@ -1,0 +1,239 @@
+"""The design lock: blueprint evolutions each with the lock diff, the review class and the gate's exit a
+reviewer must get. The base is the review corpus's shop with its lock written by `synth`; each head is
+what its author commits after running `synth` (the blueprint and the updated lock). The slow tier plans
+every head against the base applied to the emulator and runs the gate on the real plan."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from modules.blueprint.load import load_blueprints
+from modules.review.review import build_review
+from modules.stack import build_stacks
+from modules.synth import write_locks
+from tests.review_corpus import BASE as SHOP
+from tests.review_corpus import merged
+from tests.terraform_support import uses_terraform
+
+INSIDE, OUTSIDE = "2026-12-01T02:30:00+00:00", "2026-12-01T12:00:00+00:00"  # the shop's window: daily 02:00 UTC, 2h
+BASE_OVERLAY = {"access_patterns": {"order_by_id": {"entity": "Order", "where": {"orderId": "="}, "rps": 40,
+                                                    "returns": ["placedAt", "total"]}}}
+BY_STATUS = {"entity": "Order", "where": {"status": "="}, "order_by": "placedAt", "rps": 5, "returns": ["total"]}
+INVOICE = {"attributes": {"invoiceId": "string", "customerId": "string", "amount": "number"},
+           "key": {"pk": "CUSTOMER#{customerId}", "sk": "INVOICE#{invoiceId}"}, "writes_per_second": 1}
+NEW_ORDER_KEY = {"pk": "CUSTOMER#{customerId}", "sk": "ORDER#{placedAt}#{orderId}"}
+OLD_ORDER_KEY = {"pk": "CUSTOMER#{customerId}", "sk": "ORDER#{orderId}"}
+
+
+@dataclass(frozen=True)
+class Evolution:
+    name: str
+    overlay: dict[str, Any]
+    lock_diff: tuple[str, ...]  # the start of every line of the lock diff, in order
+    verdict: str  # of the review
+    passes: tuple[bool, bool]  # the gate on the real plan: (inside the window, outside)
+    blocked: tuple[str, ...] = ()  # words of each blocked change's subject
+    transform: str = ""  # "reverse": the YAML written in reverse order
+
+
+def reverse(value: Any) -> Any:
+    return {k: reverse(value[k]) for k in reversed(list(value))} if isinstance(value, dict) else value
+
+
+EVOLUTIONS = [
+    Evolution("add_pattern_named_first", {"access_patterns": {"aaa_orders_by_status": BY_STATUS}},
+              ("GSI2 added", "Order on GSI2: (not on it)"), "window", (True, False)),
+    Evolution("add_pattern_named_last", {"access_patterns": {"zzz_orders_by_status": BY_STATUS}},
+              ("GSI2 added", "Order on GSI2: (not on it)"), "window", (True, False)),
+    Evolution("rename_pattern", {"access_patterns": {"order_by_id": None, "lookup_order": {
+        "entity": "Order", "where": {"orderId": "="}, "rps": 40, "returns": ["placedAt", "total"]}}},
+              (), "safe", (True, True)),
+    Evolution("reorder_the_yaml", {}, (), "safe", (True, True), transform="reverse"),
+    Evolution("remove_pattern", {"access_patterns": {"order_by_id": None}},
+              ("GSI1: global GSI1PK/GSI1SK, INCLUDE (placedAt, total), active -> global GSI1PK/GSI1SK, INCLUDE "
+               "(placedAt, total), retiring",), "safe", (True, True)),
+    Evolution("retire_an_index", {"access_patterns": {"order_by_id": None}, "indexes": {"GSI1": {"remove": True}}},
+              ("GSI1 removed", "Order on GSI1: "), "window", (True, False)),
+    Evolution("add_entity", {"entities": {"Invoice": INVOICE}, "access_patterns": {
+        "customer_invoices": {"entity": "Invoice", "where": {"customerId": "="}, "rps": 2}}},
+              ("Invoice on table: (not on it)",), "safe", (True, True)),
+    Evolution("add_returns_attribute",
+              {"access_patterns": {"order_by_id": {"returns": ["placedAt", "total", "status"]}}},
+              ("GSI1: global GSI1PK/GSI1SK, INCLUDE (placedAt, total), active -> global GSI1PK/GSI1SK, INCLUDE "
+               "(placedAt, total), retiring", "GSI2 added: global GSI1PK/GSI1SK, INCLUDE (placedAt, status, total)",
+               "Order on GSI2: (not on it)"), "window", (True, False)),
+    Evolution("add_returns_attribute_in_place", {
+        "access_patterns": {"order_by_id": {"returns": ["placedAt", "total", "status"]}},
+        "indexes": {"GSI1": {"rebuild": "in_place"}}},
+              ("GSI1: global GSI1PK/GSI1SK, INCLUDE (placedAt, total), active -> global GSI1PK/GSI1SK, INCLUDE "
+               "(placedAt, status, total), active",), "window", (True, False)),
+    Evolution("add_pattern_an_index_already_serves", {"access_patterns": {"order_total": {
+        "entity": "Order", "where": {"orderId": "="}, "rps": 3, "returns": ["total"]}}},
+              (), "safe", (True, True)),
+    Evolution("change_table_key", {"entities": {"Order": {"key": NEW_ORDER_KEY}}},
+              ("Order on table: CUSTOMER#{customerId} / ORDER#{orderId} in PK/SK",), "blocked", (False, False),
+              blocked=("Order keys on the table",)),
+    Evolution("change_table_key_declared", {"entities": {"Order": {"key": NEW_ORDER_KEY}}, "migrations": [
+        {"entity": "Order", "from": OLD_ORDER_KEY, "to": NEW_ORDER_KEY, "reason": "orders sort by time"}]},
+              ("Order on table: CUSTOMER#{customerId} / ORDER#{orderId} in PK/SK",), "window", (True, False)),
+    Evolution("change_index_key", {"entities": {"Order": {"index_keys": {"GSI1": {"pk": "ORDERID#{orderId}",
+                                                                                    "sk": "{customerId}"}}}}},
+              ("Order on GSI1: ORDER#{orderId} / {customerId} in GSI1PK/GSI1SK",), "blocked", (False, False),
+              blocked=("Order keys on GSI1",)),
+    Evolution("shard_the_table_key", {"entities": {"Order": {"key": {**OLD_ORDER_KEY, "shards": 4}}}},
+              ("Order on table: CUSTOMER#{customerId} / ORDER#{orderId} in PK/SK",), "blocked", (False, False),
+              blocked=("Order keys on the table",)),
+    Evolution("change_capacity", {"table": {"capacity": {"read": {"min": 20, "max": 400}}}}, (), "safe",
+              (True, True)),
+    Evolution("add_a_second_index_and_rebuild_nothing", {"access_patterns": {
+        "orders_by_status": BY_STATUS,
+        "customers_by_email": {"entity": "Customer", "where": {"email": "="}, "rps": 1}}},
+              ("GSI2 added", "Customer on GSI2: (not on it)", "Order on GSI2: (not on it)"), "window", (True, False)),
+]
+
+
+def write(directory: Path, name: str, data: dict[str, Any]) -> Path:
+    path = directory / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def shop_data() -> dict[str, Any]:
+    return merged(yaml.safe_load(SHOP.read_text()), BASE_OVERLAY)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    """The base with its lock; each head with the lock its author's `synth` wrote (starting from the base's)."""
+    directory = tmp_path_factory.mktemp("lock-corpus")
+    base = write(directory, "shop", shop_data())
+    write_locks(build_stacks(load_blueprints(base)))
+    heads = {}
+    for evolution in EVOLUTIONS:
+        data = merged(shop_data(), evolution.overlay)
+        head = write(directory, evolution.name, reverse(data) if evolution.transform == "reverse" else data)
+        lock = json.loads((directory / "shop.lock.json").read_text())
+        (directory / f"{evolution.name}.lock.json").write_text(json.dumps(lock))  # same blueprint name: shop
+        write_locks(build_stacks(load_blueprints(head)))
+        heads[evolution.name] = head
+    return base, heads
+
+
+def lock_diff(review) -> list[str]:
+    [stack] = review.stacks
+    return [line.split(": ", 1)[1] if line.startswith("default: ") else line for line in stack.lock_diff]
+
+
+def test_the_corpus_covers_every_kind_of_evolution():
+    assert len(EVOLUTIONS) >= 15
+    assert {e.verdict for e in EVOLUTIONS} == {"safe", "window", "blocked"}
+
+
+@pytest.mark.parametrize("evolution", EVOLUTIONS, ids=[e.name for e in EVOLUTIONS])
+def test_each_evolution_has_its_lock_diff_and_review_class(evolution, corpus):
+    base, heads = corpus
+    review = build_review(str(base), str(heads[evolution.name]))
+    diff = lock_diff(review)
+    assert len(diff) == len(evolution.lock_diff), diff
+    for line, expected in zip(diff, evolution.lock_diff, strict=False):
+        assert line.startswith(expected), (line, expected)
+    assert review.verdict == evolution.verdict, [(c.cls, c.subject) for c in review.changes if c.cls != "safe"]
+    blocked = sorted(c.subject for c in review.changes if c.cls == "blocked")
+    assert len(blocked) == len(evolution.blocked) and all(
+        words in subject for words, subject in zip(sorted(evolution.blocked), blocked, strict=False)), blocked
+
+
+def test_adding_a_pattern_with_any_name_never_changes_an_existing_index(corpus, tmp_path):
+    base, _ = corpus
+    shutil.copy(base.with_name("shop.lock.json"), tmp_path / "shop.lock.json")
+    for name in ("a", "aaaa_first", "m_middle", "order_by_id2", "zzzz_last"):
+        for pattern in (BY_STATUS, {"entity": "Customer", "where": {"email": "="}, "rps": 1},
+                        {"entity": "Order", "where": {"orderId": "="}, "returns": ["status"], "rps": 1}):
+            data = merged(shop_data(), {"access_patterns": {name: pattern}})
+            head = write(tmp_path, "shop", data)
+            review = build_review(str(base), str(head))
+            for line in lock_diff(review):
+                assert "removed" not in line and not line.startswith("Order on GSI1"), (name, pattern, line)
+                if line.startswith("GSI1:"):  # at most retiring (a successor took its patterns), never re-keyed
+                    was, now = line.removeprefix("GSI1: ").split(" -> ")
+                    assert (was, now) == (was, was.replace(", active", ", retiring")), (name, pattern, line)
+
+
+def test_synth_locked_passes_on_its_lock_and_fails_on_a_drifted_design(corpus, tmp_path, run_cli):
+    base, _ = corpus
+    shutil.copy(base, tmp_path / "shop.yaml")
+    shutil.copy(base.with_name("shop.lock.json"), tmp_path / "shop.lock.json")
+    code, _, stderr = run_cli("synth", tmp_path / "shop.yaml", "--out", tmp_path / "out", "--locked")
+    assert code == 0, stderr
+    data = merged(shop_data(), {"access_patterns": {"orders_by_status": BY_STATUS}})
+    write(tmp_path, "shop", data)
+    before = (tmp_path / "shop.lock.json").read_text()
+    code, out, stderr = run_cli("synth", tmp_path / "shop.yaml", "--out", tmp_path / "out2", "--locked")
+    assert code == 2 and out == "" and not (tmp_path / "out2").exists()
+    assert "differs from its lock shop.lock.json: default: GSI2 added" in stderr and "[E404]" in stderr
+    assert "run `python main.py synth" in stderr and (tmp_path / "shop.lock.json").read_text() == before
+    code, out, _ = run_cli("synth", tmp_path / "shop.yaml", "--out", tmp_path / "out2")
+    assert code == 0 and "shop.lock.json (the design lock" in out
+    assert run_cli("synth", tmp_path / "shop.yaml", "--out", tmp_path / "out2", "--locked")[0] == 0
+
+
+def test_removing_an_index_that_still_serves_a_pattern_is_refused(corpus, tmp_path, run_cli):
+    base, _ = corpus
+    shutil.copy(base.with_name("shop.lock.json"), tmp_path / "shop.lock.json")
+    head = write(tmp_path, "shop", merged(shop_data(), {"indexes": {"GSI1": {"remove": True}}}))
+    code, _, stderr = run_cli("explain", head)
+    assert code == 2 and "GSI1 still serves order_by_id" in stderr and "[E501]" in stderr
+
+
+def test_a_lock_that_is_not_valid_is_a_located_error(corpus, tmp_path, run_cli):
+    base, _ = corpus
+    shutil.copy(base, tmp_path / "shop.yaml")
+    lock = json.loads(base.with_name("shop.lock.json").read_text())
+    lock["environments"]["default"]["indexes"]["GSI1"]["projection"]["type"] = "EVERYTHING"
+    (tmp_path / "shop.lock.json").write_text(json.dumps(lock, indent=2))
+    code, _, stderr = run_cli("explain", tmp_path / "shop.yaml")
+    assert code == 2 and "shop.lock.json:" in stderr and "[E403]" in stderr and "fix: restore" in stderr
+
+
+@uses_terraform
+@pytest.fixture(scope="module")
+def real_plans(corpus, tmp_path_factory):
+    from tests.emulator import Emulator
+    from tests.plans import PlanBuilder
+
+    base, heads = corpus
+    with Emulator() as emulator:
+        builder = PlanBuilder(emulator, tmp_path_factory.mktemp("lock-plans"), base)
+        return builder.plan_all(heads)
+
+
+@pytest.mark.terraform
+@pytest.mark.parametrize("evolution", EVOLUTIONS, ids=[e.name for e in EVOLUTIONS])
+def test_the_gate_decides_each_evolution_from_the_real_plan(evolution, corpus, real_plans, tmp_path, run_cli):
+    _, heads = corpus
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(real_plans[evolution.name]))
+    for now, passes in zip((INSIDE, OUTSIDE), evolution.passes, strict=False):
+        code, out, stderr = run_cli("gate", "--plan", plan, "--blueprint", heads[evolution.name], "--now", now,
+                                    "--format", "json")
+        assert code == (0 if passes else 1), (now, stderr, out[-2000:])
+        decision = json.loads(out)
+        assert decision["verdict"] == evolution.verdict or (evolution.verdict, decision["verdict"]) == (
+            "safe", "safe"), decision["verdict"]
+        blocked = [c["subject"] for c in decision["changes"] if c["cls"] == "blocked"]
+        assert len(blocked) == len(evolution.blocked), blocked
+
+
+@pytest.mark.terraform
+def test_an_undeclared_key_change_is_blocked_from_a_plan_with_no_resource_changes(corpus, real_plans):
+    plan = real_plans["change_table_key"]
+    acting = [c for c in plan["resource_changes"] if c["change"]["actions"] not in (["no-op"], ["read"])]
+    assert acting == []  # Terraform sees nothing...
+    assert plan["output_changes"]["tablewright"]["actions"] == ["update"]  # ...but the recorded keys change
