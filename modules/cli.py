@@ -8,7 +8,6 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
 
@@ -292,6 +291,8 @@ def cdktf_app() -> int:
 
 
 def tool_version() -> str:
+    from importlib import metadata  # only on the error path: it costs start-up time
+
     try:
         return metadata.version("tablewright")
     except metadata.PackageNotFoundError:
