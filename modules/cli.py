@@ -104,11 +104,18 @@ def command_lint(args: argparse.Namespace) -> int:
     from modules.lint.engine import failed
     from modules.report import lint as report
 
-    stacks = stacks_of(args)
+    render = {"text": report.render_text, "json": report.render_json, "sarif": report.render_sarif}[args.format]
+    try:
+        stacks = stacks_of(args)
+    except TablewrightError as error:
+        if args.format == "text":
+            raise
+        sys.stdout.write(render(report.error_results(error)))  # machine-readable even when broken
+        print(error.render(), file=sys.stderr)
+        return error.exit_code
     if args.against:
         stacks = _with_breaking_changes(args.against, stacks)
     results = [stack.lint for stack in stacks]
-    render = {"text": report.render_text, "json": report.render_json, "sarif": report.render_sarif}[args.format]
     sys.stdout.write(render(results))
     return 1 if failed(results, args.strict) else 0
 

@@ -75,20 +75,111 @@ def test_keys_only_index_counts_the_follow_up_reads():
     assert read.requests_per_call == 2
 
 
-def test_write_cost_per_index_with_key_changes_and_transactions():
-    status = {"type": "string", "values": ["NEW", "DONE"], "mutable": True}
-    item = {**entity(1500, writes=10), "attributes": {"id": "string", "at": "timestamp", "body": "string",
-                                                      "state": status}}
-    patterns = {"by_state": {"entity": "Item", "where": {"state": "="}, "returns": ["id"]}}
-    costs = estimate(design(blueprint({"Item": item}, patterns))).writes[0]
-    # Table: 1,500 bytes -> 2 WCU. GSI1 entry (keys and id) under 1 KB -> 1 WCU, doubled: a state change
-    # deletes the old index entry and puts the new one.
-    assert costs.units_per_write == {"table": 2, "GSI1": 2}
-    assert costs.units_per_second == {"table": 20.0, "GSI1": 20.0}
-    transactional = estimate(design(blueprint({"Item": {**item, "transactional": True}}, patterns))).writes[0]
-    assert transactional.units_per_write["table"] == 4
-    keyed = {**item, "key": {"pk": "ITEM#{id}", "sk": "{state}#{at}"}}
-    assert estimate(design(blueprint({"Item": keyed}, {}))).writes[0].units_per_write["table"] == 8
+def units(cost, kind: str) -> dict[str, float]:
+    return next(k.units for k in cost.kinds if k.kind == kind)
+
+
+TICKET = {"attributes": {"id": "string", "at": "timestamp", "body": "string", "owner": "string",
+                         "state": {"type": "string", "values": ["NEW", "DONE"]}},
+          "key": {"pk": "TICKET#{id}", "sk": "TICKET"}, "item_bytes": 1500}
+BY_STATE = {"by_state": {"entity": "Ticket", "where": {"state": "="}, "order_by": "at", "returns": ["id", "owner"]}}
+
+
+def ticket_costs(writes: dict, **extra):
+    bp = blueprint({"Ticket": {**TICKET, "writes": writes, **extra}}, BY_STATE)
+    return estimate(design(bp)).writes[0]
+
+
+def test_inserts_write_the_item_and_each_index_entry_once():
+    # Table: 1,500 bytes -> 2 WCU. GSI1 entry (its keys, the table's keys, id, owner) under 1 KB -> 1 WCU.
+    cost = ticket_costs({"inserts": 10})
+    assert units(cost, "insert") == {"table": 2.0, "GSI1": 1.0}
+    assert cost.units_per_second == {"table": 20.0, "GSI1": 10.0}
+
+
+@pytest.mark.parametrize("changes, table, gsi", [
+    (["state"], 2.0, 2.0),  # a GSI key attribute: delete the old entry, put the new one
+    (["owner"], 2.0, 1.0),  # a projected attribute: the entry is rewritten once
+    (["body"], 2.0, 0.0),  # neither: the index is not written at all
+    (["id"], 8.0, 2.0),  # the table key: a delete and a put, in a transaction (2 x 2 x 2 WCU)
+])
+def test_updates_cost_what_they_change(changes, table, gsi):
+    cost = ticket_costs({"updates": 5, "changes": changes})
+    assert units(cost, "update") == {"table": table, "GSI1": gsi}
+    assert cost.units_per_second == {"table": 5 * table, "GSI1": 5 * gsi}
+
+
+def test_updates_change_the_mutable_attributes_unless_they_say_and_mutable_overrides_the_name():
+    cost = ticket_costs({"updates": 1})  # `state` is guessed mutable from its name
+    assert units(cost, "update")["GSI1"] == 2.0 and "guessed from the name" in cost.kinds[0].note
+    never = {**TICKET["attributes"], "state": {"type": "string", "values": ["NEW", "DONE"], "mutable": False}}
+    cost = ticket_costs({"updates": 1}, attributes=never)
+    assert units(cost, "update")["GSI1"] == 0.0
+
+
+def test_deletes_write_every_entry_expiries_are_free_transactions_double_the_table():
+    cost = ticket_costs({"deletes": 2, "expiries": 7})
+    assert units(cost, "delete") == {"table": 2.0, "GSI1": 1.0}
+    assert units(cost, "expiry") == {"table": 0.0, "GSI1": 0.0}
+    assert cost.units_per_second == {"table": 4.0, "GSI1": 2.0}
+    transactional = ticket_costs({"inserts": 1}, transactional=True)
+    assert units(transactional, "insert") == {"table": 4.0, "GSI1": 1.0}
+
+
+def test_an_append_only_log_costs_one_write_per_index():
+    log = {"attributes": {"logId": "string", "level": {"type": "string", "values": ["INFO", "ERROR"]},
+                          "source": "string", "at": "timestamp", "message": "string"},
+           "key": {"pk": "LOG#{logId}", "sk": "LOG"}, "item_bytes": 300, "writes_per_second": 50}
+    patterns = {"by_level": {"entity": "Log", "where": {"level": "="}, "order_by": "at", "returns": ["message"]},
+                "by_source": {"entity": "Log", "where": {"source": "="}, "order_by": "at", "returns": ["message"]}}
+    cost = estimate(design(blueprint({"Log": log}, patterns))).writes[0]
+    # Inserts only (`writes_per_second`): 300 bytes -> 1 WCU on the table and on each GSI: 50 x 3 = 150 WCU/s.
+    assert units(cost, "insert") == {"table": 1.0, "GSI1": 1.0, "GSI2": 1.0}
+    assert sum(cost.units_per_second.values()) == 150.0
+
+
+def test_a_sparse_index_counts_only_the_items_that_carry_its_key():
+    escalated = {**TICKET["attributes"], "escalatedTo": {"type": "string", "present": 0.05}}
+    patterns = {"escalated": {"entity": "Ticket", "where": {"escalatedTo": "="}, "order_by": "at",
+                              "returns": ["id"]}}
+    bp = blueprint({"Ticket": {**TICKET, "attributes": escalated, "writes_per_second": 100, "item_count": 1_000_000}},
+                   patterns)
+    report = estimate(design(bp))
+    # 1 WCU per GSI entry, but only 5% of the tickets carry `escalatedTo`: 100 x 0.05 = 5 WCU/s on GSI1.
+    assert report.writes[0].units_per_second == {"table": 200.0, "GSI1": 5.0}
+    assert report.load("GSI1").write_units_per_second == 5.0
+
+
+def test_query_items_come_from_item_count_over_the_partitions_addressed():
+    customer = {"attributes": {"customerId": "string"}, "key": {"pk": "CUSTOMER#{customerId}", "sk": "PROFILE"},
+                "item_count": 200_000}
+    contact = {"attributes": {"customerId": "string", "at": "timestamp", "note": "string"},
+               "key": {"pk": "CUSTOMER#{customerId}", "sk": "CONTACT#{at}"}, "item_bytes": 800,
+               "item_count": 8_000_000}
+    bp = blueprint({"Customer": customer, "Contact": contact},
+                   {"contacts": {"entity": "Contact", "where": {"customerId": "="}, "rps": 10},
+                    "last": {"entity": "Contact", "where": {"customerId": "="}, "order": "desc", "limit": 3}})
+    report = estimate(design(bp))
+    contacts = report.read("contacts")
+    # 8,000,000 contacts over 200,000 customers (one Customer per customerId) = 40 per call; 40 x 800 bytes =
+    # 32,000 bytes -> 8 units of 4 KB, rounded once for the request, halved (eventually consistent): 4 RCU.
+    assert (contacts.items_per_call, contacts.units_per_call, contacts.units_per_second) == (40.0, 4.0, 40.0)
+    assert "8,000,000 items over 200,000 customerId values (one Customer each)" in contacts.basis
+    assert report.read("last").items_per_call == 3.0  # the limit, under the 40 available
+
+
+def test_an_unbounded_query_reads_at_most_a_1_mb_page():
+    customer = {"attributes": {"customerId": "string", "industry": {"type": "string", "values": ["A", "B", "C"]},
+                               "name": "string"},
+                "key": {"pk": "CUSTOMER#{customerId}", "sk": "PROFILE"}, "item_bytes": 1200, "item_count": 200_000}
+    bp = blueprint({"Customer": customer}, {"by_industry": {"entity": "Customer", "where": {"industry": "="},
+                                                             "rps": 5}})
+    read = estimate(design(bp)).read("by_industry")
+    # 66,667 customers per industry: far over 1 MB, so a call reads one full page: 1,048,576 / 4,096 = 256
+    # units, halved: 128 RCU per call, 640 RCU/s at 5 calls/s.
+    assert (read.units_per_call, read.units_per_second) == (128.0, 640.0)
+    assert read.basis == ("200,000 items over 3 industry values; a call reads one 1 MB page per request "
+                          "(paginate for more)")
 
 
 def test_suggested_bounds_and_monthly_cost():
@@ -122,4 +213,7 @@ def test_explain_shows_per_pattern_figures(run_cli):
     _code, out, _ = run_cli("explain", "--format", "json", "--env", "prod")
     crm = json.loads(out)[0]
     recent = next(p for p in crm["patterns"] if p["name"] == "recent_contacts")
-    assert recent["capacity"] == {"items_per_call": 3, "read_units_per_call": 0.5, "read_units_per_second": 250.0}
+    assert recent["capacity"] == {
+        "items_per_call": 3, "read_units_per_call": 0.5, "read_units_per_second": 250.0,
+        "items_basis": "the limit, of about 40.0 (8,000,000 items over 200,000 customerId values (one Customer each) "
+                       "(a range condition reads up to all of it))"}

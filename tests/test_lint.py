@@ -83,10 +83,11 @@ def test_tw102_gsi_partitioned_by_a_status():
 
 
 def test_tw103_the_issue_scenario_and_its_computed_fix(write_blueprint):
-    """GSI by a 3-value status, 2,000 writes/s of 2 KB: an error naming the GSI, the attribute, the WCU per
-    key and the shard count; applying that count clears it, and verify still passes."""
+    """GSI by a 3-value status, 2,000 status updates/s of 2 KB: an error naming the GSI, the attribute, the
+    WCU per key and the shard count; applying that count clears it, and verify still passes."""
     status = {"type": "string", "values": ["PLACED", "PAID", "SHIPPED"]}
-    found = findings({"Order": order(writes=2000, size=2048, status=status)}, BY_STATUS)
+    updates = {"updates": 2000, "changes": ["status"]}
+    found = findings({"Order": {**order(writes=0, size=2048, status=status), "writes": updates}}, BY_STATUS)
     [error] = [f for f in found if f.code == "TW103"]
     assert error.severity == "error"
     assert error.message.startswith("GSI1: partition key ORDER#{status} (status: 3 declared values)")
@@ -108,7 +109,7 @@ def test_tw103_the_issue_scenario_and_its_computed_fix(write_blueprint):
               placedAt: timestamp
               status: {type: string, values: [PLACED, PAID, SHIPPED]}
             key: {pk: "ORDER#{orderId}", sk: DETAILS}
-            writes_per_second: 2000
+            writes: {updates: 2000, changes: [status]}
             item_bytes: 2048
         access_patterns:
           by_status: {entity: Order, where: {status: "="}, order_by: placedAt, order: desc, limit: 20,
@@ -165,10 +166,19 @@ def test_tw202_sort_key_that_does_not_sort():
 
 
 def test_tw203_separator_inside_a_key_value():
-    post = {"attributes": {"title": "string", "at": "timestamp"}, "key": {"pk": "POST#{title}", "sk": "{at}"}}
-    assert codes({"Post": post}, {})["TW203"] == "warning"
+    post = {"attributes": {"title": "string", "lang": {"type": "string", "values": ["en", "fr"]},
+                           "at": "timestamp"}, "key": {"pk": "POST#{title}#{lang}", "sk": "{at}"}}
+    assert codes({"Post": post}, {})["TW203"] == "warning"  # `title` is followed by `lang`: a '#' shifts it
     post["attributes"]["title"] = {"type": "string", "pattern": "^[^#]+$"}
     assert "TW203" not in codes({"Post": post}, {})
+
+
+@pytest.mark.parametrize("name", ["title", "session_id", "customer_id", "AccountId"])
+def test_tw203_judges_the_position_in_the_key_not_the_name(name):
+    last = {"attributes": {name: "string", "at": "timestamp"}, "key": {"pk": f"S#{{{name}}}", "sk": "{at}"}}
+    assert "TW203" not in codes({"Session": last}, {})  # the last component: a '#' shifts nothing
+    first = {**last, "key": {"pk": "S", "sk": f"{{{name}}}#{{at}}"}}
+    assert codes({"Session": first}, {})["TW203"] == "warning"  # an id or not, it is followed by `at`
 
 
 def test_tw204_overlapping_sort_keys():
@@ -285,7 +295,7 @@ def test_cli_exit_codes_and_strict(write_blueprint, run_cli):
         entities:
           Post:
             attributes: {title: string, at: timestamp}
-            key: {pk: "POST#{title}", sk: "{at}"}
+            key: {pk: "POST", sk: "{title}#{at}"}
         """))
     code, out, _ = run_cli("lint", path)
     assert code == 0 and "warning TW203" in out and f"{path}:6:" in out
@@ -303,7 +313,7 @@ def test_sarif_output(run_cli, write_blueprint):
             attributes: {gameId: string, points: number}
             key: {pk: "GAME#{gameId}", sk: "S#{points}"}
         access_patterns:
-          top: {entity: Score, where: {gameId: "="}, order: desc, limit: 3}
+          top: {entity: Score, where: {gameId: "="}, order: desc, order_by: points, limit: 3}
         """))
     code, out, _ = run_cli("lint", path, "--format", "sarif")
     assert code == 1
@@ -314,7 +324,7 @@ def test_sarif_output(run_cli, write_blueprint):
     [result] = [r for r in run["results"] if r["ruleId"] == "TW202"]
     assert result["level"] == "error"
     region = result["locations"][0]["physicalLocation"]["region"]
-    assert region["startLine"] == 7
+    assert region["startLine"] == 6  # the attribute `points`, which needs `width:`
     assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "TW202"
 
 

@@ -58,9 +58,9 @@ def test_provisioned_table_resources(bundled_out):
     assert set(targets) == expected and set(policies) == expected
     assert targets["crm_gsi2_write"]["resource_id"] == "table/${aws_dynamodb_table.crm.name}/index/GSI2"
     assert targets["crm_gsi2_write"]["scalable_dimension"] == "dynamodb:index:WriteCapacityUnits"
-    assert (targets["crm_read"]["min_capacity"], targets["crm_read"]["max_capacity"]) == (900, 4000)
+    assert (targets["crm_read"]["min_capacity"], targets["crm_read"]["max_capacity"]) == (1800, 5400)
     # GSIs take their own bounds from `indexes.<name>.capacity`.
-    assert (targets["crm_gsi2_write"]["min_capacity"], targets["crm_gsi2_write"]["max_capacity"]) == (60, 500)
+    assert (targets["crm_gsi2_write"]["min_capacity"], targets["crm_gsi2_write"]["max_capacity"]) == (10, 100)
     policy = policies["crm_read"]
     assert policy["policy_type"] == "TargetTrackingScaling"
     assert policy["resource_id"] == "${aws_appautoscaling_target.crm_read.resource_id}"

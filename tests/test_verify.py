@@ -82,7 +82,7 @@ def test_unpadded_numbers_in_a_sort_key_fail_with_the_cause(write_blueprint, run
     assert padded.passed
     assert lint_errors(write_blueprint, body) == [
         "TW202: the table: Score's sort key SCORE#{points}#{player}: `points` is a number without `width`: inside "
-        "keys it compares as text, so 10 sorts before 9; patterns order or range by it"
+        "keys it compares as text, so 10 sorts before 9; wrong order or range for top_scores"
     ]
 
 
@@ -118,6 +118,7 @@ def test_limit_with_descending_order_returning_the_oldest_items_fails(write_blue
         entity: Message
         where: {threadId: "="}
         order: desc
+        order_by: sequence
         limit: 3
     """
     result = verify_text(write_blueprint, body)
@@ -300,7 +301,7 @@ def test_verify_command_exits_one_on_failure(write_blueprint, run_cli):
         attributes: {threadId: string, sequence: number}
         key: {pk: "THREAD#{threadId}", sk: "MSG#{sequence}"}
     access_patterns:
-      latest_messages: {entity: Message, where: {threadId: "="}, order: desc, limit: 3}
+      latest_messages: {entity: Message, where: {threadId: "="}, order: desc, order_by: sequence, limit: 3}
     """))
     code, _, stderr = run_cli("verify", path)
     assert code == 2 and "lint TW202: the table: Message's sort key MSG#{sequence}" in stderr

@@ -4,6 +4,8 @@ DynamoDB attribute values. One place, used by the query plans, the cookbook and 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -58,6 +60,8 @@ def bucket_range(spec: AttributeSpec, start: Any, end: Any, bucket: str) -> list
 
 def stored_value(spec: AttributeSpec, value: Any) -> dict[str, Any]:
     """The DynamoDB (low-level, typed) representation of an attribute value."""
+    if spec.is_document:
+        return _document(spec.type, value)
     if spec.type == "boolean":
         return {"BOOL": bool(value)}
     if spec.type == "number":
@@ -66,6 +70,31 @@ def stored_value(spec: AttributeSpec, value: Any) -> dict[str, Any]:
         return {"N": str(_epoch(value, spec.timestamp_format))}
     if spec.type in ("timestamp", "date"):
         return {"S": encode_key_value(spec, value)}
+    return {"S": str(value)}
+
+
+def _document(kind: str, value: Any) -> dict[str, Any]:
+    if kind == "map":
+        return {"M": {str(k): _plain(v) for k, v in value.items()}}
+    if kind == "list":
+        return {"L": [_plain(v) for v in value]}
+    if kind == "string_set":
+        return {"SS": sorted(str(v) for v in value)}
+    if kind == "number_set":
+        return {"NS": sorted(str(v) for v in value)}
+    return {"B": bytes(value)}
+
+
+def _plain(value: Any) -> dict[str, Any]:
+    """A value inside a map or list, typed by what it is."""
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, (int, float)):
+        return {"N": str(value)}
+    if isinstance(value, dict):
+        return _document("map", value)
+    if isinstance(value, list):
+        return _document("list", value)
     return {"S": str(value)}
 
 
@@ -84,6 +113,11 @@ def example_value(spec: AttributeSpec) -> Any:
         "timestamp": datetime(2024, 3, 1, 9, 30, tzinfo=UTC),
         "date": date(2024, 3, 1),
         "boolean": True,
+        "map": {"key": "value"},
+        "list": ["first", "second"],
+        "string_set": ["a", "b"],
+        "number_set": [1, 2],
+        "binary": b"\x00\x01\x02\x03",
     }[spec.type]
 
 
@@ -138,12 +172,33 @@ def parse_value(spec: AttributeSpec, raw: Any) -> Any:
             return _utc(datetime.fromisoformat(str(raw)))
         except ValueError:
             raise ValueError(f"expected an ISO 8601 timestamp such as 2024-03-01T09:30:00Z, got {raw!r}") from None
+    if spec.is_document:
+        return _parse_document(spec.type, raw)
     if isinstance(raw, (dict, list, bool)) or raw is None:
         raise ValueError(f"expected text, got {raw!r}")
     text = str(raw)
     if spec.values and text not in spec.values:
         raise ValueError(f"{text!r} is not one of {', '.join(spec.values)}")
     return text
+
+
+def _parse_document(kind: str, raw: Any) -> Any:
+    if kind == "map" and isinstance(raw, dict):
+        return raw
+    if kind == "list" and isinstance(raw, list):
+        return raw
+    if kind in ("string_set", "number_set") and isinstance(raw, list) and raw and len(set(map(str, raw))) == len(raw):
+        wanted = (str,) if kind == "string_set" else (int, float)
+        if all(isinstance(v, wanted) and not isinstance(v, bool) for v in raw):
+            return raw
+    if kind == "binary" and isinstance(raw, str):
+        try:
+            return base64.b64decode(raw, validate=True)
+        except binascii.Error:
+            raise ValueError(f"expected base64 text, got {raw!r}") from None
+    what = {"map": "a mapping", "list": "a list", "string_set": "a list of distinct strings",
+            "number_set": "a list of distinct numbers", "binary": "base64 text"}[kind]
+    raise ValueError(f"expected {what}, got {raw!r}")
 
 
 # Timestamp directives that sort chronologically when they appear in this order (a prefix of it).

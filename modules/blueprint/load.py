@@ -110,6 +110,7 @@ def _validate(document: Document, path: Path, environment: str | None) -> Loaded
     loaded = LoadedBlueprint(model, source, path, environment, data)
     try:
         model = _physical_names(model, environment)
+        model = _implicit_orders(model)
         check_references(model)
         check_required_tags(model)
     except TablewrightError as error:
@@ -159,6 +160,27 @@ def _physical_names(model: Blueprint, environment: str | None) -> Blueprint:
                                   "with '/'")
     terraform = model.terraform.model_copy(update={"backend": backend.model_copy(update={"key": key})})
     return model.model_copy(update={"table": model.table.model_copy(update={"name": name}), "terraform": terraform})
+
+
+def _implicit_orders(model: Blueprint) -> Blueprint:
+    """A pattern that asks for an `order` without saying by what (no range condition, no `order_by`) is
+    ordered by its entity's only timestamp; with none or several, the blueprint must say which."""
+    patterns = dict(model.access_patterns)
+    for name, pattern in model.access_patterns.items():
+        if ("order" not in pattern.model_fields_set or pattern.ordering_attribute is not None
+                or len(pattern.entities) > 1 or pattern.entities[0] not in model.entities):
+            continue
+        attributes = model.entities[pattern.entities[0]].attributes
+        candidates = sorted(a for a, spec in attributes.items() if spec.type == "timestamp")
+        if len(candidates) != 1:
+            keys = sorted(a for a, spec in attributes.items() if not spec.is_document)
+            raise BlueprintError(
+                f"`order: {pattern.order}` says which direction but not by what: `{pattern.entities[0]}` has "
+                f"{'no timestamp' if not candidates else 'several timestamps (' + ', '.join(candidates) + ')'}",
+                path=("access_patterns", name, "order"), code="E204",
+                hint=f"add `order_by:` with one of {', '.join(candidates or keys)}")
+        patterns[name] = pattern.model_copy(update={"order_by": candidates[0]})
+    return model.model_copy(update={"access_patterns": patterns})
 
 
 def _check_distinct_stacks(stacks: list[LoadedBlueprint]) -> None:

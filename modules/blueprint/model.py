@@ -25,7 +25,10 @@ TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{3,255}$")
 SEMVER = r"^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
 SemVer = Annotated[str, StringConstraints(max_length=64, pattern=SEMVER)]
 
-AttributeType = Literal["string", "number", "timestamp", "date", "boolean"]
+AttributeType = Literal["string", "number", "timestamp", "date", "boolean", "map", "list", "string_set",
+                        "number_set", "binary"]
+# The scalar types a key, a key condition or a filter can use; the others are document values.
+KEY_TYPES = ("string", "number", "timestamp", "date", "boolean")
 Operator = Literal["=", "<", "<=", ">", ">=", "between", "begins_with"]
 ContributorInsightsMode = Literal["off", "throttled_keys", "accessed_and_throttled_keys"]
 RANGE_OPERATORS = ("<", "<=", ">", ">=", "between", "begins_with")
@@ -98,7 +101,21 @@ class AttributeSpec(Strict):
         le=1,
         description="Share of the traffic that goes to the busiest value, e.g. 0.3 for one tenant with 30%.",
     )
-    mutable: bool = Field(default=False, description="The value changes after the item is written (e.g. a status).")
+    mutable: bool | None = Field(
+        default=None,
+        description="Whether the value changes after the item is written (a status). Default: guessed from the name "
+        "(status, state, type, ... are assumed to change); `false` or `true` overrides the guess.",
+    )
+    optional: bool = Field(
+        default=False,
+        description="Not every item carries it: an index keyed by it is sparse (only the items that carry it).",
+    )
+    present: float | None = Field(
+        default=None, gt=0, lt=1,
+        description="Share of the items that carry this (optional) attribute, e.g. 0.05; default 0.5 for "
+        "`optional: true`. Sizes sparse indexes.",
+        examples=[0.05],
+    )
     description: str | None = None
 
     @model_validator(mode="after")
@@ -133,6 +150,22 @@ class AttributeSpec(Strict):
     @property
     def timestamp_format(self) -> str:
         return self.format or "iso8601"
+
+    @property
+    def is_optional(self) -> bool:
+        return self.optional or self.present is not None
+
+    @property
+    def presence(self) -> float:
+        """Share of the items that carry the attribute: 1 unless optional (0.5 unless `present` says)."""
+        if self.present is not None:
+            return self.present
+        return 0.5 if self.optional else 1.0
+
+    @property
+    def is_document(self) -> bool:
+        """A map, list, set or binary value: stored, returned, never part of a key or a condition."""
+        return self.type not in KEY_TYPES
 
 
 def _check_timestamp_format(fmt: str) -> None:
@@ -174,6 +207,22 @@ class KeySpec(Strict):
     )
 
 
+class WriteRates(Strict):
+    """What the application writes, per second on average. DynamoDB charges each kind differently."""
+
+    inserts: float = Field(default=0, ge=0, le=MAX_RATE, description="New items put.")
+    updates: float = Field(default=0, ge=0, le=MAX_RATE, description="Updates of existing items.")
+    changes: list[AttributeName] | None = Field(
+        default=None,
+        description="The attributes an update changes (default: the entity's mutable attributes). A changed key "
+        "attribute re-keys the item: on the table a delete and a put in a transaction, on an index two writes.",
+    )
+    deletes: float = Field(default=0, ge=0, le=MAX_RATE, description="Items deleted by the application.")
+    expiries: float = Field(
+        default=0, ge=0, le=MAX_RATE,
+        description="Items deleted by TTL: free (no write units, on the table and its indexes).")
+
+
 class EntitySpec(Strict):
     """An item type stored in the table."""
 
@@ -198,8 +247,11 @@ class EntitySpec(Strict):
     )
     item_bytes: int | None = Field(default=None, ge=1, le=10**9,
                                    description="Average item size in bytes, for capacity estimates.")
-    writes_per_second: float = Field(default=0, ge=0, le=MAX_RATE,
-                                     description="Average item writes per second (puts and updates).")
+    writes_per_second: float = Field(
+        default=0, ge=0, le=MAX_RATE,
+        description="Average new items written per second (inserts). Use `writes:` for updates, deletes and expiries.")
+    writes: WriteRates | None = Field(
+        default=None, description="Write rates by kind: inserts, updates (and what they change), deletes, expiries.")
     item_count: int | None = Field(default=None, ge=0, le=10**15,
                                    description="Expected number of items (storage and scan cost).")
     transactional: bool = Field(default=False, description="Items are written in transactions (twice the capacity).")
@@ -209,6 +261,19 @@ class EntitySpec(Strict):
         description="Items `verify` writes besides its generated samples (timestamps as ISO 8601 text).",
     )
     description: str | None = None
+
+    @property
+    def write_rates(self) -> WriteRates:
+        """`writes:`, or the simple form: `writes_per_second` inserts."""
+        return self.writes or WriteRates(inserts=self.writes_per_second)
+
+    @model_validator(mode="after")
+    def _one_write_form(self) -> EntitySpec:
+        if self.writes is not None and self.writes_per_second:
+            raise Invalid("both `writes_per_second` and `writes` are set",
+                          "keep `writes:` (it names inserts, updates, deletes and expiries), or only "
+                          "`writes_per_second` for inserts", "writes_per_second")
+        return self
 
     @field_validator("attributes", mode="before")
     @classmethod

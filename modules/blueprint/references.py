@@ -160,6 +160,7 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
     _check_template(entity, entity.key.pk, (*base, "key", "pk"))
     _check_template(entity, entity.key.sk, (*base, "key", "sk"))
     _check_shard_by(entity, entity.key.shard_by, (*base, "key", "shard_by"))
+    _check_writes(entity, base)
     for position, example in enumerate(entity.examples):
         for attribute, raw in example.items():
             where = (*base, "examples", position, attribute)
@@ -197,7 +198,18 @@ def _check_template(entity: EntitySpec, text: str, path: FieldPath) -> None:
                 f"{_suggest(attribute, entity.attributes)}",
                 code="E300",
             )
-        if segment.bucket and entity.attributes[attribute].type not in ("timestamp", "date"):
+        spec = entity.attributes[attribute]
+        if spec.is_document:
+            raise BlueprintError(
+                f"key template {text!r} uses `{{{attribute}}}`, a {spec.type}: keys hold strings, numbers, "
+                "timestamps, dates and booleans",
+                path=path, hint=f"key by a scalar attribute; keep `{attribute}` as a returned value", code="E301")
+        if spec.is_optional and path[-2] == "key":
+            raise BlueprintError(
+                f"key template {text!r} uses `{{{attribute}}}`, which is optional, but every item has a table key",
+                path=path, hint=f"make `{attribute}` required, or use it in an index key (a sparse index)",
+                code="E301")
+        if segment.bucket and spec.type not in ("timestamp", "date"):
             raise BlueprintError(
                 f"`{{{segment.placeholder}}}` buckets `{attribute}`, a {entity.attributes[attribute].type}",
                 path=path,
@@ -211,6 +223,14 @@ def _check_template(entity: EntitySpec, text: str, path: FieldPath) -> None:
                 hint=f"keep `{{{attribute}}}` itself in the sort key so ranges stay exact",
                 code="E301",
             )
+
+
+def _check_writes(entity: EntitySpec, base: FieldPath) -> None:
+    for position, attribute in enumerate(entity.writes.changes or () if entity.writes else ()):
+        if attribute not in entity.attributes:
+            raise BlueprintError(f"`writes.changes` names `{attribute}`, which is not an attribute of this entity",
+                                 path=(*base, "writes", "changes", position), code="E300",
+                                 hint=_suggest(attribute, entity.attributes))
 
 
 def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: FieldPath) -> None:
@@ -246,6 +266,11 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
                 raise BlueprintError(f"`{attribute}` is not an attribute of {what}", code="E300", path=where,
                                      hint=_suggest(attribute, common))
             spec = entities[0].attributes[attribute]
+            if spec.is_document:
+                raise BlueprintError(
+                    f"`{attribute}` is a {spec.type}: conditions compare strings, numbers, timestamps, dates and "
+                    "booleans", path=where, code="E204",
+                    hint=f"condition on a scalar attribute; `{attribute}` can still be returned")
             if op == "begins_with" and spec.type != "string":
                 raise BlueprintError(
                     f"begins_with needs a string attribute; `{attribute}` is a {spec.type}",
@@ -270,6 +295,10 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
             hint=_suggest(pattern.order_by, common),
             code="E300",
         )
+    if pattern.order_by is not None and entities[0].attributes[pattern.order_by].is_document:
+        raise BlueprintError(f"`{pattern.order_by}` is a {entities[0].attributes[pattern.order_by].type}: results "
+                             "are ordered by a sort key, which holds scalars", path=(*base, "order_by"), code="E204",
+                             hint="order by a string, number, timestamp or date attribute")
     for position, attribute in enumerate(pattern.returns or ()):
         if attribute not in every:
             raise BlueprintError(

@@ -22,8 +22,16 @@ def status_like(name: str) -> bool:
 
 
 def mutable(name: str, spec: AttributeSpec) -> bool:
-    """Declared `mutable: true`, or a status-like name: a value that changes after the write."""
-    return spec.mutable or (status_like(name) and spec.type in ("string", "boolean"))
+    """Whether the value changes after the write: as declared (`mutable:`), else guessed from a
+    status-like name."""
+    if spec.mutable is not None:
+        return spec.mutable
+    return guessed_mutable(name, spec)
+
+
+def guessed_mutable(name: str, spec: AttributeSpec) -> bool:
+    """The guess `mutable:` overrides: a string or boolean with a status-like name."""
+    return status_like(name) and spec.type in ("string", "boolean")
 
 
 def distinct_values(name: str, spec: AttributeSpec) -> tuple[int | None, str]:

@@ -1,9 +1,16 @@
-"""Capacity and cost from the blueprint's declared rates and sizes.
+"""Capacity and cost from the blueprint's declared rates, sizes and counts (DynamoDB Developer Guide).
 
-Reads: the total size of the items a request reads (index entries on an index), rounded up to
-4 KB per request, halved when eventually consistent; fan-out reads round per request; follow-up
-BatchGetItem items round one by one. Writes: 1 WCU per KB per item, again on every index the item
-appears in; a change of an index key costs two index writes (delete + put); transactions double.
+Reads: the total size of the items a request reads (index entries on an index), rounded up to 4 KB
+per request, halved when eventually consistent, at most one 1 MB page per request; fan-out reads
+round per request; follow-up BatchGetItem items round one by one. How many items a Query reads comes
+from the data: `item_count` over the number of distinct partitions its `=` conditions address.
+
+Writes, per kind: an insert writes the item (1 WCU per KB) and its entry on every index the item is
+in (sparse: only the share of items that carry the index's key attributes); an update writes the item
+and, per index, two entries when it changes a key attribute of that index, one when it changes a
+projected attribute, none otherwise; on the table a changed key is a delete and a put in a
+transaction; a delete writes the item and every entry; a TTL expiry is free. Transactions double
+the table's writes.
 """
 
 from __future__ import annotations
@@ -28,16 +35,21 @@ DEFAULT_REGION = "us-east-1"
 PRICES = json.loads((Path(__file__).parent / "prices.json").read_text())
 
 
+PAGE_BYTES = 2**20  # a Query or Scan returns at most 1 MB per request
+ASSUMED_ITEMS = 10  # items a Query reads when neither `limit`, `items` nor the data say
+
+
 @dataclass(frozen=True)
 class ReadCost:
     pattern: str
     index: str
-    items_per_call: int
+    items_per_call: float
     bytes_per_item: int
     requests_per_call: int
     units_per_call: float
     table_units_per_call: float  # follow-up or local-index fetches, charged to the table
     rps: float
+    basis: str = ""  # where items_per_call comes from, in words
 
     @property
     def units_per_second(self) -> float:
@@ -49,15 +61,32 @@ class ReadCost:
 
 
 @dataclass(frozen=True)
+class WriteKind:
+    """One kind of write (insert, update, delete, expiry) of an entity, and what one such write costs."""
+
+    kind: str
+    rate: float  # per second
+    units: dict[str, float]  # index ("table" included) -> WCU per write, weighted by the share of items on it
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class WriteCost:
     entity: str
-    writes_per_second: float
     item_bytes: int
-    units_per_write: dict[str, int]  # index ("table" included) -> WCU per item write
+    kinds: tuple[WriteKind, ...]
+
+    @property
+    def writes_per_second(self) -> float:
+        return sum(kind.rate for kind in self.kinds)
 
     @property
     def units_per_second(self) -> dict[str, float]:
-        return {index: units * self.writes_per_second for index, units in self.units_per_write.items()}
+        totals: dict[str, float] = {}
+        for kind in self.kinds:
+            for index, units in kind.units.items():
+                totals[index] = totals.get(index, 0.0) + units * kind.rate
+        return totals
 
 
 @dataclass(frozen=True)
@@ -153,28 +182,109 @@ def projected_bytes(design: TableDesign, entity: str, index: str, attributes: tu
     return keys + math.ceil(sum(size for name, size in sizes.items() if name in attributes))
 
 
-def _mutable_in(design: TableDesign, entity: str, shape: Shape) -> bool:
+def presence(design: TableDesign, entity: str, index: str) -> float:
+    """Share of the entity's items on `index`: those that carry every attribute of its key (sparse)."""
     specs = design.blueprint.entities[entity].attributes
-    return any(mutable(a, specs[a]) for a in shape.pk.attributes + shape.sk.attributes)
+    shape = design.shapes[entity][index]
+    return math.prod(specs[a].presence for a in set(shape.pk.attributes + shape.sk.attributes))
+
+
+def key_attributes(shape: Shape) -> set[str]:
+    """Every attribute a change of which changes the key: template placeholders and shard inputs."""
+    return set(shape.pk.attributes + shape.sk.attributes + shape.shard_by)
+
+
+def changed_attributes(design: TableDesign, entity: str) -> tuple[tuple[str, ...], str]:
+    """The attributes an update changes (`writes.changes`, else the mutable ones) and how we know."""
+    spec = design.blueprint.entities[entity]
+    declared = spec.write_rates.changes
+    if declared is not None:
+        return tuple(declared), f"changes {', '.join(declared) or 'nothing in keys or indexes'}"
+    found = sorted(a for a, attribute in spec.attributes.items() if mutable(a, attribute))
+    guessed = [a for a in found if spec.attributes[a].mutable is None]
+    note = f"changes {', '.join(found)}" if found else "changes no declared-mutable attribute"
+    if guessed:
+        note += f" ({', '.join(guessed)} guessed from the name: declare `mutable:` or `writes.changes`)"
+    return tuple(found), note
+
+
+def _update_units(design: TableDesign, entity: str, changes: tuple[str, ...], transaction: int) -> dict[str, float]:
+    units: dict[str, float] = {}
+    moved = bool(key_attributes(design.shapes[entity][TABLE]) & set(changes))  # a new item: every entry moves
+    for index, shape in sorted(design.shapes[entity].items()):
+        size = write_units(entry_bytes(design, entity, index))
+        rekeyed = moved or bool(key_attributes(shape) & set(changes))
+        if index == TABLE:
+            # A changed table key is a delete and a put, done together in a transaction (2 x 2).
+            units[index] = float(size * (4 if rekeyed else transaction))
+            continue
+        projection = design.index(index).projection
+        projected = projection.type == "ALL" or bool(set(projection.attributes) & set(changes))
+        entries = 2 if rekeyed else 1 if projected else 0
+        units[index] = size * entries * presence(design, entity, index)
+    return units
 
 
 def write_cost(design: TableDesign, entity: str) -> WriteCost:
     spec = design.blueprint.entities[entity]
+    rates = spec.write_rates
     transaction = 2 if spec.transactional else 1
-    units: dict[str, int] = {}
-    for index, shape in sorted(design.shapes[entity].items()):
-        size = entry_bytes(design, entity, index)
-        if index == TABLE:
-            # A changed table key is a delete and a put, done together in a transaction.
-            changes = 4 if _mutable_in(design, entity, shape) else 1
-            units[index] = write_units(size) * max(changes, transaction)
-        else:
-            units[index] = write_units(size) * (2 if _mutable_in(design, entity, shape) else 1)
-    return WriteCost(entity, spec.writes_per_second, item_bytes(design, entity), units)
+    every: dict[str, float] = {}  # one write of the item and of each of its index entries
+    for index in sorted(design.shapes[entity]):
+        size = write_units(entry_bytes(design, entity, index))
+        every[index] = float(size * transaction) if index == TABLE else size * presence(design, entity, index)
+    changes, note = changed_attributes(design, entity)
+    kinds = [WriteKind("insert", rates.inserts, every),
+             WriteKind("update", rates.updates, _update_units(design, entity, changes, transaction), note),
+             WriteKind("delete", rates.deletes, every),
+             WriteKind("expiry", rates.expiries, dict.fromkeys(every, 0.0), "TTL deletes are free")]
+    return WriteCost(entity, item_bytes(design, entity), tuple(kind for kind in kinds if kind.rate))
 
 
 def _table_bytes(design: TableDesign) -> int:
     return sum((spec.item_count or 0) * item_bytes(design, name) for name, spec in design.blueprint.entities.items())
+
+
+def attribute_cardinality(design: TableDesign, attribute: str) -> tuple[int | None, str]:
+    """How many values an attribute takes, for sizing item collections: declared, enumerated, or the
+    item count of an entity keyed by that attribute alone (one Customer per `customerId`)."""
+    bp = design.blueprint
+    specs = [entity.attributes[attribute] for entity in bp.entities.values() if attribute in entity.attributes]
+    for spec in specs:
+        if spec.cardinality is not None:
+            return spec.cardinality, f"{spec.cardinality:,} {attribute} values (declared)"
+        if spec.values:
+            return len(spec.values), f"{len(spec.values)} {attribute} values"
+        if spec.type == "boolean":
+            return 2, f"2 {attribute} values"
+    for name, entity in sorted(bp.entities.items()):
+        table = design.shapes[name][TABLE]
+        if entity.item_count and set(table.pk.attributes + table.sk.attributes) == {attribute}:
+            return entity.item_count, f"{entity.item_count:,} {attribute} values (one {name} each)"
+    return None, f"the number of {attribute} values is unknown (declare `cardinality:` or an entity's item_count)"
+
+
+def collection(design: TableDesign, plan: QueryPlan) -> tuple[float | None, str]:
+    """Expected items under the key condition of a Query: the items on the index over the number of
+    partitions (and sort-key prefixes) its `=` conditions address. None when the data does not say."""
+    pattern = design.blueprint.access_patterns[plan.pattern]
+    counts = []
+    for entity in plan.entities:
+        count = design.blueprint.entities[entity].item_count
+        if count is None:
+            return None, f"{entity} declares no item_count"
+        counts.append(count * (presence(design, entity, plan.index) if plan.index != TABLE else 1.0))
+    distinct, reasons = 1, []
+    for attribute in pattern.equalities:
+        values, why = attribute_cardinality(design, attribute)
+        if values is None:
+            return None, why
+        distinct *= values
+        reasons.append(why)
+    total = sum(counts)
+    where = " x ".join(reasons) or "one partition"
+    ranged = " (a range condition reads up to all of it)" if pattern.range_condition else ""
+    return total / distinct, f"{total:,.0f} items over {where}{ranged}"
 
 
 def read_cost(design: TableDesign, plan: QueryPlan) -> ReadCost:
@@ -185,22 +295,42 @@ def read_cost(design: TableDesign, plan: QueryPlan) -> ReadCost:
     table_units = 0.0
     if plan.operation == "Scan":
         total = _table_bytes(design)
-        items = sum(spec.item_count or 0 for spec in design.blueprint.entities.values())
-        return ReadCost(plan.pattern, plan.index, items, size, max(1, math.ceil(total / 2**20)),
-                        read_units(total, consistent), 0.0, pattern.rps)
+        count = sum(spec.item_count or 0 for spec in design.blueprint.entities.values())
+        return ReadCost(plan.pattern, plan.index, count, size, max(1, math.ceil(total / PAGE_BYTES)),
+                        read_units(total, consistent), 0.0, pattern.rps, "the whole table (item_count)")
+    requests = plan.fan_out.shards if plan.fan_out and plan.fan_out.kind == "shards" else 1
     if plan.operation == "GetItem":
-        items, requests, units = 1, 1, read_units(size, consistent)
+        items, basis = 1.0, "one item"
+        units = read_units(size, consistent)
     else:
-        items = pattern.expected_items
-        requests = plan.fan_out.shards if plan.fan_out and plan.fan_out.kind == "shards" else 1
-        per_request = math.ceil(items / requests) * size
+        items, basis = _items_per_call(design, plan, pattern.items, pattern.limit)
+        per_request = min(PAGE_BYTES, math.ceil(items / requests * size))
+        if per_request == PAGE_BYTES:
+            items = requests * PAGE_BYTES / size
+            basis += "; a call reads one 1 MB page per request (paginate for more)"
         units = requests * read_units(per_request, consistent)
     if plan.follow_up is not None or (plan.index != TABLE and design.index(plan.index).local
                                       and design.index(plan.index).projection.lacks(plan.returns)):
         full = item_bytes(design, plan.entities[0])
-        table_units = items * read_units(full, consistent)
+        table_units = math.ceil(items) * read_units(full, consistent)
         requests += 1 if plan.follow_up else 0
-    return ReadCost(plan.pattern, plan.index, items, size, requests, units, table_units, pattern.rps)
+    return ReadCost(plan.pattern, plan.index, round(items, 2), size, requests, units, table_units, pattern.rps,
+                    basis)
+
+
+def _items_per_call(design: TableDesign, plan: QueryPlan, declared: int | None, limit: int | None
+                    ) -> tuple[float, str]:
+    if declared is not None:
+        return float(declared), "declared (`items`)"
+    size, why = collection(design, plan)
+    filtered = bool(design.blueprint.access_patterns[plan.pattern].filter)
+    if limit is not None and not filtered:
+        if size is None:
+            return float(limit), "the limit"
+        return min(float(limit), size), f"the limit, of about {size:,.1f} ({why})"
+    if size is None:
+        return float(ASSUMED_ITEMS), f"assumed: {why}"
+    return size, why + ("; a filter reads them all before filtering" if filtered else "")
 
 
 def _bounds(average: float, peak_factor: float, target_percent: int) -> tuple[int, int]:
@@ -213,7 +343,6 @@ def estimate(design: TableDesign) -> CapacityReport:
     bp = design.blueprint
     reads = tuple(read_cost(design, plan) for plan in design.plans)
     writes = tuple(write_cost(design, entity) for entity in sorted(bp.entities))
-    target = bp.table.capacity.target_utilization if bp.table.capacity else 70
     loads = []
     for index in [TABLE] + [i.name for i in design.global_indexes]:
         read = sum(r.units_per_second for r in reads if r.index == index)
@@ -223,9 +352,10 @@ def estimate(design: TableDesign) -> CapacityReport:
         write = sum(w.units_per_second.get(index, 0.0) for w in writes)
         if index == TABLE:
             write += sum(units for w in writes for i, units in w.units_per_second.items() if design.index_is_local(i))
+        target = design.capacity[index].target
         loads.append(IndexLoad(index, read, write, _bounds(read, bp.traffic.peak_factor, target),
                                _bounds(write, bp.traffic.peak_factor, target)))
-    return CapacityReport(reads, writes, tuple(loads), monthly_cost(design, tuple(loads), target))
+    return CapacityReport(reads, writes, tuple(loads), monthly_cost(design, tuple(loads)))
 
 
 def prices_for(region: str | None) -> tuple[str, dict[str, float], str]:
@@ -235,7 +365,7 @@ def prices_for(region: str | None) -> tuple[str, dict[str, float], str]:
     return DEFAULT_REGION, PRICES["regions"][DEFAULT_REGION], f"no prices for {wanted}; {DEFAULT_REGION} prices shown"
 
 
-def monthly_cost(design: TableDesign, loads: tuple[IndexLoad, ...], target_percent: int) -> MonthlyCost:
+def monthly_cost(design: TableDesign, loads: tuple[IndexLoad, ...]) -> MonthlyCost:
     region, price, note = prices_for(design.blueprint.region)
     reads = sum(load.read_units_per_second for load in loads)
     writes = sum(load.write_units_per_second for load in loads)
@@ -246,11 +376,12 @@ def monthly_cost(design: TableDesign, loads: tuple[IndexLoad, ...], target_perce
         load.suggested_read[0] * price["provisioned_rcu_hour"] + load.suggested_write[0] * price["provisioned_wcu_hour"]
         for load in loads
     )
-    stored = 0
+    stored = 0.0
     for name, spec in design.blueprint.entities.items():
         count = spec.item_count or 0
         for index in design.shapes[name]:
-            stored += count * (entry_bytes(design, name, index) + STORAGE_OVERHEAD_BYTES)
+            share = presence(design, name, index) if index != TABLE else 1.0
+            stored += count * share * (entry_bytes(design, name, index) + STORAGE_OVERHEAD_BYTES)
     storage = stored / 2**30 * price["storage_gb_month"]
     return MonthlyCost(round(provisioned, 2), round(on_demand, 2), round(storage, 2), region, PRICES["date"], note)
 

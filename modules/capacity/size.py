@@ -25,6 +25,10 @@ def value_size(value: dict[str, Any]) -> int:
         return math.ceil(len(digits) / 2) + 1
     if kind == "B":
         return len(content)
+    if kind in ("SS", "BS"):
+        return sum(len(v.encode("utf-8")) if isinstance(v, str) else len(v) for v in content)
+    if kind == "NS":
+        return sum(value_size({"N": v}) for v in content)
     if kind in ("BOOL", "NULL"):
         return 1
     if kind in ("L", "M"):

@@ -150,13 +150,12 @@ def alarm_specs(design: TableDesign, table_ref: str) -> list[AlarmSpec]:
                 f"{where} to find the key, then apply the hot-partition fixes: shard the key (`shards:`), spread "
                 "its values, or cache hot reads; `python main.py lint` computes the shard count.",
                 metric=metric("m1", f"{noun}KeyRangeThroughputThrottleEvents", "Sum", TableName=table_ref, **extra))
-            if bp.table.billing == "provisioned":
-                capacity = bp.table.capacity
-                assert capacity is not None  # TableSpec requires capacity with provisioned billing
+            capacity = design.capacity[label]
+            if capacity.billing == "provisioned":
                 threshold = settings(bp, "utilization").threshold
                 add("utilization", f"{label}_{direction}_utilization", f"{suffix}{direction}-utilization",
                     f"{where} consumes over {threshold:g}% of its provisioned {direction} capacity while autoscaling "
-                    f"targets {capacity.target_utilization}%: it is at its maximum or cannot keep up. First "
+                    f"targets {capacity.target}%: it is at its maximum or cannot keep up. First "
                     f"compare Provisioned{noun}CapacityUnits with capacity.{direction}.max and raise the maximum.",
                     queries=(
                         metric("consumed", f"Consumed{noun}CapacityUnits", "Sum", TableName=table_ref, **extra),

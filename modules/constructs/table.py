@@ -79,11 +79,10 @@ def table(design: TableDesign, tags: dict[str, str]) -> list[Block]:
 def _gsi(index: IndexDesign, design: TableDesign, live_gsis: str) -> GlobalSecondaryIndex:
     projection = index.projection
     read = write = None
-    capacity = design.blueprint.indexes.get(index.name)
-    bounds = (capacity.capacity if capacity and capacity.capacity else None) or design.blueprint.table.capacity
-    if live_gsis and bounds:
-        read = _live_capacity(live_gsis, index.name, "read_capacity", bounds.read.min)
-        write = _live_capacity(live_gsis, index.name, "write_capacity", bounds.write.min)
+    policy = design.capacity[index.name]
+    if live_gsis and policy.read and policy.write:
+        read = _live_capacity(live_gsis, index.name, "read_capacity", policy.read[0])
+        write = _live_capacity(live_gsis, index.name, "write_capacity", policy.write[0])
     return GlobalSecondaryIndex(
         name=index.name,
         hash_key=index.keys.pk,

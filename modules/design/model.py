@@ -154,6 +154,24 @@ class QueryPlan:
         return reads + (1 if self.follow_up else 0)
 
 
+DEFAULT_TARGET = 70  # percent: the autoscaling target when the blueprint sets none
+
+
+@dataclass(frozen=True)
+class CapacityPolicy:
+    """How the table or one GSI is billed and autoscaled, resolved once from the blueprint (the index's
+    `capacity`, else the table's, else on demand): every later stage reads this and nothing else."""
+
+    billing: Literal["provisioned", "on_demand"]
+    read: tuple[int, int] | None = None  # (min, max) capacity units, provisioned only
+    write: tuple[int, int] | None = None
+    target: int = DEFAULT_TARGET  # autoscaling target utilization, percent
+    source: str = "table.capacity"  # the blueprint field it comes from
+
+    def bounds(self, direction: Literal["read", "write"]) -> tuple[int, int] | None:
+        return self.read if direction == "read" else self.write
+
+
 @dataclass(frozen=True)
 class TableDesign:
     blueprint: Blueprint
@@ -161,6 +179,8 @@ class TableDesign:
     indexes: tuple[IndexDesign, ...]
     plans: tuple[QueryPlan, ...]
     notes: tuple[str, ...] = field(default=())
+    # "table" and every global index -> its billing and autoscaling (local indexes share the table's)
+    capacity: dict[str, CapacityPolicy] = field(default_factory=dict)
 
     @property
     def key_attributes(self) -> tuple[str, ...]:

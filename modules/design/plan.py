@@ -13,6 +13,7 @@ from modules.design.locked import LockedState, locked_indexes
 from modules.design.model import (
     ENTITY_ATTRIBUTE,
     TABLE,
+    CapacityPolicy,
     FollowUp,
     IndexDesign,
     Parameter,
@@ -88,7 +89,31 @@ def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
     for index, entities in members.items():
         for entity, shape in entities.items():
             shapes.setdefault(entity, {})[index] = shape
-    return TableDesign(bp, shapes, indexes, plans, _notes(groups))
+    return TableDesign(bp, shapes, indexes, plans, _notes(groups), _capacity(bp, indexes))
+
+
+def _capacity(bp: Blueprint, indexes: tuple[IndexDesign, ...]) -> dict[str, CapacityPolicy]:
+    """The billing and autoscaling of the table and of every GSI: an index's own `capacity`, with the
+    table's target unless it sets one; else the table's."""
+    table = bp.table.capacity
+    if bp.table.billing == "on_demand" or table is None:
+        policy = CapacityPolicy("on_demand", source="table.billing")
+        return {TABLE: policy} | {index.name: policy for index in indexes if not index.local}
+    policies = {TABLE: CapacityPolicy("provisioned", (table.read.min, table.read.max),
+                                      (table.write.min, table.write.max), table.target_utilization)}
+    for index in indexes:
+        settings = bp.indexes.get(index.name)
+        own = settings.capacity if settings is not None else None
+        if index.local:
+            continue
+        if own is None:
+            policies[index.name] = policies[TABLE]
+            continue
+        target = own.target_utilization if "target_utilization" in own.model_fields_set else table.target_utilization
+        policies[index.name] = CapacityPolicy("provisioned", (own.read.min, own.read.max),
+                                              (own.write.min, own.write.max), target,
+                                              f"indexes.{index.name}.capacity")
+    return policies
 
 
 def _successors(bp: Blueprint, locked: dict[str, LockedState], members: dict[str, dict[str, Shape]],

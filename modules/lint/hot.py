@@ -213,8 +213,12 @@ def low_cardinality(ctx: Context) -> Iterator[Issue]:
         for entity in load.entities:
             specs = ctx.design.blueprint.entities[entity].attributes
             distinct, reasons = key_cardinality(load.shapes[entity].pk, specs)
-            if distinct is None or distinct >= LOW_CARDINALITY:
+            shards = load.shapes[entity].shards
+            if distinct is None or distinct * shards >= LOW_CARDINALITY:
                 continue
+            if shards > 1:
+                reasons = [*reasons, f"x {shards} shards"]
+                distinct *= shards
             name, path, _ = _where(ctx.design, load.index, entity)
             headroom = min(PARTITION_WCU / load.wcu if load.wcu else math.inf,
                            PARTITION_RCU / load.rcu if load.rcu else math.inf)

@@ -18,7 +18,6 @@ from modules.lint.findings import Context, Issue, rule
 
 MAX_PARTITION_KEY_BYTES = 2048
 MAX_SORT_KEY_BYTES = 1024
-ID_LIKE = re.compile(r"(Id|ID|Key|Code|Sku|SKU|Number|Ref)$|^id$")
 
 
 def _shapes(design: TableDesign) -> Iterator[tuple[str, str, Shape]]:
@@ -73,37 +72,41 @@ def mutable_in_key(ctx: Context) -> Iterator[Issue]:
                     )
 
 
-def _ordered_by(design: TableDesign, entity: str, index: str) -> set[str]:
-    """Sort-key attributes some pattern orders or ranges by on this index."""
-    used: set[str] = set()
-    for plan in design.plans:
-        if plan.index == index and entity in plan.entities:
-            used.update(plan.order_attributes)
-            ranged = design.blueprint.access_patterns[plan.pattern].range_condition
-            if ranged:
-                used.add(ranged[0])
-    return used
-
-
 @rule("TW202", "Sort key does not sort as its values",
       "Zero-pad numbers (`width`) and write timestamps in a chronological fixed-width format (the default ISO 8601).")
 def unsortable_sort_key(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     for entity, index, shape in _shapes(design):
         specs = design.blueprint.entities[entity].attributes
-        used = _ordered_by(design, entity, index)
         for attribute in shape.sk.attributes:
-            problem = sort_problem(attribute, specs[attribute])
+            spec = specs[attribute]
+            problem = sort_problem(attribute, spec)
             if problem is None:
                 continue
-            ordered = attribute in used
+            broken = _ordering_patterns(design, entity, index, attribute)
+            fix = (f"declare `width:` on `{attribute}` (the digits of its largest value), so keys sort as the "
+                   "numbers do" if spec.type == "number" else
+                   f"give `{attribute}` a chronological fixed-width format: `iso8601` (the default), "
+                   "`epoch_seconds` or `epoch_millis`")
             yield Issue(
-                "error" if ordered else "warning",
+                "error" if broken else "warning",
                 f"{_index_name(index)}: {entity}'s sort key {shape.sk.text}: {problem}; "
-                + ("patterns order or range by it" if ordered else "no pattern orders by it yet"),
-                "declare `width: N` on numbers; use `format: iso8601` (or epoch) for timestamps",
-                _path(design, entity, index, "sk"),
+                + (f"wrong order or range for {', '.join(broken)}" if broken else "no pattern orders by it yet"),
+                fix,
+                ("entities", entity, "attributes", attribute),
             )
+
+
+def _ordering_patterns(design: TableDesign, entity: str, index: str, attribute: str) -> list[str]:
+    """Patterns on `index` that order or range by `attribute` of `entity`."""
+    found = []
+    for plan in design.plans:
+        if plan.index != index or entity not in plan.entities:
+            continue
+        ranged = design.blueprint.access_patterns[plan.pattern].range_condition
+        if attribute in plan.order_attributes or (ranged and ranged[0] == attribute):
+            found.append(plan.pattern)
+    return sorted(found)
 
 
 def _excludes_separator(pattern: str) -> bool:
@@ -112,36 +115,32 @@ def _excludes_separator(pattern: str) -> bool:
 
 
 @rule("TW203", "Separator allowed inside a key value",
-      "Declare `values:` or a `pattern:` without '#' for text attributes used in keys, or key by an id.")
+      "Declare `values:` or a `pattern:` without '#' for text attributes followed by other key components.")
 def separator_in_values(ctx: Context) -> Iterator[Issue]:
+    """Judged on where the value sits: a '#' inside the last component of a key shifts nothing, inside
+    an earlier one it shifts every later component. Enumerated values cannot hold '#' (the loader
+    refuses them); a `pattern:` that excludes '#' says the application refuses such values."""
     design = ctx.design
     seen: set[tuple[str, str]] = set()
     for entity, _index, shape in _shapes(design):
         specs = design.blueprint.entities[entity].attributes
         for template in (shape.pk, shape.sk):
-            for attribute in template.attributes:
+            for position, segment in enumerate(template.segments[:-1]):
+                attribute = segment.attribute
+                if attribute is None or segment.bucket or (entity, attribute) in seen:
+                    continue
                 spec = specs[attribute]
-                if spec.type != "string" or (entity, attribute) in seen:
+                if spec.type != "string" or spec.values or (spec.pattern and _excludes_separator(spec.pattern)):
                     continue
                 seen.add((entity, attribute))
-                if spec.values:
-                    bad = [v for v in spec.values if SEPARATOR in v]
-                    if bad:
-                        yield Issue(
-                            "error",
-                            f"`{attribute}` of {entity} is used in key {template.text} but its value {bad[0]!r} "
-                            f"contains the key separator '{SEPARATOR}'",
-                            "rename the value without '#'",
-                            ("entities", entity, "attributes", attribute),
-                        )
-                    continue
-                if (spec.pattern and _excludes_separator(spec.pattern)) or ID_LIKE.search(attribute):
-                    continue
+                later = template.prefix(position + 1).text
                 yield Issue(
                     "warning",
-                    f"`{attribute}` of {entity} is free text used in key {template.text}: a value containing "
-                    f"'{SEPARATOR}' would shift every later key component",
-                    "declare `pattern:` (e.g. \"^[^#]+$\") and reject such values on write, or key by an id",
+                    f"`{attribute}` of {entity} is free text in key {template.text}, followed by more components: "
+                    f"a value containing '{SEPARATOR}' shifts them (after `{later}`), so two items can share a key "
+                    "or a prefix query catch the wrong ones",
+                    f"declare `pattern:` on `{attribute}` (e.g. \"^[^#]+$\") and refuse such values on write, or move "
+                    f"`{attribute}` to the end of the key",
                     ("entities", entity, "attributes", attribute),
                 )
 

@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from modules.blueprint.traits import hottest_share
-from modules.capacity.model import HOURS_PER_MONTH, entry_bytes, item_bytes, prices_for, projected_bytes, write_units
+from modules.capacity.model import (
+    HOURS_PER_MONTH,
+    PAGE_BYTES,
+    collection,
+    entry_bytes,
+    item_bytes,
+    prices_for,
+    projected_bytes,
+    write_units,
+)
 from modules.design.model import TABLE, TableDesign
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, Severity, rule
@@ -188,6 +197,57 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
                     (*path, direction, "max"),
                 )
 
+
+
+@rule("TW310", "Autoscaling minimum below the average load",
+      "Raise `capacity.*.min` to the suggested minimum: autoscaling scales in to the minimum in quiet periods and "
+      "takes about two minutes above target to scale out again; a GSI that throttles also throttles the table's "
+      "writes.")
+def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
+    for load in ctx.capacity.loads:
+        policy = ctx.design.capacity[load.index]
+        if policy.billing != "provisioned":
+            continue
+        path = tuple(policy.source.split("."))
+        where = "the table" if load.index == TABLE else load.index
+        for direction in ("read", "write"):
+            bounds = policy.bounds(direction)
+            average = load.read_units_per_second if direction == "read" else load.write_units_per_second
+            suggested = load.suggested_read if direction == "read" else load.suggested_write
+            if bounds is None or bounds[0] >= average:
+                continue
+            backpressure = " (GSI throttling back-pressures the table's writes)" if (
+                load.index != TABLE and direction == "write") else ""
+            yield Issue(
+                "warning",
+                f"{where}: {direction} capacity min {bounds[0]:,} is below the average load of "
+                f"{average:,.0f} units/s: after a quiet spell the autoscaler sits at the minimum and every return "
+                f"to normal traffic throttles for minutes{backpressure}",
+                f"set `{direction}: {{min: {suggested[0]}, ...}}` (the average at the {policy.target}% target)",
+                (*path, direction, "min"),
+            )
+
+
+@rule("TW311", "Query reads whole large item collections",
+      "Add a `limit` (and paginate), or key the pattern more narrowly: a Query without a limit reads the whole "
+      "collection, one 1 MB page per request.")
+def large_collection(ctx: Context) -> Iterator[Issue]:
+    for read in ctx.capacity.reads:
+        plan = ctx.design.plan(read.pattern)
+        pattern = ctx.design.blueprint.access_patterns[read.pattern]
+        if plan.operation != "Query" or pattern.limit is not None or pattern.items is not None:
+            continue
+        size, _ = collection(ctx.design, plan)
+        if size is None or size * read.bytes_per_item <= PAGE_BYTES:
+            continue
+        yield Issue(
+            "warning",
+            f"{read.pattern} reads whole collections of about {size:,.0f} items "
+            f"({size * read.bytes_per_item / 2**20:,.1f} MB): each call reads a 1 MB page ({read.units_per_call:g} "
+            "RCU) and must paginate for the rest",
+            "add `limit:` and paginate, or bind more of the key with `=`",
+            ("access_patterns", read.pattern),
+        )
 
 
 @rule("TW309", "Retiring index still deployed",

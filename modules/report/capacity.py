@@ -11,13 +11,13 @@ from modules.report.tables import text_table
 from modules.stack import Stack
 
 READ_HEADERS = ("Pattern", "Index", "Items/call", "Bytes/item", "Requests/call", "RCU/call", "RCU/s")
-WRITE_HEADERS = ("Entity", "Writes/s", "Item bytes", "WCU/write by index", "WCU/s")
+WRITE_HEADERS = ("Entity", "Kind", "Writes/s", "Item bytes", "WCU/write by index", "WCU/s")
 LOAD_HEADERS = ("Index", "RCU/s", "WCU/s", "Suggested read min-max", "Suggested write min-max")
 
 
 def read_rows(report: CapacityReport) -> list[list[str]]:
     return [
-        [r.pattern, r.index, str(r.items_per_call), f"{r.bytes_per_item:,}", str(r.requests_per_call),
+        [r.pattern, r.index, f"{r.items_per_call:,.4g}", f"{r.bytes_per_item:,}", str(r.requests_per_call),
          f"{r.units_per_call + r.table_units_per_call:g}", f"{r.units_per_second + r.table_units_per_second:,.1f}"]
         for r in report.reads
     ]
@@ -25,11 +25,19 @@ def read_rows(report: CapacityReport) -> list[list[str]]:
 
 def write_rows(report: CapacityReport) -> list[list[str]]:
     return [
-        [w.entity, f"{w.writes_per_second:g}", f"{w.item_bytes:,}",
-         ", ".join(f"{index} {units}" for index, units in sorted(w.units_per_write.items())),
-         f"{sum(w.units_per_second.values()):,.1f}"]
-        for w in report.writes
+        [w.entity, kind.kind, f"{kind.rate:g}", f"{w.item_bytes:,}",
+         ", ".join(f"{index} {units:.4g}" for index, units in sorted(kind.units.items())),
+         f"{sum(kind.units.values()) * kind.rate:,.1f}"]
+        for w in report.writes for kind in w.kinds
     ]
+
+
+def assumption_lines(report: CapacityReport) -> list[str]:
+    """Where each figure comes from: items per read, what updates change."""
+    lines = [f"- {r.pattern}: {r.items_per_call:,.4g} items per call: {r.basis}" for r in report.reads if r.basis]
+    lines += [f"- {w.entity} updates {kind.note.removeprefix('changes ')}" for w in report.writes
+              for kind in w.kinds if kind.kind == "update" and kind.note]
+    return lines
 
 
 def load_rows(report: CapacityReport) -> list[list[str]]:
@@ -60,6 +68,7 @@ def render_text(stacks: Sequence[Stack]) -> str:
             "", "Reads", text_table(READ_HEADERS, read_rows(report)),
             "", "Writes", text_table(WRITE_HEADERS, write_rows(report)),
             "", "Per index", text_table(LOAD_HEADERS, load_rows(report)),
+            "", "Where the figures come from", *assumption_lines(report),
             "", *cost_lines(report), "",
         ]
     return "\n".join(parts)

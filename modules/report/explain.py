@@ -6,9 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from modules.capacity.model import CapacityReport
+from modules.capacity.model import CapacityReport, presence
 from modules.design.cookbook import follow_up_request, request
 from modules.design.model import TABLE, TABLE_KEYS, IndexDesign, QueryPlan, TableDesign
+from modules.report.capacity import assumption_lines
 from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.stack import Stack
@@ -64,9 +65,17 @@ def index_status(index: IndexDesign) -> str:
     return f"; replaces {index.predecessor}, which serves until this one is ACTIVE" if index.predecessor else ""
 
 
+def sparseness(design: TableDesign, index: IndexDesign) -> str:
+    """Which members only some items take part in (an optional key attribute), and how many."""
+    shares = [(entity, presence(design, entity, index.name)) for entity, _ in index.members]
+    sparse = [f"{share:.0%} of {entity} items" for entity, share in shares if share < 1]
+    return f"; sparse: {', '.join(sparse)} (those that carry its key)" if sparse else ""
+
+
 def index_lines(design: TableDesign) -> list[str]:
     lines = [f"{index.name} ({'local, ' if index.local else ''}{index.keys.pk}/{index.keys.sk}, "
-             f"projection {index.projection}): {index.reason}{index_status(index)}" for index in design.indexes]
+             f"projection {index.projection}): {index.reason}{sparseness(design, index)}{index_status(index)}"
+             for index in design.indexes]
     return lines + list(design.notes)
 
 
@@ -84,6 +93,7 @@ def render_text(stack: Stack) -> str:
     ]
     if design.indexes:
         parts += ["", "Secondary indexes", *(f"  {line}" for line in index_lines(design))]
+    parts += ["", "Where the figures come from", *(f"  {line}" for line in assumption_lines(stack.capacity))]
     return "\n".join(parts) + "\n"
 
 
@@ -103,6 +113,7 @@ def render_markdown(stack: Stack) -> str:
     ]
     if design.indexes:
         parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
+    parts += ["", "#### Where the figures come from", "", *assumption_lines(stack.capacity)]
     return sanitize("\n".join(parts) + "\n")
 
 
@@ -159,6 +170,7 @@ def explain_data(stack: Stack) -> dict[str, Any]:
                     + capacity.read(plan.pattern).table_units_per_call,
                     "read_units_per_second": capacity.read(plan.pattern).units_per_second
                     + capacity.read(plan.pattern).table_units_per_second,
+                    "items_basis": capacity.read(plan.pattern).basis,
                 },
             }
             for plan in design.plans

@@ -5,11 +5,24 @@ from __future__ import annotations
 import json
 import os
 
-from modules.lint.engine import LintResult
-from modules.lint.findings import RULES
+from modules.errors import ERROR_CODES, ErrorList, SourceLocation, TablewrightError
+from modules.lint.engine import LintResult, Located
+from modules.lint.findings import RULES, Finding
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def error_results(error: TablewrightError) -> list[LintResult]:
+    """A blueprint that cannot be loaded or designed, as lint results: each error a finding with its code,
+    so `--format json|sarif` stay machine-readable when the blueprint is broken."""
+    errors = error.errors if isinstance(error, ErrorList) else [error]
+    by_file: dict[str, list[Located]] = {}
+    for item in errors:
+        location = item.location or SourceLocation("", 1, 1)
+        finding = Finding(item.code, "error", item.message, item.hint or "", item.path)
+        by_file.setdefault(location.file, []).append(Located(finding, location))
+    return [LintResult(file, tuple(found), ()) for file, found in sorted(by_file.items())]
 
 
 def render_text(results: list[LintResult]) -> str:
@@ -54,6 +67,10 @@ def render_sarif(results: list[LintResult]) -> str:
         }
         for rule in (RULES[code] for code in sorted(RULES))
     ]
+    errors = sorted({x.finding.code for result in results for x in result.findings if x.finding.code in ERROR_CODES})
+    rules += [{"id": code, "name": f"InputError{code}", "shortDescription": {"text": ERROR_CODES[code]},
+               "help": {"text": "The blueprint cannot be designed: fix it as the message says."},
+               "helpUri": "https://github.com/tablewright/tablewright#error-codes"} for code in errors]
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     sarif_results = [
         {
