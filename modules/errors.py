@@ -37,6 +37,7 @@ ERROR_CODES: dict[str, str] = {
     "E502": "lint errors, which `synth` and `verify` refuse without `--allow-lint-errors`",
     "E600": "a command-line argument: an output path, a time, a file",
     "E601": "a git revision or path (`GITREF:path`)",
+    "E602": "`TABLEWRIGHT_CDK` names a CDK library that is unknown or not installed (cdktf, cdktn)",
     "E700": "not a Terraform plan in JSON, or a malformed one",
     "E701": "the plan does not belong to the blueprint",
     "E900": "internal error (a bug in Tablewright): exit code 3",
