@@ -4,7 +4,11 @@ spread so every range condition has items on both sides of its bounds.
 Values of an attribute come from one pool shared by every entity (`customerId-03` is the same
 customer for Customer, Contact and Ticket), so item collections and cross-entity keys line up.
 Attributes that form a GSI partition key draw from a small pool, so GSI partitions hold several
-items too. The blueprint's `examples:` are added as given.
+items too. A sort-key component that a pattern binds by `=` before a range or an order (`chapter` in
+`CHAPTER#{chapter}#LESSON#{lesson}`) draws from a pool of two, so several items share every prefix;
+the components after it spread over strata (numbers across magnitudes, times across the window), so
+every prefix holds values that sort differently as text and as values when the encoding is wrong.
+The blueprint's `examples:` are added as given.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from modules.errors import BlueprintError
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 WINDOW_SECONDS = 60 * 24 * 3600
 SMALL_POOL = 3
+PREFIX_POOL = 2  # values of a sort-key component bound by `=` before a range: several items per prefix
+STRATA = 4  # the items behind one prefix spread over this many strata of a range
 BUCKET_WINDOW = {"day": 3 * 86400, "month": 90 * 86400}
 
 
@@ -53,17 +59,32 @@ def pool_value(name: str, spec: AttributeSpec, position: int) -> Any:
     return f"{name}-{position + 1:02d}"
 
 
-def spread_value(name: str, spec: AttributeSpec, rng: random.Random, window: int = WINDOW_SECONDS) -> Any:
-    """A value drawn across the attribute's range (numbers across magnitudes, times across `window`)."""
+def magnitude(digits: int, stratum: tuple[int, int]) -> int:
+    """Digits of a number drawn from stratum k of n: the first has 1 digit, the last `digits`."""
+    k, n = stratum
+    return 1 + round(k * (digits - 1) / (n - 1)) if n > 1 else digits
+
+
+def spread_value(
+    name: str, spec: AttributeSpec, rng: random.Random, window: int = WINDOW_SECONDS,
+    stratum: tuple[int, int] | None = None,
+) -> Any:
+    """A value drawn across the attribute's range (numbers across magnitudes, times across `window`).
+
+    With a `stratum` (k of n), from the k-th of n slices of the range, so n items span all of it.
+    """
+    k, n = stratum or (0, 1)
     if spec.values:
         return rng.choice(spec.values)
     if spec.type == "number":
         digits = min(spec.width or 5, 5)
-        return rng.randrange(1, 10 ** rng.randint(1, digits))
+        size = magnitude(digits, stratum) if stratum else rng.randint(1, digits)
+        return rng.randrange(10 ** (size - 1) if stratum else 1, 10 ** size)
     if spec.type == "timestamp":
-        return _quantize(spec, EPOCH + timedelta(seconds=rng.randrange(window)))
+        return _quantize(spec, EPOCH + timedelta(seconds=rng.randrange(window * k // n, window * (k + 1) // n)))
     if spec.type == "date":
-        return EPOCH.date() + timedelta(days=rng.randrange(max(1, window // 86400)))
+        days = max(n, window // 86400)
+        return EPOCH.date() + timedelta(days=rng.randrange(days * k // n, days * (k + 1) // n))
     if spec.type == "boolean":
         return rng.random() < 0.5
     return f"{name}-{rng.randrange(10 ** 6):06d}"
@@ -85,6 +106,21 @@ def _gsi_partition_attributes(design: TableDesign, entity: str) -> set[str]:
     return {a for index, shape in design.shapes[entity].items() if index != TABLE for a in shape.pk.attributes}
 
 
+def prefix_attributes(design: TableDesign, entity: str) -> set[str]:
+    """Sort-key components of `entity` that a Query binds by `=` with more of the sort key after them
+    (on the table or any index): the prefixes several items must share."""
+    found: set[str] = set()
+    for plan in design.plans:
+        if plan.operation != "Query" or entity not in plan.entities or plan.index not in design.shapes[entity]:
+            continue
+        where = design.blueprint.access_patterns[plan.pattern].where
+        components = design.shapes[entity][plan.index].sk.attributes
+        bound = [a for a in components if where.get(a) == "="]
+        if len(bound) < len(components):
+            found.update(bound)
+    return found
+
+
 def _entity_values(design: TableDesign, entity: str, rng: random.Random) -> list[dict[str, Any]]:
     spec = design.blueprint.entities[entity]
     base = design.shapes[entity][TABLE]
@@ -92,15 +128,25 @@ def _entity_values(design: TableDesign, entity: str, rng: random.Random) -> list
     # A time-bucketed attribute spreads over a few buckets, so partitions hold several items each.
     bucketed = {s.attribute: BUCKET_WINDOW[s.bucket] for s in base.pk.segments if s.bucket}
     within = [a for a in base.sk.attributes if a not in partition]
+    prefixes = prefix_attributes(design, entity) - set(partition)
+    if within and set(within) <= prefixes:
+        # Pooling every component of the table's sort key would leave two items per partition: those
+        # components keep their per-position values, which partitions share, so prefixes repeat anyway.
+        prefixes -= set(within)
     small = _gsi_partition_attributes(design, entity) - set(partition) - set(within)
-    partitions, per_partition = (4, 8) if within else (12, 1)
+    # Single-item partitions: twice as many when a pooled prefix splits every index partition further.
+    partitions, per_partition = (4, 8) if within else (12 * (PREFIX_POOL if prefixes else 1), 1)
     rows = []
     for p in range(partitions):
         for j in range(per_partition):
+            row = p * per_partition + j
+            stratum = ((row // PREFIX_POOL) % STRATA, STRATA)  # every prefix gets every stratum
             values: dict[str, Any] = {}
             for name, attribute in spec.attributes.items():
                 if name in partition:
                     values[name] = pool_value(name, attribute, p)
+                elif name in prefixes:
+                    values[name] = pool_value(name, attribute, row % PREFIX_POOL)
                 elif name in within and attribute.type == "string" and not attribute.values:
                     values[name] = pool_value(name, attribute, j)
                 elif name in small:
@@ -108,7 +154,7 @@ def _entity_values(design: TableDesign, entity: str, rng: random.Random) -> list
                 elif name in bucketed:
                     values[name] = spread_value(name, attribute, rng, bucketed[name])
                 else:
-                    values[name] = spread_value(name, attribute, rng)
+                    values[name] = spread_value(name, attribute, rng, stratum=stratum)
             rows.append(values)
     return rows
 
@@ -136,6 +182,20 @@ def _examples(design: TableDesign, entity: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _example_samples(design: TableDesign, entity: str) -> list[Sample]:
+    samples = []
+    for position, values in enumerate(_examples(design, entity)):
+        try:
+            samples.append(Sample(entity, values, build_item(design, entity, values)))
+        except (KeyError, ValueError) as error:
+            raise BlueprintError(
+                f"example cannot be written: {_why(error)}",
+                path=("entities", entity, "examples", position),
+                hint="give every key attribute a value without '#'",
+            ) from None
+    return samples
+
+
 def generate_samples(design: TableDesign, seed: int = 7) -> list[Sample]:
     """Sample items for every entity, deterministic for a given seed; unique primary keys."""
     bp: Blueprint = design.blueprint
@@ -145,23 +205,15 @@ def generate_samples(design: TableDesign, seed: int = 7) -> list[Sample]:
         rng = random.Random(f"{seed}:{entity}")
         key_attributes = {a for shape in design.shapes[entity].values()
                           for a in shape.pk.attributes + shape.sk.attributes}
-        examples = _examples(design, entity)
-        for position, values in enumerate(examples + _entity_values(design, entity, rng)):
-            try:
-                sample = Sample(entity, values, build_item(design, entity, values))
-            except (KeyError, ValueError) as error:
-                if position >= len(examples):
-                    raise
-                raise BlueprintError(
-                    f"example cannot be written: {_why(error)}",
-                    path=("entities", entity, "examples", position),
-                    hint="give every key attribute a value without '#'",
-                ) from None
-            if position >= len(examples):
-                sample = _pad_to_size(design, entity, sample, key_attributes)
+        for sample in _example_samples(design, entity):
             if sample.key not in seen:
                 seen.add(sample.key)
                 samples.append(sample)
+        for values in _entity_values(design, entity, rng):
+            sample = Sample(entity, values, build_item(design, entity, values))
+            if sample.key not in seen:
+                seen.add(sample.key)
+                samples.append(_pad_to_size(design, entity, sample, key_attributes))
     return samples
 
 
