@@ -27,8 +27,9 @@ def _heading(result: BlueprintResult) -> str:
             f"{passed}/{len(result.results)} patterns pass")
 
 
-NOTE = ("RCU/call: the capacity model on the items each call reads (4 KB rounding, half for eventually "
-        "consistent reads); the embedded DynamoDB (moto) reports fixed figures, so they are not used.")
+NOTE = ("RCU/call: the capacity model on the items each call reads (4 KB rounding per request, every shard or "
+        "time bucket of a fan-out a request of its own, half for eventually consistent reads); the embedded "
+        "DynamoDB (moto) reports fixed figures, so they are not used.")
 
 
 def render_text(results: list[BlueprintResult]) -> str:
@@ -60,7 +61,7 @@ def render_json(results: list[BlueprintResult]) -> str:
                     "operation": r.operation,
                     "operations_per_call": r.operations_per_call,
                     "items": r.items,
-                    "capacity_per_call": {"read_units": r.capacity, "source": "model",
+                    "capacity_per_call": {"read_units": r.capacity, "requests": r.read_requests, "source": "model",
                                           "emulator_reported": r.emulator_capacity},
                     "probes": r.probes,
                     "requests": r.requests,
