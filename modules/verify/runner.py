@@ -21,6 +21,7 @@ from modules.blueprint.templates import SHARD, shard_values
 from modules.capacity.size import batch_read_units, item_size, read_units
 from modules.design.cookbook import bind, request
 from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TABLE_KEYS, FollowUp, QueryPlan, TableDesign
+from modules.verify.indexes import IndexResult
 from modules.verify.oracle import Expected, Probe, expected, probes
 from modules.verify.samples import Sample, index_key
 
@@ -54,10 +55,16 @@ class BlueprintResult:
     table: str
     items_written: int
     results: list[PatternResult] = field(default_factory=list)
+    indexes: list[IndexResult] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return all(result.passed for result in self.results)
+        return all(result.passed for result in self.results) and all(index.passed for index in self.indexes)
+
+    @property
+    def failures(self) -> list[str]:
+        """Every failure, patterns first, then indexes, each naming its pattern or index."""
+        return [r.failure for r in self.results if r.failure] + [i.failure for i in self.indexes if i.failure]
 
 
 def table_key(item: dict[str, Any]) -> tuple[str, str]:
@@ -190,7 +197,7 @@ def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dic
     for row in rows:
         entity = row.get(ENTITY_ATTRIBUTE, {}).get("S", plan.entities[0])
         own = design.blueprint.entities[entity].attributes if entity in design.blueprint.entities else {}
-        lacking = [a for a in returns if a in own and a not in row]
+        lacking = [a for a in returns if a in own and not own[a].is_optional and a not in row]
         if lacking:
             return f"a returned item lacks {', '.join(lacking)} (returns: {', '.join(returns)})"
     actual = [_row(row, returns) for row in rows]

@@ -8,12 +8,14 @@ items too. A sort-key component that a pattern binds by `=` before a range or an
 `CHAPTER#{chapter}#LESSON#{lesson}`) draws from a pool of two, so several items share every prefix;
 the components after it spread over strata (numbers across magnitudes, times across the window), so
 every prefix holds values that sort differently as text and as values when the encoding is wrong.
-The blueprint's `examples:` are added as given.
+Optional attributes are left out of some items (at least three with, one without), so sparse
+indexes hold fewer items than the table. The blueprint's `examples:` are added as given.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,6 +32,7 @@ WINDOW_SECONDS = 60 * 24 * 3600
 SMALL_POOL = 3
 PREFIX_POOL = 2  # values of a sort-key component bound by `=` before a range: several items per prefix
 STRATA = 4  # the items behind one prefix spread over this many strata of a range
+MIN_CARRIERS = 3  # items that carry an optional attribute, however rare it is
 BUCKET_WINDOW = {"day": 3 * 86400, "month": 90 * 86400}
 
 
@@ -159,13 +162,39 @@ def _entity_values(design: TableDesign, entity: str, rng: random.Random) -> list
     return rows
 
 
+def carriers(count: int, presence: float, rng: random.Random) -> set[int]:
+    """Which of `count` items carry an optional attribute: about `presence` of them, but at least
+    `MIN_CARRIERS` (a pattern on a sparse index needs items to read) and, with two items or more,
+    never all (the index is checked both ways)."""
+    wanted = min(max(MIN_CARRIERS, round(count * presence)), max(1, count - 1))
+    return set(rng.sample(range(count), wanted))
+
+
+def _leave_out_optional(
+    design: TableDesign, entity: str, rows: Sequence[dict[str, Any]], seed: int
+) -> list[dict[str, Any]]:
+    """The rows without each optional attribute in the items chosen not to carry it."""
+    kept = [dict(row) for row in rows]
+    for name, spec in sorted(design.blueprint.entities[entity].attributes.items()):
+        if not spec.is_optional:
+            continue
+        chosen = carriers(len(kept), spec.presence, random.Random(f"{seed}:{entity}:{name}"))
+        for position, row in enumerate(kept):
+            if position not in chosen:
+                row.pop(name, None)
+    return kept
+
+
 def _pad_to_size(design: TableDesign, entity: str, sample: Sample, key_attributes: set[str]) -> Sample:
     """Lengthen one free text attribute so the item reaches the entity's declared average size."""
     target = design.blueprint.entities[entity].item_bytes
-    free = [
-        name for name, spec in design.blueprint.entities[entity].attributes.items()
-        if spec.type == "string" and not spec.values and name not in key_attributes
-    ]
+    specs = design.blueprint.entities[entity].attributes
+    free = sorted(
+        (name for name, spec in specs.items()
+         if spec.type == "string" and not spec.values and name not in key_attributes
+         and sample.values.get(name) is not None),
+        key=lambda name: specs[name].is_optional,  # an attribute every item has, first
+    )
     size = item_size(sample.item)
     if not target or not free or size >= target:
         return sample
@@ -209,11 +238,15 @@ def generate_samples(design: TableDesign, seed: int = 7) -> list[Sample]:
             if sample.key not in seen:
                 seen.add(sample.key)
                 samples.append(sample)
+        rows = []
         for values in _entity_values(design, entity, rng):
-            sample = Sample(entity, values, build_item(design, entity, values))
-            if sample.key not in seen:
-                seen.add(sample.key)
-                samples.append(_pad_to_size(design, entity, sample, key_attributes))
+            key = Sample(entity, values, build_item(design, entity, values)).key
+            if key not in seen:  # the table key holds no optional attribute: leaving them out keeps it
+                seen.add(key)
+                rows.append(values)
+        for values in _leave_out_optional(design, entity, rows, seed):
+            samples.append(_pad_to_size(design, entity, Sample(entity, values, build_item(design, entity, values)),
+                                        key_attributes))
     return samples
 
 
@@ -226,3 +259,13 @@ def index_key(sample: Sample, keys: KeyNames) -> tuple[str, str] | None:
     if keys.pk not in sample.item or keys.sk not in sample.item:
         return None
     return sample.item[keys.pk]["S"], sample.item[keys.sk]["S"]
+
+
+def carries_keys(design: TableDesign, sample: Sample, index: str) -> bool:
+    """Whether the sample's values hold every attribute of its entity's key on `index` (the item
+    belongs on that index), judged from the values, not from the item written."""
+    shape = design.shapes[sample.entity].get(index)
+    if shape is None:
+        return False
+    needed = shape.pk.attributes + shape.sk.attributes + shape.shard_by
+    return all(sample.values.get(a) is not None for a in needed)
