@@ -93,7 +93,7 @@ def test_samples_carry_an_optional_attribute_sometimes_and_never_all(tickets, se
 
 
 @pytest.mark.parametrize(("count", "presence", "wanted"), [
-    (32, 0.5, 16), (32, 0.05, 3), (12, 0.05, 3), (100, 0.05, 5), (32, 0.99, 31), (2, 0.5, 1),
+    (32, 0.5, 16), (32, 0.05, 3), (12, 0.05, 3), (100, 0.05, 5), (32, 0.99, 31), (2, 0.5, 1), (1, 0.5, 1), (0, 0.5, 0),
 ])
 def test_about_present_of_the_items_carry_it_at_least_three_never_all(count, presence, wanted):
     import random

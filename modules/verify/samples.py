@@ -166,7 +166,7 @@ def carriers(count: int, presence: float, rng: random.Random) -> set[int]:
     """Which of `count` items carry an optional attribute: about `presence` of them, but at least
     `MIN_CARRIERS` (a pattern on a sparse index needs items to read) and, with two items or more,
     never all (the index is checked both ways)."""
-    wanted = min(max(MIN_CARRIERS, round(count * presence)), max(1, count - 1))
+    wanted = min(max(MIN_CARRIERS, round(count * presence)), max(1, count - 1), count)
     return set(rng.sample(range(count), wanted))
 
 
