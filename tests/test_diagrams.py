@@ -25,7 +25,8 @@ from modules.report.review import render_markdown as render_review
 from modules.review.review import build_review
 from modules.stack import Stack, build_stack, build_stacks
 from tests.conftest import BUNDLED, ROOT
-from tests.review_corpus import BASE
+from tests.design_helpers import designed
+from tests.review_corpus import BASE, CASES, write_case
 from tests.terraform_support import missing_tool, slow_tier_only
 
 TESTS = Path(__file__).parent
@@ -117,6 +118,17 @@ def test_sharded_members_and_local_indexes_are_labelled():
     assert features.design.local_indexes
     for index in features.design.local_indexes:
         assert any(line.startswith("  subgraph i") and f'"{index.name} (local index)' in line for line in lines)
+
+
+def test_a_sparse_index_says_which_share_of_the_items_it_holds():
+    ticket = {"attributes": {"ticketId": "string", "escalatedTo": {"type": "string", "present": 0.05},
+                             "openedAt": "timestamp"},
+              "key": {"pk": "TICKET#{ticketId}", "sk": "T"}}
+    design = designed({"Ticket": ticket}, {"escalated": {"entity": "Ticket", "where": {"escalatedTo": "="},
+                                                         "order_by": "openedAt"}})
+    [edge] = [line for line in diagrams.layout(design) if "-->" in line]
+    label = edge.split("|")[1]
+    assert edge == f"  t_Ticket -->|{label}| i1_Ticket" and decoded(label) == "escalated, 5% of its items"
 
 
 def test_hot_key_charts_show_lints_numbers_before_and_after_its_sharding():
@@ -258,9 +270,11 @@ def parse(diagrams_: list[str]) -> tuple[int, list[dict[str, object]]]:
 
 
 @pytest.mark.terraform
-def test_mermaid_parses_every_diagram_of_the_bundled_blueprints_a_hot_blueprint_and_a_review(tmp_path):
+def test_mermaid_parses_every_diagram_of_the_bundled_blueprints_a_hot_blueprint_and_the_reviews(tmp_path):
     documents = {each.name: render_markdown(each) for path in [*BUNDLED, FEATURES, HOT] for each in stacks(path)}
     documents["review"] = hot_review(tmp_path)
+    for case in CASES:  # the review corpus: new, rebuilt and local indexes, renamed tables, key changes...
+        documents[f"review {case.name}"] = render_review(build_review(str(BASE), str(write_case(case, tmp_path))))
     blocks = [(name, block) for name, markdown in documents.items() for block in mermaid(markdown)]
     status, results = parse([block for _, block in blocks])
     failures = [(name, block, result) for (name, block), result in zip(blocks, results, strict=True)
