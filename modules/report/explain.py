@@ -9,6 +9,7 @@ from typing import Any
 from modules.capacity.model import CapacityReport, presence
 from modules.design.cookbook import follow_up_request, request
 from modules.design.model import TABLE, TABLE_KEYS, IndexDesign, QueryPlan, TableDesign
+from modules.report import diagrams
 from modules.report.capacity import assumption_lines
 from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
@@ -97,7 +98,9 @@ def render_text(stack: Stack) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render_markdown(stack: Stack) -> str:
+def render_markdown(stack: Stack, hot_keys: bool = True) -> str:
+    """The design as Markdown, with Mermaid diagrams (`hot_keys`: with the hot-key charts, which the review
+    shows beside its lint findings instead)."""
     design = stack.design
     bp = design.blueprint
     parts = [
@@ -113,6 +116,7 @@ def render_markdown(stack: Stack) -> str:
     ]
     if design.indexes:
         parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
+    parts += diagrams.markdown(stack, hot=hot_keys)
     parts += ["", "#### Where the figures come from", "", *assumption_lines(stack.capacity)]
     return sanitize("\n".join(parts) + "\n")
 
