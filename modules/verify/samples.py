@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from modules.blueprint.encoding import parse_value
+from modules.blueprint.encoding import example_value, parse_value
 from modules.blueprint.model import AttributeSpec, Blueprint
 from modules.capacity.size import item_size
 from modules.design.items import build_item
-from modules.design.model import TABLE, TABLE_KEYS, KeyNames, TableDesign
+from modules.design.model import TABLE, KeyNames, TableDesign
 from modules.errors import BlueprintError
 
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -33,13 +33,11 @@ class Sample:
     values: dict[str, Any]
     item: dict[str, dict[str, Any]]
 
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.item[TABLE_KEYS.pk]["S"], self.item[TABLE_KEYS.sk]["S"]
-
 
 def pool_value(name: str, spec: AttributeSpec, position: int) -> Any:
     """The `position`-th value of an attribute's shared pool."""
+    if spec.is_document:  # stored and returned, never part of a key or a condition
+        return example_value(spec)
     if spec.values:
         return spec.values[position % len(spec.values)]
     if spec.type == "number":
@@ -55,6 +53,8 @@ def pool_value(name: str, spec: AttributeSpec, position: int) -> Any:
 
 def spread_value(name: str, spec: AttributeSpec, rng: random.Random, window: int = WINDOW_SECONDS) -> Any:
     """A value drawn across the attribute's range (numbers across magnitudes, times across `window`)."""
+    if spec.is_document:
+        return example_value(spec)
     if spec.values:
         return rng.choice(spec.values)
     if spec.type == "number":
@@ -159,8 +159,9 @@ def generate_samples(design: TableDesign, seed: int = 7) -> list[Sample]:
                 ) from None
             if position >= len(examples):
                 sample = _pad_to_size(design, entity, sample, key_attributes)
-            if sample.key not in seen:
-                seen.add(sample.key)
+            key = index_key(sample, design.table_keys)
+            if key is not None and key not in seen:
+                seen.add(key)
                 samples.append(sample)
     return samples
 
@@ -171,6 +172,4 @@ def _why(error: Exception) -> str:
 
 def index_key(sample: Sample, keys: KeyNames) -> tuple[str, str] | None:
     """The item's (partition, sort) key on an index, or None when the item is not in it (sparse)."""
-    if keys.pk not in sample.item or keys.sk not in sample.item:
-        return None
-    return sample.item[keys.pk]["S"], sample.item[keys.sk]["S"]
+    return keys.of(sample.item)
