@@ -39,6 +39,7 @@ ERROR_CODES: dict[str, str] = {
     "E601": "a git revision or path (`GITREF:path`)",
     "E700": "not a Terraform plan in JSON, or a malformed one",
     "E701": "the plan does not belong to the blueprint",
+    "E800": "`adopt`: an input that is not an AWS CLI description, or a table the blueprint cannot reproduce",
     "E900": "internal error (a bug in Tablewright): exit code 3",
 }
 

@@ -23,7 +23,7 @@ import re
 import string
 
 from modules.capacity.model import presence
-from modules.design.model import TABLE, TABLE_KEYS, KeyNames, Shape, TableDesign
+from modules.design.model import TABLE, KeyNames, Shape, TableDesign
 from modules.lint.findings import Context
 from modules.lint.hot import (
     PARTITION_RCU,
@@ -67,7 +67,7 @@ def _members(design: TableDesign, index: str) -> dict[str, Shape]:
 
 def _entity_label(entity: str, shape: Shape) -> str:
     shards = f", {shape.shards} shards" if shape.shards > 1 else ""
-    return f"{entity}{shards}, {shape.keys.sk} = {shape.sk.text}"
+    return f"{entity}{shards}, {shape.keys.sk} = {shape.sk.text}" if shape.keys.sk else f"{entity}{shards}"
 
 
 def _index_box(design: TableDesign, box: str, title: str, index: str, note: str | None = None) -> list[str]:
@@ -95,13 +95,13 @@ def layout(design: TableDesign) -> list[str]:
     """The flowchart of the table and its indexes (the diagram's lines, without the fence)."""
     bp = design.blueprint
     lines = ["flowchart LR"]
-    lines += _index_box(design, "t", f"table {bp.table.name}, keys {TABLE_KEYS.pk} / {TABLE_KEYS.sk}", TABLE)
+    lines += _index_box(design, "t", f"table {bp.table.name}, keys {' / '.join(design.table_keys.names)}", TABLE)
     edges = []
     for number, index in enumerate(design.indexes, 1):
         box = f"i{number}"
         kind = "local index" if index.local else "global index"
         status = ", RETIRING" if index.retiring else ""
-        title = f"{index.name} ({kind}{status}), keys {index.keys.pk} / {index.keys.sk}"
+        title = f"{index.name} ({kind}{status}), keys {' / '.join(index.keys.names)}"
         lines += _index_box(design, box, title, index.name, f"projects {index.projection}")
         edges += [f"  {_id('t', entity)} -->|{text(_edge_label(design, index.name, entity))}| {_id(box, entity)}"
                   for entity in _members(design, index.name)]

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from modules.design.model import TABLE_KEYS, TableDesign
-from modules.verify.samples import Sample, carries_keys
+from modules.design.model import KeyNames, TableDesign
+from modules.verify.samples import Sample, carries_keys, sample_key
 
 
 @dataclass(frozen=True)
@@ -43,16 +43,17 @@ def optional_key_attributes(design: TableDesign, index: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def keys_on_index(client: Any, table: str, index: str) -> list[tuple[str, str]]:
+def keys_on_index(client: Any, table: str, index: str, table_keys: KeyNames) -> list[tuple[str, str]]:
     """The table key (partition, sort) of every entry of `index`: a Scan reading keys only."""
+    names = dict(zip(("#pk", "#sk"), table_keys.names, strict=False))
     body: dict[str, Any] = {
-        "TableName": table, "IndexName": index, "ProjectionExpression": "#pk, #sk",
-        "ExpressionAttributeNames": {"#pk": TABLE_KEYS.pk, "#sk": TABLE_KEYS.sk},
+        "TableName": table, "IndexName": index, "ProjectionExpression": ", ".join(names),
+        "ExpressionAttributeNames": names,
     }
     keys: list[tuple[str, str]] = []
     while True:
         answer = client.scan(**body)
-        keys += [(item[TABLE_KEYS.pk]["S"], item[TABLE_KEYS.sk]["S"]) for item in answer["Items"]]
+        keys += [key for item in answer["Items"] if (key := table_keys.of(item)) is not None]
         if "LastEvaluatedKey" not in answer:
             return keys
         body["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
@@ -81,12 +82,12 @@ def compare_membership(
 ) -> IndexResult:
     """The index's entries (`held`, table keys) against the samples that carry its key attributes."""
     members = [s for s in samples if carries_keys(design, s, index)]
-    wanted, found = Counter(s.key for s in members), Counter(held)
+    wanted, found = Counter(sample_key(design, s) for s in members), Counter(held)
     extra, missing = sorted((found - wanted).elements()), sorted((wanted - found).elements())
     failure = None
     if extra or missing:
         what = f"{index} holds {len(held)} items, expected {len(members)} (the items that carry its key attributes)"
-        by_key = {s.key: s for s in samples}
+        by_key = {sample_key(design, s): s for s in samples}
         if extra:
             failure = f"{what}; {_intruder(design, index, by_key.get(extra[0]))} is in it: {' / '.join(extra[0])}"
         else:
@@ -96,4 +97,4 @@ def compare_membership(
 
 
 def verify_index(client: Any, design: TableDesign, index: str, table: str, samples: Sequence[Sample]) -> IndexResult:
-    return compare_membership(design, index, samples, keys_on_index(client, table, index))
+    return compare_membership(design, index, samples, keys_on_index(client, table, index, design.table_keys))

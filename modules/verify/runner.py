@@ -19,8 +19,8 @@ from modules.blueprint.encoding import bucket_range, sort_problem
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.templates import SHARD, shard_values
 from modules.capacity.size import batch_read_units, item_size, read_units
-from modules.design.cookbook import bind, request
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TABLE_KEYS, FollowUp, QueryPlan, TableDesign
+from modules.design.cookbook import bind, name_placeholder, request
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, FollowUp, KeyNames, QueryPlan, TableDesign
 from modules.verify.indexes import IndexResult
 from modules.verify.oracle import Expected, Probe, expected, probes
 from modules.verify.samples import Sample, index_key
@@ -67,9 +67,11 @@ class BlueprintResult:
         return [r.failure for r in self.results if r.failure] + [i.failure for i in self.indexes if i.failure]
 
 
-def table_key(item: dict[str, Any]) -> tuple[str, str]:
+def table_key(keys: KeyNames, item: dict[str, Any]) -> tuple[str, str]:
     """An item's primary key (partition, sort) as text."""
-    return item[TABLE_KEYS.pk]["S"], item[TABLE_KEYS.sk]["S"]
+    found = keys.of(item)
+    assert found is not None  # every item carries the table's key
+    return found
 
 
 def write_samples(client: Any, table: str, samples: Sequence[Sample]) -> None:
@@ -152,43 +154,46 @@ def run_plan(
         capacity += cost
         if wanted is not None and len(items) >= wanted and not (plan.fan_out and plan.fan_out.kind == "shards"):
             break
-    if plan.fan_out is not None and plan.fan_out.kind == "shards":
-        items.sort(key=lambda item: item[plan.keys.sk]["S"], reverse=not plan.scan_index_forward)
+    sort_key = plan.keys.sk
+    if plan.fan_out is not None and plan.fan_out.kind == "shards" and sort_key is not None:
+        items.sort(key=lambda item: item[sort_key]["S"], reverse=not plan.scan_index_forward)
     if wanted is not None:
         items = items[:wanted]
     if plan.follow_up is not None and items:
-        fetched, batches = _follow_up(client, plan.follow_up, table, items)
+        fetched, batches = _follow_up(client, plan.follow_up, plan.table_keys, table, items)
         requests += batches
-        items = [{**item, **fetched.get(table_key(item), {})} for item in items]
+        items = [{**item, **fetched.get(table_key(plan.table_keys, item), {})} for item in items]
     return Response(items, requests, capacity)
 
 
 def _follow_up(
-    client: Any, follow_up: FollowUp, table: str, items: list[dict[str, Any]]
+    client: Any, follow_up: FollowUp, table_keys: KeyNames, table: str, items: list[dict[str, Any]]
 ) -> tuple[dict[tuple[str, str], dict[str, Any]], int]:
     """BatchGetItem on the base table for the attributes the index lacks."""
     attributes = follow_up.attributes
     found: dict[tuple[str, str], dict[str, Any]] = {}
     batches = 0
-    keys = list(dict.fromkeys(table_key(item) for item in items))
+    keys = list(dict.fromkeys(table_key(table_keys, item) for item in items))
+    read = (*attributes, *table_keys.names)
     for start in range(0, len(keys), BATCH_GET_LIMIT):
         pending: dict[str, Any] = {table: {
-            "Keys": [{TABLE_KEYS.pk: {"S": pk}, TABLE_KEYS.sk: {"S": sk}}
-                     for pk, sk in keys[start:start + BATCH_GET_LIMIT]],
-            "ProjectionExpression": ", ".join(f"#{a}" for a in (*attributes, TABLE_KEYS.pk, TABLE_KEYS.sk)),
-            "ExpressionAttributeNames": {f"#{a}": a for a in (*attributes, TABLE_KEYS.pk, TABLE_KEYS.sk)},
+            "Keys": [{name: {"S": text} for name, text in zip(table_keys.names, key, strict=False)}
+                     for key in keys[start:start + BATCH_GET_LIMIT]],
+            "ProjectionExpression": ", ".join(name_placeholder(a) for a in read),
+            "ExpressionAttributeNames": {name_placeholder(a): a for a in read},
         }}
         while pending:
             answer = client.batch_get_item(RequestItems=pending)
             batches += 1
             for item in answer["Responses"].get(table, []):
-                found[table_key(item)] = item
+                found[table_key(table_keys, item)] = item
             pending = answer.get("UnprocessedKeys") or {}
     return found, batches
 
 
 def _row(item: dict[str, Any], attributes: tuple[str, ...]) -> str:
-    return json.dumps({a: item[a] for a in attributes if a in item}, sort_keys=True)
+    # Binary values come back as bytes: compared by their text, as every other value is.
+    return json.dumps({a: item[a] for a in attributes if a in item}, sort_keys=True, default=repr)
 
 
 def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dict[str, Any]]) -> str | None:
@@ -286,7 +291,7 @@ def _index_entry_attributes(design: TableDesign, plan: QueryPlan) -> set[str] | 
     projection = design.index(plan.index).projection
     if projection.type == "ALL":
         return None
-    return {TABLE_KEYS.pk, TABLE_KEYS.sk, plan.keys.pk, plan.keys.sk, *projection.attributes}
+    return {*plan.table_keys.names, *plan.keys.names, *projection.attributes}
 
 
 def verify_pattern(

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from modules.blueprint.encoding import parse_value
+from modules.blueprint.encoding import example_value, parse_value
 from modules.blueprint.model import AttributeSpec, Blueprint
 from modules.capacity.size import item_size
 from modules.design.items import build_item
-from modules.design.model import TABLE, TABLE_KEYS, KeyNames, TableDesign
+from modules.design.model import TABLE, KeyNames, TableDesign
 from modules.errors import BlueprintError
 
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -42,13 +42,11 @@ class Sample:
     values: dict[str, Any]
     item: dict[str, dict[str, Any]]
 
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.item[TABLE_KEYS.pk]["S"], self.item[TABLE_KEYS.sk]["S"]
-
 
 def pool_value(name: str, spec: AttributeSpec, position: int) -> Any:
     """The `position`-th value of an attribute's shared pool."""
+    if spec.is_document:  # stored and returned, never part of a key or a condition
+        return example_value(spec)
     if spec.values:
         return spec.values[position % len(spec.values)]
     if spec.type == "number":
@@ -76,6 +74,8 @@ def spread_value(
 
     With a `stratum` (k of n), from the k-th of n slices of the range, so n items span all of it.
     """
+    if spec.is_document:
+        return example_value(spec)
     k, n = stratum or (0, 1)
     if spec.values:
         return rng.choice(spec.values)
@@ -235,12 +235,13 @@ def generate_samples(design: TableDesign, seed: int = 7) -> list[Sample]:
         key_attributes = {a for shape in design.shapes[entity].values()
                           for a in shape.pk.attributes + shape.sk.attributes}
         for sample in _example_samples(design, entity):
-            if sample.key not in seen:
-                seen.add(sample.key)
+            key = sample_key(design, sample)
+            if key not in seen:
+                seen.add(key)
                 samples.append(sample)
         rows = []
         for values in _entity_values(design, entity, rng):
-            key = Sample(entity, values, build_item(design, entity, values)).key
+            key = sample_key(design, Sample(entity, values, build_item(design, entity, values)))
             if key not in seen:  # the table key holds no optional attribute: leaving them out keeps it
                 seen.add(key)
                 rows.append(values)
@@ -254,11 +255,16 @@ def _why(error: Exception) -> str:
     return f"missing key attribute `{error.args[0]}`" if isinstance(error, KeyError) else str(error)
 
 
+def sample_key(design: TableDesign, sample: Sample) -> tuple[str, str]:
+    """The item's primary key (partition, sort; sort "" without a sort key)."""
+    key = index_key(sample, design.table_keys)
+    assert key is not None  # every item carries the table's key
+    return key
+
+
 def index_key(sample: Sample, keys: KeyNames) -> tuple[str, str] | None:
     """The item's (partition, sort) key on an index, or None when the item is not in it (sparse)."""
-    if keys.pk not in sample.item or keys.sk not in sample.item:
-        return None
-    return sample.item[keys.pk]["S"], sample.item[keys.sk]["S"]
+    return keys.of(sample.item)
 
 
 def carries_keys(design: TableDesign, sample: Sample, index: str) -> bool:
