@@ -13,7 +13,7 @@ import pytest
 from modules.blueprint.load import load_blueprint
 from modules.design.plan import design
 from modules.stack import build_stacks
-from modules.verify.samples import PREFIX_POOL, generate_samples, prefix_attributes
+from modules.verify.samples import PREFIX_POOL, generate_samples, prefix_attributes, sample_key
 from modules.verify.verify import verify_stacks
 
 SEEDS = [1, 2, 3, 4, 5]
@@ -93,7 +93,7 @@ def test_several_items_share_every_bound_prefix_and_spread_the_range(write_bluep
     assert prefix_attributes(bp, "Unit") == set()
     samples = generate_samples(bp, seed=3)
     assert samples == generate_samples(bp, seed=3)
-    assert len({s.key for s in samples}) == len(samples)  # primary keys stay unique
+    assert len({sample_key(bp, s) for s in samples}) == len(samples)  # primary keys stay unique
     lessons = Counter((s.values["courseId"], s.values["chapter"]) for s in samples if s.entity == "Lesson")
     assert len(lessons) == 4 * PREFIX_POOL and min(lessons.values()) >= 3
     for prefix in lessons:
