@@ -18,6 +18,7 @@ from modules.design.cookbook import follow_up_request, name_placeholder, request
 from modules.stack import build_stack, build_stacks
 from modules.synth import synthesize
 from modules.verify.verify import verify_stacks
+from tests.terraform_support import terraform_environment, validate
 
 TABLE_ARN = "arn:aws:dynamodb:eu-west-1:123456789012:table/orders.live"
 KMS_ARN = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -410,3 +411,17 @@ def test_index_names_that_would_share_terraform_names_are_refused(tmp_path, caps
                                                    ("a.b", "#x612e62")])
 def test_expression_names_for_any_attribute_name(name, placeholder):
     assert name_placeholder(name) == placeholder
+
+
+@pytest.mark.terraform
+@pytest.mark.parametrize("variant", ["full", "on_demand_hash_only"])
+def test_adopted_stacks_validate_against_the_provider_schema(tmp_path, variant):
+    descriptions = FULL if variant == "full" else {"table.json": describe_table(
+        BillingModeSummary={"BillingMode": "PAY_PER_REQUEST"}, KeySchema=_key("email"), LocalSecondaryIndexes=[],
+        GlobalSecondaryIndexes=[{"IndexName": "by.status", "KeySchema": _key("status"),
+                                 "Projection": {"ProjectionType": "ALL"}}])}
+    code, path = adopt(tmp_path, descriptions)
+    assert code == 0
+    [stack] = build_stacks([load_blueprint(path)])
+    synthesize([stack], tmp_path / "out")
+    validate(tmp_path / "out" / "stacks" / stack.name, terraform_environment(tmp_path))
