@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from modules.blueprint.load import load_blueprint
+from modules.blueprint.model import TableName
 from modules.blueprint.yamlsource import load_yaml
 from modules.catalog import create_new_file
 from modules.errors import BlueprintError, TablewrightError, render_path
@@ -59,23 +60,42 @@ class ProjectionDescription(Aws):
 
 class IndexDescription(Aws):
     IndexName: str
-    KeySchema: list[KeyElement]
+    KeySchema: list[KeyElement] = Field(min_length=1, max_length=2)
     Projection: ProjectionDescription
     ProvisionedThroughput: Throughput | None = None
 
 
+class BillingMode(Aws):
+    BillingMode: Literal["PROVISIONED", "PAY_PER_REQUEST"] = "PROVISIONED"
+
+
+class Stream(Aws):
+    StreamEnabled: bool = False
+    StreamViewType: Literal["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"] | None = None
+
+
+class Encryption(Aws):
+    Status: Literal["ENABLING", "ENABLED", "DISABLING", "DISABLED", "UPDATING"] | None = None
+    SSEType: Literal["AES256", "KMS"] | None = None
+    KMSMasterKeyArn: str | None = None
+
+
+class TableClass(Aws):
+    TableClass: Literal["STANDARD", "STANDARD_INFREQUENT_ACCESS"] = "STANDARD"
+
+
 class TableDescription(Aws):
-    TableName: str
+    TableName: TableName
     TableArn: str | None = None
-    KeySchema: list[KeyElement]
+    KeySchema: list[KeyElement] = Field(min_length=1, max_length=2)
     AttributeDefinitions: list[AttributeDefinition]
-    BillingModeSummary: dict[str, Any] | None = None
+    BillingModeSummary: BillingMode | None = None
     ProvisionedThroughput: Throughput | None = None
     GlobalSecondaryIndexes: list[IndexDescription] = Field(default_factory=list)
     LocalSecondaryIndexes: list[IndexDescription] = Field(default_factory=list)
-    StreamSpecification: dict[str, Any] | None = None
-    SSEDescription: dict[str, Any] | None = None
-    TableClassSummary: dict[str, Any] | None = None
+    StreamSpecification: Stream | None = None
+    SSEDescription: Encryption | None = None
+    TableClassSummary: TableClass | None = None
     DeletionProtectionEnabled: bool = False
     Replicas: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -206,8 +226,6 @@ class Adoption:
 
 
 TYPES = {"S": "string", "N": "number", "B": "binary"}
-STREAM_VIEWS = {"KEYS_ONLY": "keys_only", "NEW_IMAGE": "new_image", "OLD_IMAGE": "old_image",
-                "NEW_AND_OLD_IMAGES": "new_and_old_images"}
 DIMENSION = re.compile(r"dynamodb:(table|index):(Read|Write)CapacityUnits")
 
 
@@ -250,14 +268,14 @@ def adopted_blueprint(described: Description, name: str | None = None, schema: s
     lines += _pitr(described, adoption)
     lines.append(f"  deletion_protection: {_bool(table.DeletionProtectionEnabled)}")
     lines += _encryption(table)
-    stream = table.StreamSpecification or {}
-    if stream.get("StreamEnabled"):
-        lines.append(f"  stream: {STREAM_VIEWS[str(stream.get('StreamViewType'))]}")
-    if (table.TableClassSummary or {}).get("TableClass") == "STANDARD_INFREQUENT_ACCESS":
+    stream = table.StreamSpecification
+    if stream is not None and stream.StreamEnabled and stream.StreamViewType is not None:
+        lines.append(f"  stream: {stream.StreamViewType.lower()}")
+    if table.TableClassSummary is not None and table.TableClassSummary.TableClass == "STANDARD_INFREQUENT_ACCESS":
         lines.append("  table_class: standard_infrequent_access")
     lines += _indexes(table, types, scaling)
     lines += _adopted(scaling)
-    lines += _insights(described, adoption)
+    lines += _insights(described)
     lines += [
         "maintenance_window:   # TODO(adopt): when index builds and other disruptive changes may be applied",
         "  days: [SU]",
@@ -347,7 +365,7 @@ def _dimension_of(namespace: str, resource: str, dimension: str, prefix: str) ->
 
 def _billing(table: TableDescription, scaling: Scaling, owner: str, indent: str,
              throughput: Throughput | None = None) -> list[str]:
-    on_demand = (table.BillingModeSummary or {}).get("BillingMode") == "PAY_PER_REQUEST"
+    on_demand = table.BillingModeSummary is not None and table.BillingModeSummary.BillingMode == "PAY_PER_REQUEST"
     if on_demand:
         return [f"{indent}billing: on_demand"] if owner == "table" else []
     current = throughput or table.ProvisionedThroughput or Throughput()
@@ -401,14 +419,13 @@ def _pitr(described: Description, adoption: Adoption) -> list[str]:
 
 
 def _encryption(table: TableDescription) -> list[str]:
-    sse = table.SSEDescription or {}
-    if sse.get("Status") not in ("ENABLED", "UPDATING") or sse.get("SSEType") != "KMS":
+    sse = table.SSEDescription
+    if sse is None or sse.Status not in ("ENABLED", "UPDATING") or sse.SSEType != "KMS":
         return []  # an AWS owned key: the default
-    arn = sse.get("KMSMasterKeyArn")
-    if not isinstance(arn, str):
+    if sse.KMSMasterKeyArn is None:
         return ["  encryption: aws_managed"]
     return ["  encryption: customer_managed   # TODO(adopt): `aws_managed` if this is the aws/dynamodb key "
-            "(both plan no change)", f"  kms_key_arn: {_quote(arn)}"]
+            "(both plan no change)", f"  kms_key_arn: {_quote(sse.KMSMasterKeyArn)}"]
 
 
 def _tags(described: Description, adoption: Adoption) -> list[str]:
@@ -456,7 +473,7 @@ def _adopted(scaling: Scaling) -> list[str]:
     return lines
 
 
-def _insights(described: Description, adoption: Adoption) -> list[str]:
+def _insights(described: Description) -> list[str]:
     status = described.ContributorInsightsStatus
     if status is None:
         return []
