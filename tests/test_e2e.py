@@ -129,14 +129,24 @@ def test_autoscaler_capacity_changes_are_not_drift(name, own_applied):
     dynamodb = stack.client("dynamodb")
     description = dynamodb.describe_table(TableName=stack.table)["Table"]
     index = description["GlobalSecondaryIndexes"][0]["IndexName"]
+    capacity = stack.stack.design.capacity
+
+    def within(owner: str) -> dict[str, int]:
+        """Capacity the autoscaler could set: between each direction's bounds, and not where Terraform put it."""
+        policy = capacity[owner]
+        read, write = policy.bounds("read"), policy.bounds("write")
+        assert read is not None and write is not None and read[1] > read[0] and write[1] > write[0]
+        return {"ReadCapacityUnits": (read[0] + read[1]) // 2, "WriteCapacityUnits": (write[0] + write[1]) // 2}
+
     # What Application Auto Scaling does: one UpdateTable per scalable target, within its bounds.
-    dynamodb.update_table(TableName=stack.table, ProvisionedThroughput={"ReadCapacityUnits": 1234,
-                                                                        "WriteCapacityUnits": 321})
+    table_units, index_units = within("table"), within(index)
+    dynamodb.update_table(TableName=stack.table, ProvisionedThroughput=table_units)
     dynamodb.update_table(TableName=stack.table, GlobalSecondaryIndexUpdates=[{"Update": {
-        "IndexName": index, "ProvisionedThroughput": {"ReadCapacityUnits": 777, "WriteCapacityUnits": 99}}}])
+        "IndexName": index, "ProvisionedThroughput": index_units}}])
     moved = dynamodb.describe_table(TableName=stack.table)["Table"]
-    assert moved["ProvisionedThroughput"]["ReadCapacityUnits"] == 1234
-    assert moved["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"] == 777
+    assert moved["ProvisionedThroughput"]["ReadCapacityUnits"] == table_units["ReadCapacityUnits"]
+    assert moved["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["WriteCapacityUnits"] == (
+        index_units["WriteCapacityUnits"])
 
     code, output = stack.replan_exit_code()
     assert code == 0, output

@@ -17,7 +17,8 @@ STAGES = [
     ["modules.design"],
     ["modules.capacity"],
     ["modules.lint"],
-    ["modules.stack", "modules.catalog"],  # one stack value (blueprint, design, capacity, findings); the catalog
+    # one stack value (blueprint, design, capacity, findings); the catalog; blueprints of existing tables
+    ["modules.stack", "modules.catalog", "modules.adopt"],
     ["modules.constructs", "modules.output", "modules.synth"],
     ["modules.verify"],
     ["modules.review"],

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
-from modules.blueprint.model import AttributeName, EntityName, IndexName, Strict, TableName
+from modules.blueprint.model import AttributeName, EntityName, IndexName, KeyAttributeName, Strict, TableName
 from modules.blueprint.yamlsource import SourceMap, load_yaml
 from modules.errors import BlueprintError
 
@@ -25,13 +25,13 @@ Template = Annotated[str, StringConstraints(min_length=1, max_length=1024, patte
 
 class LockedProjection(Strict):
     type: Literal["KEYS_ONLY", "INCLUDE", "ALL"]
-    attributes: list[AttributeName] = Field(default_factory=list, max_length=100)
+    attributes: list[KeyAttributeName] = Field(default_factory=list, max_length=100)
 
 
 class LockedIndex(Strict):
     type: Literal["global", "local"]
-    partition_key: AttributeName
-    sort_key: AttributeName
+    partition_key: KeyAttributeName
+    sort_key: KeyAttributeName | None = None
     projection: LockedProjection
     status: Literal["active", "retiring"] = Field(
         description="`retiring`: no pattern reads it any more (replaced, or its patterns removed); it stays until "
@@ -40,13 +40,13 @@ class LockedIndex(Strict):
 
 class LockedKey(Strict):
     pk: Template = Field(description="Partition key template, without the shard number.")
-    sk: Template
+    sk: Template | None = Field(default=None, description="Sort key template; none when the key has no sort key.")
     shards: int | None = Field(default=None, ge=2, le=100)
     shard_by: list[AttributeName] = Field(default_factory=list, max_length=16)
 
 
 class LockedEntity(Strict):
-    keys: dict[Annotated[str, StringConstraints(pattern=r"^(table|[A-Za-z][A-Za-z0-9_]{2,31})$")], LockedKey] = Field(
+    keys: dict[IndexName, LockedKey] = Field(
         description="`table` and each index the entity takes part in: its key templates there.")
     encodings: dict[AttributeName, Annotated[str, StringConstraints(max_length=64)]] = Field(
         default_factory=dict, description="How each attribute inside a key is written (a change re-keys items).")
@@ -54,6 +54,8 @@ class LockedEntity(Strict):
 
 class StackLock(Strict):
     table: TableName
+    partition_key: KeyAttributeName = "PK"
+    sort_key: KeyAttributeName | None = "SK"
     indexes: dict[IndexName, LockedIndex] = Field(default_factory=dict, max_length=30)
     entities: dict[EntityName, LockedEntity] = Field(default_factory=dict, max_length=100)
 

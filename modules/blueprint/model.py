@@ -20,7 +20,10 @@ BlueprintName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,62}
 EntityName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Za-z0-9]{0,63}$")]
 AttributeName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")]
 PatternName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
-IndexName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{2,31}$")]
+# DynamoDB's own rules for index names and attribute names a table already uses (`adopt`); the names
+# Tablewright plans itself (`GSI<n>`, `PK`) and entity attributes follow the narrower rules above.
+IndexName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{3,255}$")]
+KeyAttributeName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,255}$")]
 TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{3,255}$")]
 SEMVER = r"^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
 SemVer = Annotated[str, StringConstraints(max_length=64, pattern=SEMVER)]
@@ -43,6 +46,7 @@ RESERVED_ATTRIBUTE = re.compile(r"^(PK|SK|GSI\d+(PK|SK)|_.*)$")
 # Bounds that keep every figure realistic and every loop small (blueprints are untrusted input).
 MAX_RATE = 10_000_000  # requests or writes per second
 MAX_CAPACITY = 1_000_000  # capacity units (AWS's default quota is 40,000 per table)
+MAX_COOLDOWN = 86_400  # seconds
 MAX_ENTITIES = 100
 MAX_ATTRIBUTES = 200
 MAX_PATTERNS = 1_000
@@ -192,8 +196,10 @@ class KeySpec(Strict):
     """Key templates: literals and `{attribute}` placeholders joined by `#`."""
 
     pk: str = Field(description="Partition key template.", examples=["CUSTOMER#{customerId}"])
-    sk: str = Field(
-        description="Sort key template. Use a constant such as `PROFILE` for one item per partition.",
+    sk: str | None = Field(
+        default=None,
+        description="Sort key template. Use a constant such as `PROFILE` for one item per partition. Required "
+        "unless the table (or index) has no sort key (`keys: {pk: ...}` without `sk`).",
         examples=["CONTACT#{contactAt}#{channel}"],
     )
     shards: int | None = Field(
@@ -205,6 +211,38 @@ class KeySpec(Strict):
     shard_by: list[AttributeName] | None = Field(
         default=None, description="Attributes hashed into the shard number (default: the entity's primary key)."
     )
+
+
+KeyAttributeType = Literal["string", "number", "binary"]
+
+
+class KeyAttribute(Strict):
+    """A key attribute of an existing table: its name and DynamoDB type (S, N or B)."""
+
+    name: KeyAttributeName
+    type: KeyAttributeType = Field(default="string", description="`string` (S), `number` (N) or `binary` (B).")
+
+
+class KeyAttributes(Strict):
+    """The item attributes that hold a table's (or an index's) keys. Default: `PK`/`SK` for the table,
+    `<index>PK`/`<index>SK` for a GSI: declare them to describe a table that already exists."""
+
+    pk: KeyAttributeName | KeyAttribute = Field(description="The partition key attribute: a name (a string "
+                                                "attribute) or `{name: ..., type: number}`.", examples=["tenantId"])
+    sk: KeyAttributeName | KeyAttribute | None = Field(
+        default=None, description="The sort key attribute; omit it for a key without a sort key.")
+
+    @property
+    def partition(self) -> KeyAttribute:
+        return _key_attribute(self.pk)
+
+    @property
+    def sort(self) -> KeyAttribute | None:
+        return None if self.sk is None else _key_attribute(self.sk)
+
+
+def _key_attribute(value: str | KeyAttribute) -> KeyAttribute:
+    return KeyAttribute(name=value) if isinstance(value, str) else value
 
 
 class WriteRates(Strict):
@@ -396,6 +434,15 @@ class AccessPattern(Strict):
 class CapacityRange(Strict):
     min: int = Field(ge=1, le=MAX_CAPACITY, description="Lowest provisioned capacity units the autoscaler may set.")
     max: int = Field(ge=1, le=MAX_CAPACITY, description="Highest provisioned capacity units the autoscaler may set.")
+    target_utilization: int | None = Field(
+        default=None, ge=20, le=90, description="This direction's autoscaling target (default: the capacity's).")
+    scale_in_cooldown: int | None = Field(
+        default=None, ge=0, le=MAX_COOLDOWN,
+        description="Seconds after a scale-in before the next one (Application Auto Scaling's default when unset).")
+    scale_out_cooldown: int | None = Field(
+        default=None, ge=0, le=MAX_COOLDOWN,
+        description="Seconds after a scale-out before the next one (Application Auto Scaling's default when unset).")
+    disable_scale_in: bool = Field(default=False, description="Never lower the capacity automatically.")
 
     @model_validator(mode="after")
     def _ordered(self) -> CapacityRange:
@@ -417,9 +464,12 @@ class Capacity(Strict):
 
 class TableSpec(Strict):
     name: TableName
+    keys: KeyAttributes | None = Field(
+        default=None, description="The table's key attributes when they are not `PK`/`SK` (an adopted table).",
+        examples=[{"pk": "tenantId", "sk": {"name": "createdAt", "type": "number"}}])
     billing: Literal["provisioned", "on_demand"] = "on_demand"
     capacity: Capacity | None = Field(default=None, description="Required for provisioned billing.")
-    ttl_attribute: AttributeName | None = Field(
+    ttl_attribute: KeyAttributeName | None = Field(
         default=None, description="A number or epoch_seconds timestamp attribute holding the expiry time."
     )
     point_in_time_recovery: bool = True
@@ -458,7 +508,7 @@ class TableSpec(Strict):
 class IndexSpec(Strict):
     """Settings of one GSI. Everything is optional: GSIs are planned from the access patterns."""
 
-    projection: Literal["keys_only", "all"] | list[AttributeName] | None = Field(
+    projection: Literal["keys_only", "all"] | list[KeyAttributeName] | None = Field(
         default=None,
         description="Override the planned projection: `keys_only`, `all`, or the attributes to include.",
     )
@@ -482,6 +532,11 @@ class IndexSpec(Strict):
     remove: bool = Field(
         default=False,
         description="Remove this index from the design and its lock (a retiring index nothing reads any more).",
+    )
+    keys: KeyAttributes | None = Field(
+        default=None,
+        description="The index's key attributes when they are not `<index>PK`/`<index>SK` (an adopted index; a "
+        "local index's `pk` is the table's). Declaring them keeps the index even when no pattern reads it.",
     )
 
     @model_validator(mode="after")
@@ -689,6 +744,39 @@ class TerraformSettings(Strict):
     backend: Backend = Field(default_factory=Backend)
 
 
+Direction = Literal["read", "write"]
+# Application Auto Scaling allows any printable text; these characters could start a Terraform expression.
+POLICY_NAME = re.compile(r'[ !#%&\'()*+,\-./0-9:;<=>?@A-Z\[\]^_`a-z|~]{1,256}')
+
+
+class Adopted(Strict):
+    """A table that existed before this blueprint (written by `adopt`): the synthesized stack imports it,
+    and the scalable targets and target-tracking policies listed here, instead of creating them."""
+
+    scaling: dict[IndexName, dict[Direction, str | None]] = Field(
+        default_factory=dict, max_length=MAX_INDEXES + 1,
+        description="`table` or an index -> direction -> the name of its live target-tracking policy (imported "
+        "under that name), or null when the scalable target has no policy yet. A direction listed here has a live "
+        "scalable target, which is imported.",
+        examples=[{"table": {"read": "DynamoDBReadCapacityUtilization:table/orders", "write": None}}])
+
+    @field_validator("scaling")
+    @classmethod
+    def _policy_names(cls, value: dict[str, dict[str, str | None]]) -> dict[str, dict[str, str | None]]:
+        for directions in value.values():
+            for name in directions.values():
+                if name is not None and not POLICY_NAME.fullmatch(name):
+                    raise Invalid(f"policy name {name!r} holds characters Tablewright does not write into "
+                                  "Terraform", "1-256 printable ASCII characters, none of \" \\ { } $")
+        return value
+
+    def policy(self, index: str, direction: Direction) -> str | None:
+        return self.scaling.get(index, {}).get(direction)
+
+    def imports_target(self, index: str, direction: Direction) -> bool:
+        return direction in self.scaling.get(index, {})
+
+
 class Blueprint(Strict):
     extends: str | list[str] | None = Field(
         default=None,
@@ -703,7 +791,9 @@ class Blueprint(Strict):
                                   examples=["eu-west-1"])
     tags: dict[str, str] = Field(default_factory=dict, description="Tags for every taggable resource.")
     table: TableSpec
-    entities: dict[EntityName, EntitySpec] = Field(min_length=1, max_length=MAX_ENTITIES)
+    entities: dict[EntityName, EntitySpec] = Field(
+        default_factory=dict, max_length=MAX_ENTITIES,
+        description="The item types the table stores. Empty only while an adopted table is being described.")
     access_patterns: dict[PatternName, AccessPattern] = Field(default_factory=dict, max_length=MAX_PATTERNS)
     indexes: dict[IndexName, IndexSpec] = Field(default_factory=dict, max_length=MAX_INDEXES)
     lint: LintSettings = Field(default_factory=LintSettings)
@@ -724,6 +814,8 @@ class Blueprint(Strict):
     )
     naming: Naming = Field(default_factory=Naming)
     terraform: TerraformSettings = Field(default_factory=TerraformSettings)
+    adopted: Adopted | None = Field(
+        default=None, description="Set by `adopt`: the table exists already and the stack imports it.")
     migrations: list[Migration] = Field(
         default_factory=list, max_length=50,
         description="Key migrations this change carries out (see `Migration`); remove them once done.",

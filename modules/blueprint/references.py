@@ -11,7 +11,7 @@ from typing import Any
 
 from modules.blueprint.encoding import parse_value
 from modules.blueprint.invalid import Invalid
-from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, Migration
+from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, KeySpec, Migration
 from modules.blueprint.provider import lowest_version, supports_insights_mode
 from modules.blueprint.templates import entity_tag, parse_template
 from modules.errors import BlueprintError, FieldPath, TablewrightError, combined
@@ -91,9 +91,10 @@ def _check_index_names(bp: Blueprint) -> None:
     declared = sorted({index for entity in bp.entities.values() for index in entity.index_keys} | set(bp.indexes))
     seen: dict[str, str] = {}
     for name in declared:
-        folded = name.lower().strip("_")
+        folded = re.sub(r"[^a-z0-9_]+", "_", name.lower()).strip("_")
         if folded in seen:
-            raise BlueprintError(f"index names `{seen[folded]}` and `{name}` differ only in case",
+            raise BlueprintError(f"index names `{seen[folded]}` and `{name}` differ only in case or punctuation, "
+                                 "and would name the same Terraform resources",
                                  path=_index_path(bp, name), code="E501", hint="give the indexes distinct names")
         seen[folded] = name
         if re.fullmatch(r"gsi\d+", folded) and not re.fullmatch(r"GSI[1-9]\d*", name):
@@ -157,8 +158,7 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
                 hint="rename it; PK, SK, GSI<n>PK, GSI<n>SK and names starting with '_' are taken",
                 code="E204",
             )
-    _check_template(entity, entity.key.pk, (*base, "key", "pk"))
-    _check_template(entity, entity.key.sk, (*base, "key", "sk"))
+    _check_templates(entity, entity.key, (*base, "key"))
     _check_shard_by(entity, entity.key.shard_by, (*base, "key", "shard_by"))
     _check_writes(entity, base)
     for position, example in enumerate(entity.examples):
@@ -176,9 +176,14 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
     for index, keys in entity.index_keys.items():
         if index == TABLE:
             raise BlueprintError("`table` is not an index name", code="E501", path=(*base, "index_keys", index))
-        _check_template(entity, keys.pk, (*base, "index_keys", index, "pk"))
-        _check_template(entity, keys.sk, (*base, "index_keys", index, "sk"))
+        _check_templates(entity, keys, (*base, "index_keys", index))
         _check_shard_by(entity, keys.shard_by, (*base, "index_keys", index, "shard_by"))
+
+
+def _check_templates(entity: EntitySpec, keys: KeySpec, path: FieldPath) -> None:
+    _check_template(entity, keys.pk, (*path, "pk"))
+    if keys.sk is not None:
+        _check_template(entity, keys.sk, (*path, "sk"))
 
 
 def _check_template(entity: EntitySpec, text: str, path: FieldPath) -> None:
@@ -359,7 +364,7 @@ def _check_provider(bp: Blueprint) -> None:
 
 def _check_ttl(bp: Blueprint) -> None:
     name = bp.table.ttl_attribute
-    if name is None:
+    if name is None or not bp.entities:  # an adopted table whose entities are still to be described
         return
     specs = [entity.attributes[name] for entity in bp.entities.values() if name in entity.attributes]
     if not specs:

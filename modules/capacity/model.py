@@ -26,7 +26,7 @@ from modules.blueprint.model import AttributeSpec
 from modules.blueprint.traits import mutable
 from modules.capacity.size import WRITE_UNIT_BYTES, item_size, read_units
 from modules.design.items import build_item
-from modules.design.model import TABLE, TABLE_KEYS, QueryPlan, Shape, TableDesign
+from modules.design.model import TABLE, QueryPlan, Shape, TableDesign
 
 HOURS_PER_MONTH = 730
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
@@ -176,7 +176,7 @@ def projected_bytes(design: TableDesign, entity: str, index: str, attributes: tu
         return item_bytes(design, entity)
     sample = representative_item(design, entity)
     shape = design.shapes[entity][index]
-    key_attributes = (TABLE_KEYS.pk, TABLE_KEYS.sk, shape.keys.pk, shape.keys.sk)
+    key_attributes = set(design.table_keys.names + shape.keys.names)
     keys = item_size({name: sample[name] for name in key_attributes if name in sample})
     sizes = attribute_bytes(design, entity)
     return keys + math.ceil(sum(size for name, size in sizes.items() if name in attributes))
@@ -352,9 +352,9 @@ def estimate(design: TableDesign) -> CapacityReport:
         write = sum(w.units_per_second.get(index, 0.0) for w in writes)
         if index == TABLE:
             write += sum(units for w in writes for i, units in w.units_per_second.items() if design.index_is_local(i))
-        target = design.capacity[index].target
-        loads.append(IndexLoad(index, read, write, _bounds(read, bp.traffic.peak_factor, target),
-                               _bounds(write, bp.traffic.peak_factor, target)))
+        policy = design.capacity[index]
+        loads.append(IndexLoad(index, read, write, _bounds(read, bp.traffic.peak_factor, policy.scaling("read").target),
+                               _bounds(write, bp.traffic.peak_factor, policy.scaling("write").target)))
     return CapacityReport(reads, writes, tuple(loads), monthly_cost(design, tuple(loads)))
 
 

@@ -155,7 +155,7 @@ def alarm_specs(design: TableDesign, table_ref: str) -> list[AlarmSpec]:
                 threshold = settings(bp, "utilization").threshold
                 add("utilization", f"{label}_{direction}_utilization", f"{suffix}{direction}-utilization",
                     f"{where} consumes over {threshold:g}% of its provisioned {direction} capacity while autoscaling "
-                    f"targets {capacity.target}%: it is at its maximum or cannot keep up. First "
+                    f"targets {capacity.scaling(direction).target}%: it is at its maximum or cannot keep up. First "
                     f"compare Provisioned{noun}CapacityUnits with capacity.{direction}.max and raise the maximum.",
                     queries=(
                         metric("consumed", f"Consumed{noun}CapacityUnits", "Sum", TableName=table_ref, **extra),

@@ -34,7 +34,12 @@ def stack_tags(design: TableDesign) -> dict[str, str]:
 def table_blocks(design: TableDesign) -> list[Block]:
     tags = stack_tags(design)
     table_name = table_ref(design, "name")
-    blocks = table(design, tags) + autoscaling(design, table_name, tags) + contributor_insights(design, table_name)
+    # An adopted table and its scalable targets keep the tags they have, so importing them changes nothing
+    # (the blueprint's `tags` are the table's live tags; describe-scalable-targets reports none).
+    adopted = design.blueprint.adopted is not None
+    blocks = table(design, design.blueprint.tags if adopted else tags)
+    blocks += autoscaling(design, table_name, {} if adopted else tags)
+    blocks += contributor_insights(design, table_name)
     blocks += observability(design, table_name, tags) + change_calendar(design, tags)
     return blocks
 

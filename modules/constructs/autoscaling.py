@@ -6,6 +6,7 @@ that the scaling targets belong to it and create them after it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from modules.constructs.naming import logical_id
@@ -17,7 +18,7 @@ from modules.constructs.resources import (
     ScalableDimension,
     TargetTrackingConfiguration,
 )
-from modules.constructs.terraform import Block, resource
+from modules.constructs.terraform import Block, import_block, resource
 from modules.design.model import TABLE, CapacityPolicy, TableDesign
 
 # (table or index, read or write) -> the scalable dimension
@@ -35,46 +36,74 @@ METRICS: dict[str, PredefinedMetricType] = {
 
 
 def autoscaling(design: TableDesign, table_name: str, tags: dict[str, str]) -> list[Block]:
-    """Scaling targets and policies; `table_name` is a reference to the table's name."""
+    """Scaling targets and policies; `table_name` is a reference to the table's name. The targets and
+    policies an adopted table has already are imported under their live names."""
     bp = design.blueprint
     base = logical_id(bp.blueprint)
-    table_id = f"table/{table_name}"
     blocks: list[Block] = []
-    targets: list[tuple[str, str, str, Literal["table", "index"], str]] = [
-        (TABLE, logical_id(base), table_id, "table", bp.table.name)]
-    targets += [(index.name, logical_id(base, index.name), f"{table_id}/index/{index.name}", "index",
-                 f"{bp.table.name}-{index.name}") for index in design.global_indexes]
-    for index, name, resource_id, kind, policy_name in targets:
+    targets: list[tuple[str, str, str, Literal["table", "index"]]] = [(TABLE, logical_id(base), "", "table")]
+    targets += [(index.name, logical_id(base, index.name), f"/index/{index.name}", "index")
+                for index in design.global_indexes]
+    for index, name, suffix, kind in targets:
         policy = design.capacity[index]
         if policy.billing != "provisioned":
             continue
         for direction in DIRECTIONS:
-            blocks += _scale(f"{name}_{direction}", resource_id, kind, direction, policy, tags,
-                             f"{policy_name}-{direction}-capacity")
+            scalable = Scalable(f"{name}_{direction}", f"table/{bp.table.name}{suffix}", kind, direction)
+            live_policy = bp.adopted.policy(index, direction) if bp.adopted else None
+            policy_name = live_policy or f"{bp.table.name}{'-' + index if index != TABLE else ''}-{direction}-capacity"
+            target, scaling = _scale(scalable, f"table/{table_name}{suffix}", policy, tags, policy_name)
+            blocks += [target, scaling]
+            if bp.adopted and bp.adopted.imports_target(index, direction):
+                blocks.append(import_block(target, scalable.import_id))
+            if live_policy is not None:
+                blocks.append(import_block(scaling, f"{scalable.import_id}/{live_policy}"))
     return blocks
 
 
-def _scale(
-    name: str, resource_id: str, kind: Literal["table", "index"], direction: Literal["read", "write"],
-    capacity: CapacityPolicy, tags: dict[str, str], policy_name: str,
-) -> list[Block]:
-    bounds = capacity.bounds(direction)
+@dataclass(frozen=True)
+class Scalable:
+    """One scalable dimension of the table or a GSI."""
+
+    name: str  # the logical id of its target and policy
+    resource_id: str  # `table/<name>` or `table/<name>/index/<index>`
+    kind: Literal["table", "index"]
+    direction: Literal["read", "write"]
+
+    @property
+    def dimension(self) -> ScalableDimension:
+        return DIMENSIONS[self.kind, self.direction]
+
+    @property
+    def import_id(self) -> str:
+        """`<service-namespace>/<resource-id>/<scalable-dimension>`, the provider's import id of the target."""
+        return f"dynamodb/{self.resource_id}/{self.dimension}"
+
+
+def _scale(scalable: Scalable, resource_id: str, capacity: CapacityPolicy, tags: dict[str, str],
+           policy_name: str) -> tuple[Block, Block]:
+    bounds = capacity.bounds(scalable.direction)
     assert bounds is not None  # a provisioned policy has both bounds
+    scaling = capacity.scaling(scalable.direction)
     target = resource(AppautoscalingTarget(
         resource_id=resource_id,
-        scalable_dimension=DIMENSIONS[kind, direction],
+        scalable_dimension=scalable.dimension,
         min_capacity=bounds[0],
         max_capacity=bounds[1],
         tags=tags or None,
-    ), name)
+    ), scalable.name)
     policy = AppautoscalingPolicy(
         name=policy_name,
         service_namespace=target.ref("service_namespace"),
         resource_id=target.ref("resource_id"),
         scalable_dimension=target.ref("scalable_dimension"),
         target_tracking_scaling_policy_configuration=TargetTrackingConfiguration(
-            target_value=capacity.target,
-            predefined_metric_specification=PredefinedMetricSpecification(predefined_metric_type=METRICS[direction]),
+            target_value=scaling.target,
+            predefined_metric_specification=PredefinedMetricSpecification(
+                predefined_metric_type=METRICS[scalable.direction]),
+            scale_in_cooldown=scaling.scale_in_cooldown,
+            scale_out_cooldown=scaling.scale_out_cooldown,
+            disable_scale_in=scaling.disable_scale_in or None,
         ),
     )
-    return [target, resource(policy, name)]
+    return target, resource(policy, scalable.name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from modules.constructs.keys import ACCOUNT, key_ref, kms_key
-from modules.constructs.naming import logical_id
+from modules.constructs.naming import logical_id, physical_name
 from modules.constructs.resources import (
     IamPolicyDocumentData,
     PolicyCondition,
@@ -43,8 +43,8 @@ def alarm_topic(design: TableDesign, rule_arn: str, tags: dict[str, str]) -> lis
         principals=[PolicyPrincipal(type="Service", identifiers=PUBLISHERS)])
     key = kms_key(base, f"Encrypts the alarm topic of {design.blueprint.table.name} (Tablewright)", tags,
                   [publishers_use_key], design.blueprint.production)
-    topic = resource(SnsTopic(name=f"{design.blueprint.table.name}-alarms", kms_master_key_id=key_ref(base, "arn"),
-                              tags=tags or None), base)
+    topic = resource(SnsTopic(name=physical_name(design.blueprint.table.name, "-alarms"),
+                              kms_master_key_id=key_ref(base, "arn"), tags=tags or None), base)
     arn = topic.ref("arn")
     topic_policy = data_source(IamPolicyDocumentData(statement=[
         PolicyStatement(

@@ -83,7 +83,7 @@ class DynamodbTable(ResourceArguments):
     name: str
     billing_mode: Literal["PROVISIONED", "PAY_PER_REQUEST"]
     hash_key: str
-    range_key: str
+    range_key: str | None = None
     read_capacity: int | None = None
     write_capacity: int | None = None
     attribute: list[TableAttribute]
@@ -152,6 +152,9 @@ class PredefinedMetricSpecification(Block):
 class TargetTrackingConfiguration(Block):
     target_value: float = Field(ge=20, le=90)
     predefined_metric_specification: PredefinedMetricSpecification
+    scale_in_cooldown: int | None = Field(default=None, ge=0)
+    scale_out_cooldown: int | None = Field(default=None, ge=0)
+    disable_scale_in: bool | None = None
 
 
 class AppautoscalingPolicy(ResourceArguments):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from modules.blueprint.model import TableSpec
 from modules.constructs.keys import key_ref, kms_key
-from modules.constructs.naming import logical_id
+from modules.constructs.naming import logical_id, physical_name
 from modules.constructs.resources import (
     DynamodbTable,
     DynamodbTableData,
@@ -19,8 +19,8 @@ from modules.constructs.resources import (
     TableClass,
     Ttl,
 )
-from modules.constructs.terraform import Block, data_source, local, reference, resource
-from modules.design.model import TABLE, IndexDesign, TableDesign, key_names
+from modules.constructs.terraform import Block, data_source, import_block, local, reference, resource
+from modules.design.model import IndexDesign, TableDesign, key_types
 
 STREAM_VIEW: dict[str, StreamViewType] = {"keys_only": "KEYS_ONLY", "new_image": "NEW_IMAGE", "old_image": "OLD_IMAGE",
                                           "new_and_old_images": "NEW_AND_OLD_IMAGES"}
@@ -48,7 +48,8 @@ def table(design: TableDesign, tags: dict[str, str]) -> list[Block]:
         lookup, live_gsis = _live_gsi_lookup(base, spec.name)
         blocks += lookup
     encryption, key_blocks = _encryption(base, spec, tags, design.blueprint.production)
-    table_keys = key_names(TABLE)
+    table_keys = design.table_keys
+    types = key_types(design.blueprint)
     arguments = DynamodbTable(
         name=spec.name,
         billing_mode="PROVISIONED" if provisioned else "PAY_PER_REQUEST",
@@ -56,7 +57,7 @@ def table(design: TableDesign, tags: dict[str, str]) -> list[Block]:
         range_key=table_keys.sk,
         read_capacity=spec.capacity.read.min if spec.capacity else None,
         write_capacity=spec.capacity.write.min if spec.capacity else None,
-        attribute=[TableAttribute(name=name, type="S") for name in sorted(design.key_attributes)],
+        attribute=[TableAttribute(name=name, type=types.get(name, "S")) for name in sorted(design.key_attributes)],
         global_secondary_index=[_gsi(index, design, live_gsis) for index in design.global_indexes] or None,
         local_secondary_index=[_lsi(index) for index in design.local_indexes] or None,
         point_in_time_recovery=PointInTimeRecovery(enabled=spec.point_in_time_recovery),
@@ -71,8 +72,12 @@ def table(design: TableDesign, tags: dict[str, str]) -> list[Block]:
     )
     # The autoscaler owns provisioned capacity once the table exists: never set it back.
     # In production, Terraform itself refuses a plan that would destroy the table.
-    blocks.append(resource(arguments, base, ignore_changes=["read_capacity", "write_capacity"] if provisioned else None,
-                           prevent_destroy=True if design.blueprint.production else None))
+    table_resource = resource(arguments, base,
+                              ignore_changes=["read_capacity", "write_capacity"] if provisioned else None,
+                              prevent_destroy=True if design.blueprint.production else None)
+    blocks.append(table_resource)
+    if design.blueprint.adopted is not None:
+        blocks.append(import_block(table_resource, spec.name))
     return blocks + key_blocks
 
 
@@ -96,6 +101,7 @@ def _gsi(index: IndexDesign, design: TableDesign, live_gsis: str) -> GlobalSecon
 
 def _lsi(index: IndexDesign) -> LocalSecondaryIndex:
     projection = index.projection
+    assert index.keys.sk is not None  # the design gives every local index a sort key
     return LocalSecondaryIndex(
         name=index.name,
         range_key=index.keys.sk,
@@ -133,6 +139,6 @@ def _encryption(base: str, spec: TableSpec, tags: dict[str, str],
     if spec.kms_key_arn:
         return ServerSideEncryption(enabled=True, kms_key_arn=spec.kms_key_arn), []
     key = kms_key(base, f"Encrypts DynamoDB table {spec.name} (Tablewright)", tags, [], protect)
-    alias = KmsAlias(name=f"alias/tablewright/{spec.name}", target_key_id=key_ref(base, "key_id"))
+    alias = KmsAlias(name=f"alias/tablewright/{physical_name(spec.name)}", target_key_id=key_ref(base, "key_id"))
     return ServerSideEncryption(enabled=True, kms_key_arn=key_ref(base, "arn")), [
         *key, resource(alias, logical_id(base, "key_alias"))]

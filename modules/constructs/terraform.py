@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from modules.constructs.resources import ResourceArguments
 
-Kind = Literal["resource", "data", "locals"]
+Kind = Literal["resource", "data", "locals", "import"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class Block:
     def address(self) -> str:
         if self.kind == "locals":
             return f"local.{self.name}"
+        if self.kind == "import":
+            return f"import.{self.name}"
         return f"{self.type}.{self.name}" if self.kind == "resource" else f"data.{self.type}.{self.name}"
 
     def ref(self, attribute: str) -> str:
@@ -63,6 +65,11 @@ def data_source(arguments: ResourceArguments, name: str, *, count: str | None = 
 
 def local(name: str, expression: str) -> Block:
     return Block("locals", "", name, expression)
+
+
+def import_block(target: Block, identifier: str) -> Block:
+    """A Terraform `import` block (1.5+): the first plan adopts the existing object `identifier` as `target`."""
+    return Block("import", "", target.address, identifier)
 
 
 class DuplicateBlock(ValueError):
@@ -106,6 +113,11 @@ def fragment(blocks: Iterable[Block], scope_path: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for block in blocks:
         check_expressions(block.body, block.address)
+        if block.kind == "import":
+            imports = result.setdefault("import", [])
+            if {"to": block.name, "id": block.body} not in imports:
+                imports.append({"to": block.name, "id": block.body})
+            continue
         if block.kind == "locals":
             body: Any = block.body
             entries = result.setdefault("locals", {})

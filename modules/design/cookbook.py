@@ -10,24 +10,30 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TABLE_KEYS, QueryPlan
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, QueryPlan
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.:]+)\}")
 
 
+def name_placeholder(attribute: str) -> str:
+    """`#status` for an attribute; an adopted key attribute such as `user-id`, which a placeholder cannot
+    spell, gets `#x` and its UTF-8 in hex (unique, like the name)."""
+    return f"#{attribute}" if re.fullmatch(r"\w+", attribute, re.ASCII) else f"#x{attribute.encode().hex()}"
+
+
 def _names(attributes: tuple[str, ...]) -> dict[str, str]:
-    return {f"#{attribute}": attribute for attribute in attributes}
+    return {name_placeholder(attribute): attribute for attribute in attributes}
 
 
 def _projection(attributes: tuple[str, ...]) -> str:
-    return ", ".join(f"#{attribute}" for attribute in attributes)
+    return ", ".join(name_placeholder(attribute) for attribute in attributes)
 
 
 def read_attributes(plan: QueryPlan) -> tuple[str, ...]:
     """What the main request reads: projected returns, plus the table keys when a follow-up needs
     them, the sort key when a fan-out merges by it, and the entity when a collection mixes several."""
-    extra: tuple[str, ...] = (TABLE_KEYS.pk, TABLE_KEYS.sk) if plan.follow_up else ()
-    if plan.fan_out is not None:
+    extra: tuple[str, ...] = plan.table_keys.names if plan.follow_up else ()
+    if plan.fan_out is not None and plan.keys.sk is not None:
         extra += (plan.keys.sk,)
     if len(plan.entities) > 1:
         extra += (ENTITY_ATTRIBUTE,)
@@ -41,7 +47,8 @@ def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
     if plan.operation == "GetItem":
         body: dict[str, Any] = {
             "TableName": table_name,
-            "Key": {plan.keys.pk: {"S": key_values[":pk"]}, plan.keys.sk: {"S": key_values[":sk"]}},
+            "Key": {name: {"S": key_values[placeholder]}
+                    for name, placeholder in zip(plan.keys.names, (":pk", ":sk"), strict=False)},
         }
         if attributes:
             body["ProjectionExpression"] = _projection(attributes)
@@ -56,8 +63,9 @@ def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
         body["IndexName"] = plan.index
     if plan.operation == "Query":
         body["KeyConditionExpression"] = plan.key_condition
-        names.update({"#pk": plan.keys.pk, "#sk": plan.keys.sk} if "#sk" in plan.key_condition
-                     else {"#pk": plan.keys.pk})
+        names["#pk"] = plan.keys.pk
+        if plan.keys.sk is not None and "#sk" in plan.key_condition:
+            names["#sk"] = plan.keys.sk
         values.update({placeholder: {"S": template} for placeholder, template in plan.values})
     if plan.filter_expression:
         body["FilterExpression"] = plan.filter_expression
@@ -86,7 +94,7 @@ def follow_up_request(plan: QueryPlan, table_name: str) -> dict[str, Any] | None
     return {
         "RequestItems": {
             table_name: {
-                "Keys": [{name: {"S": f"{{{name} of each item}}"} for name in (TABLE_KEYS.pk, TABLE_KEYS.sk)}],
+                "Keys": [{name: {"S": f"{{{name} of each item}}"} for name in plan.table_keys.names}],
                 "ProjectionExpression": _projection(attributes),
                 "ExpressionAttributeNames": _names(attributes),
             }

@@ -89,7 +89,7 @@ def shape_for(bp: Blueprint, entity: str, needs: Sequence[Need]) -> tuple[KeyTem
 def identity(bp: Blueprint, entity: str) -> tuple[str, ...]:
     """The attributes of the entity's primary key, partition key first."""
     key = bp.entities[entity].key
-    found = re.findall(r"\{([A-Za-z][A-Za-z0-9_]*)", key.pk + "#" + key.sk)
+    found = re.findall(r"\{([A-Za-z][A-Za-z0-9_]*)", key.pk + "#" + (key.sk or ""))
     return tuple(dict.fromkeys(found))
 
 
@@ -163,7 +163,7 @@ def assign_indexes(
             shaped.append((templates, group))
         for (pk, sk), group in sorted(shaped, key=lambda item: (item[0][0].text, item[0][1].text)):
             name = _free_index(bp, entity, pk, members, closed, first)
-            shape = sharded_shape(bp, entity, name, pk, sk, key_names(name), None)
+            shape = sharded_shape(bp, entity, name, pk, sk, key_names(bp, name), None)
             members.setdefault(name, {})[entity] = shape
             placed.setdefault(name, {})[entity] = (shape, tuple(sorted(n.pattern for n in group)))
     return placed

@@ -44,5 +44,6 @@ def build_item(design: TableDesign, entity: str, values: Mapping[str, Any]) -> d
                 raise
             continue  # sparse: an item without a GSI key attribute stays out of that index
         item[shape.keys.pk] = {"S": shape.pk.render(encoded)}
-        item[shape.keys.sk] = {"S": shape.sk.render(encoded)}
+        if shape.keys.sk is not None:
+            item[shape.keys.sk] = {"S": shape.sk.render(encoded)}
     return item

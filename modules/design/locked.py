@@ -15,7 +15,7 @@ from modules.blueprint.invalid import Invalid
 from modules.blueprint.lock import LockedEntity, LockedIndex, LockedKey, LockedProjection, StackLock
 from modules.blueprint.model import Blueprint
 from modules.blueprint.templates import KeyTemplate, parse_template
-from modules.design.model import TABLE_KEYS, KeyNames, Projection, Shape, TableDesign
+from modules.design.model import KeyNames, Projection, Shape, TableDesign
 from modules.errors import DesignError
 
 
@@ -53,7 +53,7 @@ def _shape(bp: Blueprint, lock: StackLock, index: str, entity: str, keys: KeyNam
     locked = lock.entities[entity].keys[index]
     attributes = bp.entities[entity].attributes
     try:
-        pk, sk = parse_template(locked.pk), parse_template(locked.sk)
+        pk, sk = parse_template(locked.pk), parse_template(locked.sk) if locked.sk else KeyTemplate(())
     except Invalid as error:
         raise _lock_error(entity, index, error.message) from None
     missing = sorted(set(pk.attributes + sk.attributes + tuple(locked.shard_by)) - set(attributes))
@@ -73,9 +73,10 @@ def _lock_error(entity: str, index: str, problem: str) -> DesignError:
 
 def _locked_key(shape: Shape) -> LockedKey:
     unsharded = KeyTemplate(tuple(segment for segment in shape.pk.segments if segment.shards is None))
+    sk = shape.sk.text if shape.keys.sk is not None else None
     if shape.shards > 1:
-        return LockedKey(pk=unsharded.text, sk=shape.sk.text, shards=shape.shards, shard_by=list(shape.shard_by))
-    return LockedKey(pk=unsharded.text, sk=shape.sk.text)
+        return LockedKey(pk=unsharded.text, sk=sk, shards=shape.shards, shard_by=list(shape.shard_by))
+    return LockedKey(pk=unsharded.text, sk=sk)
 
 
 def lock_of(design: TableDesign) -> StackLock:
@@ -94,7 +95,8 @@ def lock_of(design: TableDesign) -> StackLock:
         in_keys = sorted({a for shape in shapes.values() for a in shape.pk.attributes + shape.sk.attributes})
         entities[entity] = LockedEntity(keys={index: _locked_key(shape) for index, shape in sorted(shapes.items())},
                                         encodings={a: key_encoding(specs[a]) for a in in_keys})
-    return StackLock(table=bp.table.name, indexes=indexes, entities=entities)
+    keys = design.table_keys
+    return StackLock(table=bp.table.name, partition_key=keys.pk, sort_key=keys.sk, indexes=indexes, entities=entities)
 
 
 @dataclass(frozen=True)
@@ -119,16 +121,22 @@ class KeyFacts:
 
 def key_facts(lock: StackLock) -> dict[tuple[str, str], KeyFacts]:
     """(entity, "table" or index) -> its keys there."""
-    attributes = {name: f"{index.partition_key}/{index.sort_key}" for name, index in lock.indexes.items()}
-    attributes["table"] = f"{TABLE_KEYS.pk}/{TABLE_KEYS.sk}"
+    attributes = {name: _attributes(index.partition_key, index.sort_key) for name, index in lock.indexes.items()}
+    attributes["table"] = _attributes(lock.partition_key, lock.sort_key)
     facts = {}
     for entity, locked in lock.entities.items():
         for index, key in locked.keys.items():
-            used = sorted(set(parse_template(key.pk).attributes + parse_template(key.sk).attributes))
+            templates = [parse_template(text) for text in (key.pk, key.sk) if text]
+            used = sorted({attribute for template in templates for attribute in template.attributes})
             facts[(entity, index)] = KeyFacts(
-                f"{key.pk} / {key.sk}", key.shards, tuple(key.shard_by), attributes.get(index, "?"),
+                " / ".join(text for text in (key.pk, key.sk) if text), key.shards, tuple(key.shard_by),
+                attributes.get(index, "?"),
                 "; ".join(f"{a}: {locked.encodings[a]}" for a in used if a in locked.encodings))
     return facts
+
+
+def _attributes(partition_key: str, sort_key: str | None) -> str:
+    return partition_key if sort_key is None else f"{partition_key}/{sort_key}"
 
 
 def lock_changes(old: StackLock | None, new: StackLock) -> list[str]:
@@ -136,6 +144,9 @@ def lock_changes(old: StackLock | None, new: StackLock) -> list[str]:
     if old is None:
         return [f"new lock for table {new.table}: {len(new.indexes)} index(es), {len(new.entities)} entities"]
     lines = [f"table {old.table} -> {new.table}"] if old.table != new.table else []
+    if (old.partition_key, old.sort_key) != (new.partition_key, new.sort_key):
+        lines.append(f"table keys {_attributes(old.partition_key, old.sort_key)} -> "
+                     f"{_attributes(new.partition_key, new.sort_key)}")
     for name in sorted(old.indexes.keys() | new.indexes.keys()):
         before, after = old.indexes.get(name), new.indexes.get(name)
         if before is None and after is not None:
@@ -156,4 +167,4 @@ def lock_changes(old: StackLock | None, new: StackLock) -> list[str]:
 def _index_text(index: LockedIndex) -> str:
     projection = index.projection.type + (f" ({', '.join(index.projection.attributes)})"
                                           if index.projection.type == "INCLUDE" else "")
-    return f"{index.type} {index.partition_key}/{index.sort_key}, {projection}, {index.status}"
+    return f"{index.type} {_attributes(index.partition_key, index.sort_key)}, {projection}, {index.status}"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from modules.blueprint.model import Blueprint
+from modules.blueprint.model import Blueprint, KeyAttributes
 from modules.blueprint.templates import KeyTemplate
 
 TABLE = "table"
@@ -14,20 +15,58 @@ ENTITY_ATTRIBUTE = "_entity"
 
 @dataclass(frozen=True)
 class KeyNames:
-    """The item attributes holding an index's partition and sort key."""
+    """The item attributes holding an index's partition and sort key (`sk` None: it has no sort key)."""
 
     pk: str
-    sk: str
+    sk: str | None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.pk,) if self.sk is None else (self.pk, self.sk)
+
+    def of(self, item: Mapping[str, Mapping[str, Any]]) -> tuple[str, str] | None:
+        """An item's (partition, sort) key text here (sort "" without a sort key); None when the item
+        lacks it (a sparse index)."""
+        if any(name not in item for name in self.names):
+            return None
+        return item[self.pk]["S"], item[self.sk]["S"] if self.sk is not None else ""
 
 
-TABLE_KEYS = KeyNames("PK", "SK")
+DEFAULT_TABLE_KEYS = KeyNames("PK", "SK")
+KEY_TYPE_LETTER: dict[str, Literal["S", "N", "B"]] = {"string": "S", "number": "N", "binary": "B"}
 
 
-def key_names(index: str, local: bool = False) -> KeyNames:
-    """`PK`/`SK` for the table, `GSI1PK`/`GSI1SK` for a GSI; a local index keeps the table's `PK`."""
+def key_names(bp: Blueprint, index: str) -> KeyNames:
+    """The table's `keys` (default `PK`/`SK`); an index's `keys` (default `GSI1PK`/`GSI1SK`, and a local
+    index's partition key is the table's)."""
+    table = _declared(bp.table.keys) or DEFAULT_TABLE_KEYS
     if index == TABLE:
-        return TABLE_KEYS
-    return KeyNames(TABLE_KEYS.pk if local else f"{index}PK", f"{index}SK")
+        return table
+    spec = bp.indexes.get(index)
+    local = spec is not None and spec.type == "local"
+    declared = _declared(spec.keys) if spec is not None else None
+    if declared is not None:
+        return KeyNames(table.pk, declared.sk) if local else declared
+    return KeyNames(table.pk if local else f"{index}PK", f"{index}SK")
+
+
+def _declared(keys: KeyAttributes | None) -> KeyNames | None:
+    if keys is None:
+        return None
+    sort = keys.sort
+    return KeyNames(keys.partition.name, sort.name if sort else None)
+
+
+def key_types(bp: Blueprint) -> dict[str, Literal["S", "N", "B"]]:
+    """The DynamoDB type of every declared key attribute (attributes the planner names hold strings)."""
+    types: dict[str, Literal["S", "N", "B"]] = {}
+    for keys in [bp.table.keys] + [spec.keys for spec in bp.indexes.values()]:
+        if keys is None:
+            continue
+        for attribute in (keys.partition, keys.sort):
+            if attribute is not None:
+                types[attribute.name] = KEY_TYPE_LETTER[attribute.type]
+    return types
 
 
 @dataclass(frozen=True)
@@ -45,7 +84,7 @@ class Shape:
         return self.pk.shards
 
     def __str__(self) -> str:
-        return f"{self.pk.text} / {self.sk.text}"
+        return f"{self.pk.text} / {self.sk.text}" if self.keys.sk is not None else self.pk.text
 
 
 @dataclass(frozen=True)
@@ -146,6 +185,7 @@ class QueryPlan:
     summary: str
     notes: tuple[str, ...] = ()
     until_ready: str | None = None  # the index that serves the pattern while `index` is being built
+    table_keys: KeyNames = DEFAULT_TABLE_KEYS  # the base table's key attributes (a follow-up reads by them)
 
     @property
     def operations_per_call(self) -> int:
@@ -158,6 +198,17 @@ DEFAULT_TARGET = 70  # percent: the autoscaling target when the blueprint sets n
 
 
 @dataclass(frozen=True)
+class Scaling:
+    """Target tracking of one direction: the utilization it holds and how fast it reacts (cooldowns in
+    seconds; None leaves Application Auto Scaling's default)."""
+
+    target: int = DEFAULT_TARGET
+    scale_in_cooldown: int | None = None
+    scale_out_cooldown: int | None = None
+    disable_scale_in: bool = False
+
+
+@dataclass(frozen=True)
 class CapacityPolicy:
     """How the table or one GSI is billed and autoscaled, resolved once from the blueprint (the index's
     `capacity`, else the table's, else on demand): every later stage reads this and nothing else."""
@@ -165,11 +216,17 @@ class CapacityPolicy:
     billing: Literal["provisioned", "on_demand"]
     read: tuple[int, int] | None = None  # (min, max) capacity units, provisioned only
     write: tuple[int, int] | None = None
-    target: int = DEFAULT_TARGET  # autoscaling target utilization, percent
+    target: int = DEFAULT_TARGET  # autoscaling target utilization, percent (a direction may set its own)
     source: str = "table.capacity"  # the blueprint field it comes from
+    read_scaling: Scaling | None = None  # None: `target`, default cooldowns
+    write_scaling: Scaling | None = None
 
     def bounds(self, direction: Literal["read", "write"]) -> tuple[int, int] | None:
         return self.read if direction == "read" else self.write
+
+    def scaling(self, direction: Literal["read", "write"]) -> Scaling:
+        own = self.read_scaling if direction == "read" else self.write_scaling
+        return own or Scaling(self.target)
 
 
 @dataclass(frozen=True)
@@ -183,9 +240,13 @@ class TableDesign:
     capacity: dict[str, CapacityPolicy] = field(default_factory=dict)
 
     @property
+    def table_keys(self) -> KeyNames:
+        return key_names(self.blueprint, TABLE)
+
+    @property
     def key_attributes(self) -> tuple[str, ...]:
-        names = [key_names(TABLE)] + [index.keys for index in self.indexes]
-        return tuple(dict.fromkeys(attribute for pair in names for attribute in (pair.pk, pair.sk)))
+        names = [self.table_keys] + [index.keys for index in self.indexes]
+        return tuple(dict.fromkeys(attribute for pair in names for attribute in pair.names))
 
     @property
     def global_indexes(self) -> tuple[IndexDesign, ...]:

@@ -6,8 +6,8 @@ import re
 
 from modules.blueprint.encoding import attribute_type_letter, describe_stored
 from modules.blueprint.lock import StackLock
-from modules.blueprint.model import AccessPattern, Blueprint, Operator
-from modules.blueprint.templates import parse_template
+from modules.blueprint.model import AccessPattern, Blueprint, Capacity, CapacityRange, KeySpec, Operator
+from modules.blueprint.templates import KeyTemplate, parse_template
 from modules.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_groups, need_of, sharded_shape
 from modules.design.locked import LockedState, locked_indexes
 from modules.design.model import (
@@ -16,15 +16,18 @@ from modules.design.model import (
     CapacityPolicy,
     FollowUp,
     IndexDesign,
+    KeyNames,
     Parameter,
     Projection,
     QueryPlan,
+    Scaling,
     Shape,
     TableDesign,
     key_names,
+    key_types,
 )
 from modules.design.serve import Refusal, Served, serve
-from modules.errors import DesignError
+from modules.errors import DesignError, FieldPath
 
 MAX_LOCAL_INDEXES = 5
 
@@ -48,7 +51,8 @@ def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
             routes[name] = route
     created = _successors(bp, locked, members, routes)
     groups = {entity: minimum_groups(bp, entity, needs) for entity, needs in pending.items()}
-    closed = frozenset(locked) | frozenset(created.values())
+    # Indexes with declared key attributes exist as they are: the planner adds no entity to them.
+    closed = frozenset(locked) | frozenset(created.values()) | frozenset(_keyed(bp))
     planned = assign_indexes(bp, groups, members, closed, first=_next_number(members) if locked else 1)
     for index, placements in planned.items():
         for _, patterns in placements.values():
@@ -71,7 +75,7 @@ def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
     indexes = tuple(
         IndexDesign(
             name=name,
-            keys=next(iter(members[name].values())).keys,
+            keys=_index_keys(bp, name, members[name], locked),
             members=tuple(sorted(members[name].items())),
             projection=projections[name],
             patterns=tuple(serving[name]),
@@ -89,6 +93,7 @@ def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
     for index, entities in members.items():
         for entity, shape in entities.items():
             shapes.setdefault(entity, {})[index] = shape
+    _check_shared_attributes(bp, shapes)
     return TableDesign(bp, shapes, indexes, plans, _notes(groups), _capacity(bp, indexes))
 
 
@@ -99,8 +104,7 @@ def _capacity(bp: Blueprint, indexes: tuple[IndexDesign, ...]) -> dict[str, Capa
     if bp.table.billing == "on_demand" or table is None:
         policy = CapacityPolicy("on_demand", source="table.billing")
         return {TABLE: policy} | {index.name: policy for index in indexes if not index.local}
-    policies = {TABLE: CapacityPolicy("provisioned", (table.read.min, table.read.max),
-                                      (table.write.min, table.write.max), table.target_utilization)}
+    policies = {TABLE: _provisioned(table, table.target_utilization, "table.capacity")}
     for index in indexes:
         settings = bp.indexes.get(index.name)
         own = settings.capacity if settings is not None else None
@@ -110,10 +114,19 @@ def _capacity(bp: Blueprint, indexes: tuple[IndexDesign, ...]) -> dict[str, Capa
             policies[index.name] = policies[TABLE]
             continue
         target = own.target_utilization if "target_utilization" in own.model_fields_set else table.target_utilization
-        policies[index.name] = CapacityPolicy("provisioned", (own.read.min, own.read.max),
-                                              (own.write.min, own.write.max), target,
-                                              f"indexes.{index.name}.capacity")
+        policies[index.name] = _provisioned(own, target, f"indexes.{index.name}.capacity")
     return policies
+
+
+def _provisioned(capacity: Capacity, target: int, source: str) -> CapacityPolicy:
+    def scaling(bounds: CapacityRange) -> Scaling:
+        own = bounds.target_utilization
+        return Scaling(target if own is None else own, bounds.scale_in_cooldown, bounds.scale_out_cooldown,
+                       bounds.disable_scale_in)
+
+    return CapacityPolicy("provisioned", (capacity.read.min, capacity.read.max),
+                          (capacity.write.min, capacity.write.max), target, source,
+                          scaling(capacity.read), scaling(capacity.write))
 
 
 def _successors(bp: Blueprint, locked: dict[str, LockedState], members: dict[str, dict[str, Shape]],
@@ -179,27 +192,36 @@ def _is_local(bp: Blueprint, index: str) -> bool:
     return index in bp.indexes and bp.indexes[index].type == "local"
 
 
+def _index_keys(bp: Blueprint, name: str, members: dict[str, Shape], locked: dict[str, LockedState]) -> KeyNames:
+    """The attributes its members' keys are written to (a successor keeps its predecessor's)."""
+    if members:
+        return next(iter(members.values())).keys
+    return locked[name].keys if name in locked else key_names(bp, name)
+
+
+def _keyed(bp: Blueprint) -> list[str]:
+    """Indexes whose key attributes the blueprint declares (`indexes.<name>.keys`)."""
+    return sorted(name for name, spec in bp.indexes.items() if spec.keys is not None and not spec.remove)
+
+
 def _declared_shapes(bp: Blueprint) -> dict[str, dict[str, Shape]]:
     """index -> entity -> shape, for the base table and every index with declared keys."""
     members: dict[str, dict[str, Shape]] = {TABLE: {}}
+    members.update({name: {} for name in _keyed(bp)})
+    table_keys = key_names(bp, TABLE)
     for name, entity in sorted(bp.entities.items()):
         table_pk = parse_template(entity.key.pk)
-        members[TABLE][name] = sharded_shape(
-            bp, name, TABLE, table_pk, parse_template(entity.key.sk), key_names(TABLE), entity.key
-        )
+        members[TABLE][name] = _entity_shape(bp, name, TABLE, entity.key, ("entities", name, "key"))
         for index, keys in sorted(entity.index_keys.items()):
-            local = _is_local(bp, index)
-            pk = parse_template(keys.pk)
-            if local and (pk != table_pk or keys.shards):
+            path = ("entities", name, "index_keys", index)
+            if _is_local(bp, index) and (parse_template(keys.pk) != table_pk or keys.shards):
                 raise DesignError(
                     f"local index {index} shares the table's partition key, so its partition key must be "
                     f"{entity.key.pk!r} (unsharded)",
-                    path=("entities", name, "index_keys", index, "pk"),
+                    path=(*path, "pk"),
                     hint=f"write `pk: \"{entity.key.pk}\"` and vary only the sort key",
                 )
-            members.setdefault(index, {})[name] = sharded_shape(
-                bp, name, index, pk, parse_template(keys.sk), key_names(index, local), keys
-            )
+            members.setdefault(index, {})[name] = _entity_shape(bp, name, index, keys, path)
     locals_declared = sorted(name for name, spec in bp.indexes.items() if spec.type == "local")
     if len(locals_declared) > MAX_LOCAL_INDEXES:
         raise DesignError(f"{len(locals_declared)} local indexes; a table may have at most {MAX_LOCAL_INDEXES}",
@@ -208,8 +230,61 @@ def _declared_shapes(bp: Blueprint) -> dict[str, dict[str, Shape]]:
         if name not in members:
             raise DesignError(f"local index `{name}` has no entity keys",
                               path=("indexes", name),
-                              hint=f"declare `entities.<Entity>.index_keys.{name}: {{pk: ..., sk: ...}}`")
+                              hint=f"declare `entities.<Entity>.index_keys.{name}: {{pk: ..., sk: ...}}`, or its "
+                                   f"`keys: {{sk: ...}}`")
+        spec = bp.indexes[name].keys
+        if spec is not None and (spec.partition.name != table_keys.pk or spec.sort is None):
+            raise DesignError(f"local index `{name}` must have the table's partition key `{table_keys.pk}` and a "
+                              "sort key of its own", path=("indexes", name, "keys"),
+                              hint=f"write `keys: {{pk: {table_keys.pk}, sk: <its sort key attribute>}}`")
     return members
+
+
+def _entity_shape(bp: Blueprint, entity: str, index: str, keys: KeySpec, path: FieldPath) -> Shape:
+    """An entity's shape on the table or an index, its templates checked against the key attributes
+    they are written to."""
+    names = key_names(bp, index)
+    label = "the table" if index == TABLE else f"index {index}"
+    if names.sk is None and keys.sk is not None:
+        raise DesignError(f"{label} has no sort key, so this key has no `sk`", path=(*path, "sk"),
+                          hint=f"remove `sk`: one item per `{names.pk}`")
+    if names.sk is not None and keys.sk is None:
+        raise DesignError(f"{label} has a sort key (`{names.sk}`): write its template", path=path,
+                          hint="add `sk:`, e.g. a constant such as `PROFILE` for one item per partition")
+    types = key_types(bp)
+    typed = sorted(name for name in names.names if types.get(name, "S") != "S")
+    if typed:
+        raise DesignError(
+            f"`{typed[0]}`, a key attribute of {label}, holds {'numbers' if types[typed[0]] == 'N' else 'binary'}; "
+            "Tablewright's key templates write strings", path=path,
+            hint="describe the entities of this table once it has string keys; the table itself is synthesized and "
+                 "imported without them")
+    pk, sk = parse_template(keys.pk), parse_template(keys.sk) if keys.sk is not None else KeyTemplate(())
+    attributes = bp.entities[entity].attributes
+    for name, template, part in ((names.pk, pk, "pk"), (names.sk, sk, "sk")):
+        if name in attributes and template.text != "{" + name + "}":
+            raise DesignError(
+                f"`{name}` is both an attribute of {entity} and the {part} attribute of {label}, so the key must "
+                f"be the attribute itself", path=(*path, part),
+                hint=f"write `{part}: \"{{{name}}}\"`, or rename the entity's attribute")
+    return sharded_shape(bp, entity, index, pk, sk, names, keys)
+
+
+def _check_shared_attributes(bp: Blueprint, shapes: dict[str, dict[str, Shape]]) -> None:
+    """An item attribute holds one value: two indexes that key an entity by the same attribute must
+    write the same template into it."""
+    for entity, by_index in sorted(shapes.items()):
+        written: dict[str, tuple[str, str]] = {}
+        for index, shape in sorted(by_index.items()):
+            for attribute, template in ((shape.keys.pk, shape.pk), (shape.keys.sk, shape.sk)):
+                if attribute is None:
+                    continue
+                first = written.setdefault(attribute, (index, template.text))
+                if first[1] != template.text:
+                    raise DesignError(
+                        f"{entity} writes `{attribute}` as {first[1]!r} for {first[0]} and as {template.text!r} for "
+                        f"{index}; one attribute holds one value", path=("entities", entity),
+                        hint="give one of the indexes other key attributes, or the same template")
 
 
 def _route(
@@ -386,7 +461,7 @@ def _plan(
     if pattern.filter and pattern.limit:
         notes.append(f"no Limit is sent (it would count items before the filter): read pages until "
                      f"{pattern.limit} items pass the filter")
-    summary = "Scan (whole table)" if scan else _summary(served, keys.pk, keys.sk)
+    summary = "Scan (whole table)" if scan else _summary(served, keys)
     if filter_expression:
         summary += f" FILTER {filter_expression.replace('#', '')}"
     return QueryPlan(
@@ -412,13 +487,14 @@ def _plan(
         summary=summary,
         notes=tuple(notes),
         until_ready=until_ready,
+        table_keys=key_names(bp, TABLE),
     )
 
 
-def _summary(served: Served, pk: str, sk: str) -> str:
+def _summary(served: Served, keys: KeyNames) -> str:
     """The key condition with attribute names and value templates in place of placeholders."""
     values = dict(served.values)
-    text = served.key_condition.replace("#pk", pk).replace("#sk", sk)
+    text = served.key_condition.replace("#pk", keys.pk).replace("#sk", keys.sk or "")
     return re.sub(r":[a-z]+", lambda m: values[m.group(0)], text)
 
 

@@ -151,6 +151,8 @@ def _serve_single(bp: Blueprint, pattern: AccessPattern, index: str, members: di
     if isinstance(partition, Refusal):
         return partition
     derived, fan_out = partition
+    if shape.keys.sk is None:
+        return _serve_partition_only(bp, pattern, index, members, derived, fan_out)
     equalities = set(pattern.equalities)
     sk = shape.sk.segments
     bound = 0
@@ -210,6 +212,28 @@ def _serve_single(bp: Blueprint, pattern: AccessPattern, index: str, members: di
             f"(the next key component follows a `{SEPARATOR}`, which sorts just below `{AFTER_SEPARATOR}`)"
         )
     return Served("Query", condition, tuple(values), tuple(parameters), order_attributes, tuple(notes), fan_out)
+
+
+def _serve_partition_only(bp: Blueprint, pattern: AccessPattern, index: str, members: dict[str, Shape],
+                          derived: list[Parameter], fan_out: FanOut | None) -> Served | Refusal:
+    """A key without a sort key: the partition key alone addresses the items (one on the table)."""
+    entity = pattern.entities[0]
+    shape = members[entity]
+    label = _index_label(index)
+    stray = sorted(set(pattern.equalities) - set(shape.pk.attributes))
+    if stray:
+        return Refusal(f"`{stray[0]} =` is not part of the partition key {shape.pk.text}, and {label} has no sort key")
+    if pattern.range_condition is not None or pattern.ordering_attribute is not None:
+        return Refusal(f"{label} has no sort key to range over or order by")
+    neighbours = _neighbours(bp, (entity,), members)
+    if neighbours:
+        return Refusal(f"{label} has no sort key, and {', '.join(neighbours)} items can have the same partition key "
+                       f"{shape.pk.text}", f"start {entity}'s key with a literal of its own "
+                       f"(`{entity_tag(entity)}#...`)", fatal=True)
+    parameters = tuple([_parameter(bp, entity, a) for a in sorted(pattern.equalities)] + derived)
+    notes = (f"fan-out: {fan_out.describe()}",) if fan_out else ()
+    operation: Literal["GetItem", "Query"] = "GetItem" if index == TABLE and fan_out is None else "Query"
+    return Served(operation, "#pk = :pk", ((":pk", shape.pk.text),), parameters, (), notes, fan_out)
 
 
 def _range_condition(
@@ -278,6 +302,8 @@ def _collision(
 def _serve_collection(bp: Blueprint, pattern: AccessPattern, members: dict[str, Shape]) -> Served | Refusal:
     entities = pattern.entities
     shapes = [members[e] for e in entities]
+    if shapes[0].keys.sk is None:
+        return Refusal("a key without a sort key holds one item per partition: no item collection")
     if any(shape.shards > 1 or any(seg.bucket for seg in shape.pk.segments) for shape in shapes):
         return Refusal("an item collection needs one partition: its partition key is sharded or bucketed")
     if len({shape.pk.text for shape in shapes}) > 1:

@@ -51,8 +51,9 @@ class KeyLoad:
         return sum(units * share / shards for _, units, share, shards in self.read_terms)
 
 
-def _families(design: TableDesign, members: dict[str, Shape]) -> list[list[str]]:
-    """Entities whose partition keys can take the same values share partitions."""
+def partition_families(design: TableDesign, members: dict[str, Shape]) -> list[list[str]]:
+    """Entities whose partition keys can take the same values share partitions (item collections): the
+    families of the given members (entity -> its shape on one index), each sorted."""
     families: list[list[str]] = []
     for entity in sorted(members):
         joined = [f for f in families if any(
@@ -68,7 +69,7 @@ def key_loads(ctx: Context) -> list[KeyLoad]:
     for index in [TABLE] + [i.name for i in design.global_indexes]:
         members = {e: shapes[index] for e, shapes in design.shapes.items() if index in shapes}
         local = [i.name for i in design.local_indexes] if index == TABLE else []
-        for family in _families(design, members):
+        for family in partition_families(design, members):
             shares = {}
             for entity in family:
                 share = hottest_share(members[entity].pk, design.blueprint.entities[entity].attributes)
@@ -148,18 +149,63 @@ def _time_bucket_hint(design: TableDesign, load: KeyLoad) -> str:
             "(range reads then take one query per month)")
 
 
-def _fix(ctx: Context, load: KeyLoad, setting: str, warn: float) -> str:
-    """The computed fix: the shard count that brings the busiest key under the warning level."""
+@dataclass(frozen=True)
+class Sharding:
+    """The fix TW103/TW104 compute for a hot key, and the load it leaves on each shard's key.
+
+    `wcu`: the key's writes spread over the shards. `rcu`: each call of a Query that reads more items than
+    there are shards sends every shard one request for its share of the items (rounded up per request);
+    reads of single items are not spread (each item lives in one shard), nor is a read already fanned out
+    over at least that many shards.
+    """
+
+    shards: int
+    setting: str  # the blueprint field to set to `shards`
+    wcu: float
+    rcu: float
+    read_hot: bool  # the reads alone are over the warning level
+    single_reads: bool  # every read of the key is of one item: sharding does not spread them
+
+
+def is_hot(load: KeyLoad, warn: float) -> bool:
+    """Over the warning level (`lint.hot_key_warning` of a partition's limit): TW103 or TW104."""
+    return load.wcu > PARTITION_WCU * warn or load.rcu > PARTITION_RCU * warn
+
+
+def _sharded_rcu(ctx: Context, load: KeyLoad, shards: int) -> float:
+    total = 0.0
+    for pattern, units, share, current in load.read_terms:
+        read = ctx.capacity.read(pattern)
+        if ctx.design.plan(pattern).operation == "GetItem" or read.items_per_call <= 1 \
+                or read.requests_per_call >= shards:
+            total += units * share / current
+            continue
+        per_request = math.ceil(read.items_per_call / shards) * read.bytes_per_item
+        total += read_units(per_request, ctx.design.plan(pattern).consistent) * read.rps * share
+    return total
+
+
+def suggested_sharding(ctx: Context, load: KeyLoad) -> Sharding:
+    """The shard count that brings the busiest key under the warning level (5-20), and what it leaves."""
+    warn = ctx.design.blueprint.lint.hot_key_warning
     single_reads = all(ctx.capacity.read(p).items_per_call <= 1 for p, _, _, _ in load.read_terms)
     read_hot = load.rcu > PARTITION_RCU * warn
     shards = _shards_needed(load.unsharded_wcu, PARTITION_WCU, warn)
     if read_hot and not single_reads:
         shards = max(shards, _shards_needed(load.rcu, PARTITION_RCU, warn))
-    per_shard = load.unsharded_wcu / shards
-    text = f"shard it into {shards}: set `{setting}: {shards}` (about {per_shard:,.0f} WCU per shard)"
+    setting = _where(ctx.design, load.index, load.entities[0])[2]
+    return Sharding(shards, setting, load.unsharded_wcu / shards, _sharded_rcu(ctx, load, shards), read_hot,
+                    single_reads)
+
+
+def _fix(ctx: Context, load: KeyLoad, warn: float) -> str:
+    """The computed fix: the shard count that brings the busiest key under the warning level."""
+    fix = suggested_sharding(ctx, load)
+    shards, per_shard = fix.shards, fix.wcu
+    text = f"shard it into {shards}: set `{fix.setting}: {shards}` (about {per_shard:,.0f} WCU per shard)"
     if per_shard > PARTITION_WCU * warn:
         text += f"; even {MAX_SHARDS} shards stay hot, so key it by a higher-cardinality attribute instead"
-    if read_hot and single_reads:
+    if fix.read_hot and fix.single_reads:
         text += "; the hot reads are of single items, which sharding does not spread: cache them (DAX) instead"
     return text + _fan_out_cost(ctx, load, shards) + _time_bucket_hint(ctx.design, load)
 
@@ -170,14 +216,14 @@ def hot_key_over_limit(ctx: Context) -> Iterator[Issue]:
     for load in key_loads(ctx):
         if load.wcu <= PARTITION_WCU and load.rcu <= PARTITION_RCU:
             continue
-        name, path, setting = _where(ctx.design, load.index, load.entities[0])
+        name, path, _ = _where(ctx.design, load.index, load.entities[0])
         over = (f"{load.wcu:,.0f} WCU per key, above a partition's {PARTITION_WCU:,}" if load.wcu > PARTITION_WCU
                 else f"{load.rcu:,.0f} RCU per key, above a partition's {PARTITION_RCU:,}")
         yield Issue(
             "error",
             f"{name}: partition key {_template(load)} ({_reasons(ctx.design, load)}) gets an estimated {over} "
             f"({_breakdown(load)})",
-            _fix(ctx, load, setting, ctx.design.blueprint.lint.hot_key_warning),
+            _fix(ctx, load, ctx.design.blueprint.lint.hot_key_warning),
             path,
         )
 
@@ -192,13 +238,13 @@ def hot_key_near_limit(ctx: Context) -> Iterator[Issue]:
             continue
         if load.wcu <= PARTITION_WCU * warn and load.rcu <= PARTITION_RCU * warn:
             continue
-        name, path, setting = _where(ctx.design, load.index, load.entities[0])
+        name, path, _ = _where(ctx.design, load.index, load.entities[0])
         yield Issue(
             "warning",
             f"{name}: partition key {_template(load)} ({_reasons(ctx.design, load)}) gets an estimated "
             f"{load.wcu:,.0f} WCU and {load.rcu:,.0f} RCU per key, over {warn:.0%} of a partition's "
             f"{PARTITION_WCU:,} WCU / {PARTITION_RCU:,} RCU ({_breakdown(load)})",
-            _fix(ctx, load, setting, warn),
+            _fix(ctx, load, warn),
             path,
         )
 

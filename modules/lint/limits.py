@@ -82,7 +82,7 @@ def all_projection(ctx: Context) -> Iterator[Issue]:
     bounds = design.blueprint.table.capacity
     target = (bounds.target_utilization if bounds else 70) / 100
     for index in design.indexes:
-        if index.projection.type != "ALL":
+        if index.projection.type != "ALL" or not index.members:  # members unknown: an adopted index
             continue
         extra = 0.0
         for entity, _ in index.members:
@@ -223,7 +223,8 @@ def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
                 f"{where}: {direction} capacity min {bounds[0]:,} is below the average load of "
                 f"{average:,.0f} units/s: after a quiet spell the autoscaler sits at the minimum and every return "
                 f"to normal traffic throttles for minutes{backpressure}",
-                f"set `{direction}: {{min: {suggested[0]}, ...}}` (the average at the {policy.target}% target)",
+                f"set `{direction}: {{min: {suggested[0]}, ...}}` (the average at the "
+                f"{policy.scaling(direction).target}% target)",
                 (*path, direction, "min"),
             )
 
@@ -266,3 +267,21 @@ def retiring_index(ctx: Context) -> Iterator[Issue]:
             "(a window change: DynamoDB deletes it); until then keep it",
             ("indexes", index.name) if index.name in ctx.design.blueprint.indexes else ("access_patterns",),
         )
+
+
+@rule("TW312", "No entities described",
+      "A blueprint without entities (an adopted table) manages the table, its autoscaling and its alarms, but "
+      "nothing can be checked, costed or verified: describe the items and how the application reads them.")
+def nothing_described(ctx: Context) -> Iterator[Issue]:
+    bp = ctx.design.blueprint
+    if bp.entities:
+        return
+    keys = " and ".join(ctx.design.table_keys.names)
+    yield Issue(
+        "warning",
+        f"no entities: Tablewright manages table {bp.table.name} as it is, but cannot check its keys for hot "
+        "partitions, size its capacity from the traffic or verify any access pattern",
+        f"under `entities:`, describe each kind of item and the templates written to {keys}, then the "
+        "`access_patterns` that read them (the TODO block `adopt` wrote shows the form)",
+        ("entities",),
+    )

@@ -8,15 +8,20 @@ from typing import Any
 
 from modules.capacity.model import CapacityReport, presence
 from modules.design.cookbook import follow_up_request, request
-from modules.design.model import TABLE, TABLE_KEYS, IndexDesign, QueryPlan, TableDesign
+from modules.design.model import TABLE, IndexDesign, QueryPlan, TableDesign
+from modules.report import diagrams
 from modules.report.capacity import assumption_lines
 from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.stack import Stack
 
-ENTITY_HEADERS = ("Entity", TABLE_KEYS.pk, TABLE_KEYS.sk, "Index keys")
 OPERATION_METHOD = {"GetItem": "get_item", "Query": "query", "Scan": "scan"}
 PATTERN_HEADERS = ("Pattern", "Index", "Key condition", "Operation", "Order / limit", "RCU/call", "RCU/s")
+
+
+def entity_headers(design: TableDesign) -> tuple[str, ...]:
+    keys = design.table_keys
+    return ("Entity", keys.pk, keys.sk or "(no sort key)", "Index keys")
 
 
 def entity_rows(design: TableDesign) -> list[list[str]]:
@@ -25,7 +30,7 @@ def entity_rows(design: TableDesign) -> list[list[str]]:
         shapes = design.shapes[entity]
         table = shapes[TABLE]
         gsis = "; ".join(f"{index}: {shape}" for index, shape in sorted(shapes.items()) if index != TABLE)
-        rows.append([entity, table.pk.text, table.sk.text, gsis or "-"])
+        rows.append([entity, table.pk.text, table.sk.text or "-", gsis or "-"])
     return rows
 
 
@@ -73,7 +78,7 @@ def sparseness(design: TableDesign, index: IndexDesign) -> str:
 
 
 def index_lines(design: TableDesign) -> list[str]:
-    lines = [f"{index.name} ({'local, ' if index.local else ''}{index.keys.pk}/{index.keys.sk}, "
+    lines = [f"{index.name} ({'local, ' if index.local else ''}{'/'.join(index.keys.names)}, "
              f"projection {index.projection}): {index.reason}{sparseness(design, index)}{index_status(index)}"
              for index in design.indexes]
     return lines + list(design.notes)
@@ -86,7 +91,7 @@ def render_text(stack: Stack) -> str:
         f"{bp.blueprint} {bp.version}: table {bp.table.name} ({bp.table.billing})",
         "",
         "Entities",
-        text_table(ENTITY_HEADERS, entity_rows(design)),
+        text_table(entity_headers(design), entity_rows(design)),
         "",
         "Access patterns",
         text_table(PATTERN_HEADERS, pattern_rows(design, stack.capacity)),
@@ -97,7 +102,9 @@ def render_text(stack: Stack) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render_markdown(stack: Stack) -> str:
+def render_markdown(stack: Stack, hot_keys: bool = True) -> str:
+    """The design as Markdown, with Mermaid diagrams (`hot_keys`: with the hot-key charts, which the review
+    shows beside its lint findings instead)."""
     design = stack.design
     bp = design.blueprint
     parts = [
@@ -105,7 +112,7 @@ def render_markdown(stack: Stack) -> str:
         "",
         "#### Entities",
         "",
-        markdown_table(ENTITY_HEADERS, entity_rows(design)),
+        markdown_table(entity_headers(design), entity_rows(design)),
         "",
         "#### Access patterns",
         "",
@@ -113,6 +120,7 @@ def render_markdown(stack: Stack) -> str:
     ]
     if design.indexes:
         parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
+    parts += diagrams.markdown(stack, hot=hot_keys)
     parts += ["", "#### Where the figures come from", "", *assumption_lines(stack.capacity)]
     return sanitize("\n".join(parts) + "\n")
 

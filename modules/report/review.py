@@ -12,7 +12,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from modules.report import explain
+from modules.report import diagrams, explain
 from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.review.classify import CLASSES, Change, counts
@@ -139,6 +139,7 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
     lines += _data_section(stack)
     lines += _lock_section(stack)
     lines += _lint_section(stack)
+    lines += diagrams.hot_key_section(stack.head) if stack.head is not None else []
     cost = stack.cost_after or stack.cost_before
     if cost:
         detail = cost.detail
@@ -149,7 +150,7 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
                   ""]
     if stack.head is not None:
         lines += ["<details>", "<summary>Design: entities, access patterns and indexes</summary>", "",
-                  explain.render_markdown(stack.head), "</details>", ""]
+                  explain.render_markdown(stack.head, hot_keys=False), "</details>", ""]
     return lines
 
 

@@ -8,6 +8,7 @@ from modules.report.tables import markdown_table, text_table
 from modules.verify.runner import BlueprintResult
 
 HEADERS = ("Pattern", "Index", "Ops/call", "Items", "RCU/call (model)", "Result")
+INDEX_HEADERS = ("Index", "Sparse by", "Items on it", "Result")
 
 
 def _rows(result: BlueprintResult) -> list[list[str]]:
@@ -17,24 +18,40 @@ def _rows(result: BlueprintResult) -> list[list[str]]:
     ]
 
 
+def _index_rows(result: BlueprintResult) -> list[list[str]]:
+    return [
+        [i.index, ", ".join(i.sparse) or "-", f"{i.found} of {i.expected} expected", "PASS" if i.passed else "FAIL"]
+        for i in result.indexes
+    ]
+
+
 def _failures(result: BlueprintResult) -> list[str]:
-    return [r.failure for r in result.results if r.failure]
+    return result.failures
 
 
 def _heading(result: BlueprintResult) -> str:
     passed = sum(r.passed for r in result.results)
-    return (f"{result.blueprint}: table {result.table}, {result.items_written} sample items, "
-            f"{passed}/{len(result.results)} patterns pass")
+    heading = (f"{result.blueprint}: table {result.table}, {result.items_written} sample items, "
+               f"{passed}/{len(result.results)} patterns pass")
+    if result.indexes:
+        held = sum(i.passed for i in result.indexes)
+        heading += f", {held}/{len(result.indexes)} indexes hold exactly their items"
+    return heading
 
 
-NOTE = ("RCU/call: the capacity model on the items each call reads (4 KB rounding, half for eventually "
-        "consistent reads); the embedded DynamoDB (moto) reports fixed figures, so they are not used.")
+NOTE = ("RCU/call: the capacity model on the items each call reads (4 KB rounding per request, every shard or "
+        "time bucket of a fan-out a request of its own, half for eventually consistent reads); the embedded "
+        "DynamoDB (moto) reports fixed figures, so they are not used. Indexes: each must hold exactly the items "
+        "that carry its key attributes (sparse by an optional attribute: only the items that have it).")
 
 
 def render_text(results: list[BlueprintResult]) -> str:
     parts = []
     for result in results:
-        parts += [_heading(result), text_table(HEADERS, _rows(result)), *(f"FAIL {f}" for f in _failures(result)), ""]
+        parts += [_heading(result), text_table(HEADERS, _rows(result))]
+        if result.indexes:
+            parts += ["", text_table(INDEX_HEADERS, _index_rows(result))]
+        parts += [*(f"FAIL {f}" for f in _failures(result)), ""]
     return "\n".join([*parts, NOTE]) + "\n"
 
 
@@ -42,6 +59,8 @@ def render_markdown(results: list[BlueprintResult]) -> str:
     parts = []
     for result in results:
         parts += [f"### {_heading(result)}", "", markdown_table(HEADERS, _rows(result)), ""]
+        if result.indexes:
+            parts += [markdown_table(INDEX_HEADERS, _index_rows(result)), ""]
         parts += [f"- **FAIL** {f}" for f in _failures(result)]
     return "\n".join([*parts, "", f"_{NOTE}_"]) + "\n"
 
@@ -60,7 +79,7 @@ def render_json(results: list[BlueprintResult]) -> str:
                     "operation": r.operation,
                     "operations_per_call": r.operations_per_call,
                     "items": r.items,
-                    "capacity_per_call": {"read_units": r.capacity, "source": "model",
+                    "capacity_per_call": {"read_units": r.capacity, "requests": r.read_requests, "source": "model",
                                           "emulator_reported": r.emulator_capacity},
                     "probes": r.probes,
                     "requests": r.requests,
@@ -68,6 +87,11 @@ def render_json(results: list[BlueprintResult]) -> str:
                     "failure": r.failure,
                 }
                 for r in result.results
+            ],
+            "indexes": [
+                {"index": i.index, "sparse_by": list(i.sparse), "items": i.found, "expected": i.expected,
+                 "result": "PASS" if i.passed else "FAIL", "failure": i.failure}
+                for i in result.indexes
             ],
         }
         for result in results

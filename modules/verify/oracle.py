@@ -17,7 +17,7 @@ from modules.blueprint.encoding import bucket_value, encode_key_value, stored_va
 from modules.blueprint.model import AttributeSpec, Operator
 from modules.blueprint.templates import SHARD, shard_number
 from modules.design.model import FanOut, Parameter, QueryPlan, TableDesign
-from modules.verify.samples import Sample, index_key
+from modules.verify.samples import Sample, carries_keys, index_key
 
 PROBES_PER_PATTERN = 3
 
@@ -47,10 +47,13 @@ class Expected:
 
 
 def _candidates(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> list[Sample]:
-    return [s for s in samples if s.entity in plan.entities and index_key(s, plan.keys) is not None]
+    """The items the plan's index holds, judged from their values: an item without one of its key
+    attributes on a sparse index is not there, whatever was written."""
+    return [s for s in samples if s.entity in plan.entities and carries_keys(design, s, plan.index)]
 
 
 def _matches(conditions: dict[str, Operator], sample: Sample, values: dict[str, Any]) -> bool:
+    """Whether the sample meets every condition; an item without the attribute meets none."""
     for attribute, op in conditions.items():
         value = sample.values.get(attribute)
         if value is None:
@@ -95,10 +98,11 @@ def probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> l
     entity = plan.entities[0]
     specs = design.blueprint.entities[entity].attributes
     equalities = pattern.equalities
+    own = [sample for sample in _candidates(design, plan, samples)
+           if sample.entity == entity and all(sample.values.get(a) is not None for a in equalities)]
     groups: dict[str, list[Sample]] = {}
-    for sample in _candidates(design, plan, samples):
-        if sample.entity == entity:
-            groups.setdefault(_group_key(sample, equalities), []).append(sample)
+    for sample in own:
+        groups.setdefault(_group_key(sample, equalities), []).append(sample)
     ranked = sorted(groups.values(), key=lambda g: (-len(g), _group_key(g[0], equalities)))
     chosen = ranked[: PROBES_PER_PATTERN - 1] + ranked[-1:] if len(ranked) >= PROBES_PER_PATTERN else ranked
     ranged = pattern.range_condition
@@ -106,14 +110,19 @@ def probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> l
     for group in chosen:
         values = {a: group[0].values[a] for a in equalities}
         if ranged:
-            values.update(_range_values(*ranged, [s.values[ranged[0]] for s in group]))
+            values.update(_range_values(*ranged, _present(ranged[0], group) or _present(ranged[0], own)))
         for attribute, op in pattern.filter.items():
-            values.update(_range_values(attribute, op, [s.values[attribute] for s in group]))
+            values.update(_range_values(attribute, op, _present(attribute, group) or _present(attribute, own)))
         result.append(values)
     absent = _absent(specs, equalities, result[0]) if result else None
     if absent is not None:
         result.append(absent)
     return [Probe(values, encode_parameters(specs, plan, values)) for values in result]
+
+
+def _present(attribute: str, samples: Sequence[Sample]) -> list[Any]:
+    """The attribute's values in the samples that carry it (an optional attribute may be missing)."""
+    return [s.values[attribute] for s in samples if s.values.get(attribute) is not None]
 
 
 def _absent(

@@ -13,14 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from modules.blueprint.encoding import bucket_range, sort_problem
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.templates import SHARD, shard_values
 from modules.capacity.size import batch_read_units, item_size, read_units
-from modules.design.cookbook import bind, request
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, TABLE_KEYS, FollowUp, QueryPlan, TableDesign
+from modules.design.cookbook import bind, name_placeholder, request
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, FollowUp, KeyNames, QueryPlan, TableDesign
+from modules.verify.indexes import IndexResult
 from modules.verify.oracle import Expected, Probe, expected, probes
-from modules.verify.samples import Sample
+from modules.verify.samples import Sample, index_key
 
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
@@ -35,6 +38,7 @@ class PatternResult:
     operations_per_call: str
     items: int = 0
     capacity: float = 0.0
+    read_requests: int = 0  # requests the call `capacity` is for sends (a fan-out: one per shard or bucket)
     emulator_capacity: float | None = None
     requests: int = 0
     probes: int = 0
@@ -51,15 +55,23 @@ class BlueprintResult:
     table: str
     items_written: int
     results: list[PatternResult] = field(default_factory=list)
+    indexes: list[IndexResult] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return all(result.passed for result in self.results)
+        return all(result.passed for result in self.results) and all(index.passed for index in self.indexes)
+
+    @property
+    def failures(self) -> list[str]:
+        """Every failure, patterns first, then indexes, each naming its pattern or index."""
+        return [r.failure for r in self.results if r.failure] + [i.failure for i in self.indexes if i.failure]
 
 
-def table_key(item: dict[str, Any]) -> tuple[str, str]:
+def table_key(keys: KeyNames, item: dict[str, Any]) -> tuple[str, str]:
     """An item's primary key (partition, sort) as text."""
-    return item[TABLE_KEYS.pk]["S"], item[TABLE_KEYS.sk]["S"]
+    found = keys.of(item)
+    assert found is not None  # every item carries the table's key
+    return found
 
 
 def write_samples(client: Any, table: str, samples: Sequence[Sample]) -> None:
@@ -142,43 +154,46 @@ def run_plan(
         capacity += cost
         if wanted is not None and len(items) >= wanted and not (plan.fan_out and plan.fan_out.kind == "shards"):
             break
-    if plan.fan_out is not None and plan.fan_out.kind == "shards":
-        items.sort(key=lambda item: item[plan.keys.sk]["S"], reverse=not plan.scan_index_forward)
+    sort_key = plan.keys.sk
+    if plan.fan_out is not None and plan.fan_out.kind == "shards" and sort_key is not None:
+        items.sort(key=lambda item: item[sort_key]["S"], reverse=not plan.scan_index_forward)
     if wanted is not None:
         items = items[:wanted]
     if plan.follow_up is not None and items:
-        fetched, batches = _follow_up(client, plan.follow_up, table, items)
+        fetched, batches = _follow_up(client, plan.follow_up, plan.table_keys, table, items)
         requests += batches
-        items = [{**item, **fetched.get(table_key(item), {})} for item in items]
+        items = [{**item, **fetched.get(table_key(plan.table_keys, item), {})} for item in items]
     return Response(items, requests, capacity)
 
 
 def _follow_up(
-    client: Any, follow_up: FollowUp, table: str, items: list[dict[str, Any]]
+    client: Any, follow_up: FollowUp, table_keys: KeyNames, table: str, items: list[dict[str, Any]]
 ) -> tuple[dict[tuple[str, str], dict[str, Any]], int]:
     """BatchGetItem on the base table for the attributes the index lacks."""
     attributes = follow_up.attributes
     found: dict[tuple[str, str], dict[str, Any]] = {}
     batches = 0
-    keys = list(dict.fromkeys(table_key(item) for item in items))
+    keys = list(dict.fromkeys(table_key(table_keys, item) for item in items))
+    read = (*attributes, *table_keys.names)
     for start in range(0, len(keys), BATCH_GET_LIMIT):
         pending: dict[str, Any] = {table: {
-            "Keys": [{TABLE_KEYS.pk: {"S": pk}, TABLE_KEYS.sk: {"S": sk}}
-                     for pk, sk in keys[start:start + BATCH_GET_LIMIT]],
-            "ProjectionExpression": ", ".join(f"#{a}" for a in (*attributes, TABLE_KEYS.pk, TABLE_KEYS.sk)),
-            "ExpressionAttributeNames": {f"#{a}": a for a in (*attributes, TABLE_KEYS.pk, TABLE_KEYS.sk)},
+            "Keys": [{name: {"S": text} for name, text in zip(table_keys.names, key, strict=False)}
+                     for key in keys[start:start + BATCH_GET_LIMIT]],
+            "ProjectionExpression": ", ".join(name_placeholder(a) for a in read),
+            "ExpressionAttributeNames": {name_placeholder(a): a for a in read},
         }}
         while pending:
             answer = client.batch_get_item(RequestItems=pending)
             batches += 1
             for item in answer["Responses"].get(table, []):
-                found[table_key(item)] = item
+                found[table_key(table_keys, item)] = item
             pending = answer.get("UnprocessedKeys") or {}
     return found, batches
 
 
 def _row(item: dict[str, Any], attributes: tuple[str, ...]) -> str:
-    return json.dumps({a: item[a] for a in attributes if a in item}, sort_keys=True)
+    # Binary values come back as bytes: compared by their text, as every other value is.
+    return json.dumps({a: item[a] for a in attributes if a in item}, sort_keys=True, default=repr)
 
 
 def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dict[str, Any]]) -> str | None:
@@ -187,7 +202,7 @@ def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dic
     for row in rows:
         entity = row.get(ENTITY_ATTRIBUTE, {}).get("S", plan.entities[0])
         own = design.blueprint.entities[entity].attributes if entity in design.blueprint.entities else {}
-        lacking = [a for a in returns if a in own and a not in row]
+        lacking = [a for a in returns if a in own and not own[a].is_optional and a not in row]
         if lacking:
             return f"a returned item lacks {', '.join(lacking)} (returns: {', '.join(returns)})"
     actual = [_row(row, returns) for row in rows]
@@ -224,16 +239,49 @@ def operations_label(plan: QueryPlan) -> str:
     return str(plan.operations_per_call)
 
 
-def model_capacity(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> float:
-    """Read units of one call under the capacity model (4 KB rounding, half for eventual consistency)."""
-    if plan.index == TABLE:
-        main = read_units(sum(item_size(s.item) for s in samples), plan.consistent)
-    else:
-        projected = _index_entry_attributes(design, plan)
-        main = read_units(
-            sum(item_size({a: v for a, v in s.item.items() if projected is None or a in projected}) for s in samples),
-            plan.consistent,
-        )
+def partitions_addressed(plan: QueryPlan, probe: Probe, specs: dict[str, AttributeSpec]) -> list[str]:
+    """The partition key each request of one call reads, in order: one, or one per shard or time
+    bucket of a fan-out (a Scan addresses none)."""
+    template = dict(plan.values).get(":pk")
+    if template is None:
+        return []
+    return [bind(template, parameters) for parameters in fan_out_values(plan, probe, specs)]
+
+
+def requests_sent(plan: QueryPlan, partitions: Sequence[str], samples: Sequence[Sample]) -> list[str]:
+    """The partitions a call reads before it stops: every shard; time buckets in order only until
+    `limit` items have arrived (as the runner reads them)."""
+    if plan.fan_out is None or plan.fan_out.kind != "buckets" or plan.limit is None:
+        return list(partitions)
+    counts = Counter(_partition(sample, plan) for sample in samples)
+    sent, arrived = [], 0
+    for partition in partitions:
+        sent.append(partition)
+        arrived += counts[partition]
+        if arrived >= plan.limit:
+            break
+    return sent
+
+
+def _partition(sample: Sample, plan: QueryPlan) -> str:
+    key = index_key(sample, plan.keys)
+    return key[0] if key is not None else ""
+
+
+def model_capacity(
+    design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], partitions: Sequence[str] = ()
+) -> float:
+    """Read units of one call under the capacity model: each request (one per partition in
+    `partitions`: a shard or time bucket of a fan-out) is the size of the entries it reads rounded up
+    to 4 KB on its own, an empty one costs the minimum, eventually consistent reads half; follow-up
+    BatchGetItem items are rounded one by one. No `partitions` (a Scan): one request for everything."""
+    projected = None if plan.index == TABLE else _index_entry_attributes(design, plan)
+    sizes: Counter[str] = Counter()
+    for sample in samples:
+        entry = sample.item if projected is None else {a: v for a, v in sample.item.items() if a in projected}
+        sizes[_partition(sample, plan) if partitions else ""] += item_size(entry)
+    sent = requests_sent(plan, partitions, samples) if partitions else [""]
+    main = sum(read_units(sizes[partition], plan.consistent) for partition in sent)
     if plan.follow_up is None or not samples:
         return main
     return main + batch_read_units((item_size(s.item) for s in samples), plan.consistent)
@@ -243,7 +291,7 @@ def _index_entry_attributes(design: TableDesign, plan: QueryPlan) -> set[str] | 
     projection = design.index(plan.index).projection
     if projection.type == "ALL":
         return None
-    return {TABLE_KEYS.pk, TABLE_KEYS.sk, plan.keys.pk, plan.keys.sk, *projection.attributes}
+    return {*plan.table_keys.names, *plan.keys.names, *projection.attributes}
 
 
 def verify_pattern(
@@ -253,20 +301,25 @@ def verify_pattern(
     specs = design.blueprint.entities[plan.entities[0]].attributes
     for probe in probes(design, plan, samples):
         want = expected(design, plan, samples, probe)
-        answer = run_plan(client, plan, table, probe, specs)
         result.probes += 1
-        result.requests += answer.requests
-        difference = compare(design, plan, want, answer.rows)
-        if difference is None and plan.operation != "GetItem" and plan.limit is None:
-            paged = run_plan(client, plan, table, probe, specs, page_size=PAGE_SIZE_FOR_PAGINATION_CHECK)
-            if [_row(r, plan.returns) for r in paged.rows] != [_row(r, plan.returns) for r in answer.rows]:
-                difference = "results differ when read in pages of 2 items (pagination)"
+        try:
+            answer = run_plan(client, plan, table, probe, specs)
+            result.requests += answer.requests
+            difference = compare(design, plan, want, answer.rows)
+            if difference is None and plan.operation != "GetItem" and plan.limit is None:
+                paged = run_plan(client, plan, table, probe, specs, page_size=PAGE_SIZE_FOR_PAGINATION_CHECK)
+                if [_row(r, plan.returns) for r in paged.rows] != [_row(r, plan.returns) for r in answer.rows]:
+                    difference = "results differ when read in pages of 2 items (pagination)"
+        except ClientError as error:  # e.g. BETWEEN bounds out of order once encoded: DynamoDB refuses them
+            difference = f"DynamoDB refused the request: {error.response.get('Error', {}).get('Message', error)}"
         if difference is not None:
             result.failure = f"{plan.pattern}: with {probe.describe()}: {difference}{_suspects(design, plan)}"
             return result
         if len(want.samples) >= result.items:
+            addressed = partitions_addressed(plan, probe, specs)
             result.items = len(want.samples)
-            result.capacity = model_capacity(design, plan, want.samples)
+            result.capacity = model_capacity(design, plan, want.samples, addressed)
+            result.read_requests = max(1, len(requests_sent(plan, addressed, want.samples)))
             result.emulator_capacity = answer.emulator_capacity
     return result
 

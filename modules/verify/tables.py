@@ -54,3 +54,9 @@ def create_table_request(config: dict[str, Any]) -> dict[str, Any]:
     if local:
         request["LocalSecondaryIndexes"] = local
     return request
+
+
+def index_names(request: dict[str, Any]) -> list[str]:
+    """The secondary indexes (global, then local) of a CreateTable request."""
+    return [index["IndexName"] for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes")
+            for index in request.get(kind, [])]

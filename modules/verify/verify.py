@@ -1,5 +1,6 @@
 """The verify stage: create the synthesized table in an embedded DynamoDB, write sample items, run
-every access pattern's plan and compare with the oracle."""
+every access pattern's plan and compare with the oracle, then check that every secondary index holds
+exactly the items that carry its key attributes (sparse indexes)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from typing import Any
 from modules.design.model import TableDesign
 from modules.stack import Stack
 from modules.synth import synthesize
+from modules.verify.indexes import verify_index
 from modules.verify.runner import BlueprintResult, verify_pattern, write_samples
 from modules.verify.samples import generate_samples
-from modules.verify.tables import create_table_request, terraform_table
+from modules.verify.tables import create_table_request, index_names, terraform_table
 
 REGION = "us-east-1"
 
@@ -25,12 +27,14 @@ def verify_table(
 ) -> BlueprintResult:
     """Verify one design on `client`; `config` is the stack's synthesized Terraform (cdk.tf.json)."""
     table = terraform_table(config)["name"]
+    request = create_table_request(config)
     if create:
-        client.create_table(**create_table_request(config))
+        client.create_table(**request)
     samples = generate_samples(design, seed)
     write_samples(client, table, samples)
     result = BlueprintResult(design.blueprint.blueprint, table, len(samples))
     result.results = [verify_pattern(client, design, plan, table, samples) for plan in design.plans]
+    result.indexes = [verify_index(client, design, index, table, samples) for index in index_names(request)]
     return result
 
 

@@ -1,0 +1,108 @@
+"""Read units `verify` reports: every request of a fan-out (a shard, a time bucket) is rounded up to
+4 KB on its own, an empty one still costs the minimum, and the figures agree with `explain`."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from modules.blueprint.load import load_blueprint
+from modules.capacity.model import estimate
+from modules.capacity.size import item_size
+from modules.design.items import build_item
+from modules.design.plan import design
+from modules.stack import build_stacks
+from modules.verify.oracle import Probe, encode_parameters
+from modules.verify.runner import model_capacity, partitions_addressed, requests_sent
+from modules.verify.samples import Sample, index_key
+from modules.verify.verify import verify_stacks
+
+FEATURES = Path(__file__).parent / "blueprints" / "features.yaml"
+
+
+@pytest.fixture(scope="module")
+def features():
+    return design(load_blueprint(FEATURES).model)
+
+
+def probe(table, pattern: str, values: dict) -> tuple[Probe, list[str]]:
+    plan = table.plan(pattern)
+    specs = table.blueprint.entities[plan.entities[0]].attributes
+    found = Probe(values, encode_parameters(specs, plan, values))
+    return found, partitions_addressed(plan, found, specs)
+
+
+def event(table, number: int, payload: int) -> Sample:
+    values = {"kind": "A", "eventId": f"e{number:03d}-" + "x" * payload, "at": datetime(2024, 1, 1, tzinfo=UTC)}
+    return Sample("Event", values, build_item(table, "Event", values))
+
+
+def test_a_sharded_read_is_one_request_per_shard_each_rounded_on_its_own(features):
+    plan = features.plan("events_by_kind")
+    _, partitions = probe(features, "events_by_kind", {"kind": "A"})
+    assert partitions == [f"EVENT#A#{shard}" for shard in range(5)]
+    # Three events of 2-4 KB (the id sits in the sort key too): two in one shard (2 units), one in another
+    # (1 unit), three empty shards.
+    events = [event(features, n, 1300) for n in range(40)]
+    assert all(2048 < item_size(sample.item) < 4096 for sample in events)
+    by_shard: dict[str, list[Sample]] = {}
+    for sample in events:
+        by_shard.setdefault(index_key(sample, plan.keys)[0], []).append(sample)
+    crowded = next(group for group in by_shard.values() if len(group) >= 2)[:2]
+    alone = next(group for group in by_shard.values() if group[0] not in crowded)[:1]
+    read = crowded + alone
+    # Eventually consistent: (2 + 1 + 3 x 1 minimum) units / 2.
+    assert model_capacity(features, plan, read, partitions) == 3.0
+    # The same items as one request (no fan-out) would round their total once.
+    total = sum(item_size(sample.item) for sample in read)
+    assert model_capacity(features, plan, read) == math.ceil(total / 4096) / 2 < 3.0
+    # Nothing read still costs every shard's minimum.
+    assert model_capacity(features, plan, [], partitions) == 2.5
+
+
+def test_a_read_over_time_buckets_stops_at_its_limit(features):
+    plan = features.plan("readings")  # one request per day, newest first, limit 10
+    start, end = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 1, 3, 12, tzinfo=UTC)
+    _, partitions = probe(features, "readings", {"sensorId": "s", "at.from": start, "at.to": end})
+    assert partitions == ["SENSOR#s#2024-01-03", "SENSOR#s#2024-01-02", "SENSOR#s#2024-01-01"]
+
+    def readings(day: int, count: int) -> list[Sample]:
+        made = []
+        for n in range(count):
+            values = {"sensorId": "s", "at": start + timedelta(days=day, minutes=n), "value": n}
+            made.append(Sample("Reading", values, build_item(features, "Reading", values)))
+        return made
+
+    assert requests_sent(plan, partitions, readings(2, 10)) == partitions[:1]
+    assert requests_sent(plan, partitions, readings(2, 4) + readings(1, 6)) == partitions[:2]
+    assert requests_sent(plan, partitions, readings(0, 3)) == partitions  # an empty day is a request too
+    assert model_capacity(features, plan, readings(0, 3), partitions) == 1.5
+
+
+def test_verify_agrees_with_explain_on_fanned_out_reads():
+    loaded = load_blueprint(FEATURES)
+    [result] = verify_stacks(build_stacks([loaded]))
+    report = estimate(design(loaded.model))
+    by_pattern = {r.pattern: r for r in result.results}
+    for pattern, shards in [("events_by_kind", 5), ("orders_by_status", 4)]:
+        assert by_pattern[pattern].read_requests == shards
+        # Small items: every shard's request costs the 0.5 minimum, as explain says (`Query x5`: 2.5).
+        assert by_pattern[pattern].capacity == report.read(pattern).units_per_call == shards * 0.5
+    assert by_pattern["event"].capacity == 0.5 and by_pattern["event"].read_requests == 1
+    readings = by_pattern["readings"]
+    assert readings.read_requests >= 2 and readings.capacity == readings.read_requests * 0.5
+
+
+def test_the_json_report_has_the_requests_of_the_call(run_cli):
+    code, out, _ = run_cli("verify", FEATURES, "--format", "json")
+    assert code == 0
+    [report] = json.loads(out)
+    by_pattern = {p["pattern"]: p for p in report["patterns"]}
+    assert by_pattern["events_by_kind"]["operations_per_call"] == "5"
+    assert by_pattern["events_by_kind"]["capacity_per_call"]["read_units"] == 2.5
+    assert by_pattern["events_by_kind"]["capacity_per_call"]["requests"] == 5
+    assert by_pattern["big_orders"]["capacity_per_call"]["requests"] == 1
