@@ -278,7 +278,7 @@ def test_each_plan_is_summarised_as_terraform_sees_it_folded_in_its_stack(repo, 
     headline = f"Terraform plan of shop: Plan: {added} to add, {summary.count('change')} to change, 0 to destroy."
     assert headline in rendered(out).summaries
     tokens = MarkdownIt("commonmark", {"html": True}).parse(out)
-    [fence] = [token for token in tokens if token.type == "fence"]
+    [fence] = [token for token in tokens if token.type == "fence" and token.info == "diff"]
     assert fence.info == "diff"
     lines = fence.content.splitlines()
     assert "~ update aws_dynamodb_table.shop" in lines
@@ -333,7 +333,7 @@ def test_a_hostile_plan_cannot_break_out_of_its_block(repo, run_cli, tmp_path):
     assert code == 0, err
     assert all(depth >= 0 for depth in html_depth(out)) and html_depth(out)[-1] == 0
     tokens = MarkdownIt("commonmark", {"html": True}).parse(out)
-    [fence] = [token for token in tokens if token.type == "fence"]
+    [fence] = [token for token in tokens if token.type == "fence" and token.info == "diff"]
     assert "</details>" in fence.content and "<img" not in out.replace(fence.content, "")
     assert not any(token.type == "html_inline" and "img" in token.content for token in tokens)
 
