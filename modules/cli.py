@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -196,13 +197,11 @@ def _review_mode(args: argparse.Namespace) -> None:
 def _plans(specs: Sequence[str], directory: str | None) -> dict[str, dict[str, object]]:
     """`--plan STACK=PLAN.json` and `--plan-dir DIR` (every `DIR/<stack>.json`), each plan read and checked as
     the gate reads one."""
-    import re
-
     from modules.review.changes import read_plan
 
     pairs = [spec.partition("=")[::2] for spec in specs]
     for spec, (stack, path) in zip(specs, pairs, strict=True):
-        if not stack or not path or "=" not in spec:
+        if not stack or not path:
             raise TablewrightError(f"--plan {spec!r} is not STACK=PLAN.json", code="E600",
                                    hint="write e.g. --plan crm-prod=plan.json (`terraform show -json` of that stack)")
     if directory is not None:
@@ -242,6 +241,7 @@ def command_review(args: argparse.Namespace) -> int:
 
 
 def command_gate(args: argparse.Namespace) -> int:
+    from modules.errors import EXIT_FAILED, EXIT_OK, EXIT_WINDOW
     from modules.report import review as render
     from modules.review.changes import read_plan
     from modules.review.gate import gate, parse_now, stack_for_plan
@@ -251,8 +251,6 @@ def command_gate(args: argparse.Namespace) -> int:
     loaded = stack_for_plan(load_all([*args.blueprints, *(args.blueprint or [])], args.env), plan)
     stack, decision = gate(plan, loaded, now, acknowledged(args))
     sys.stdout.write(render.render_gate(stack, decision, args.format))
-    from modules.errors import EXIT_FAILED, EXIT_OK, EXIT_WINDOW
-
     if decision.outcome == "apply":
         return EXIT_OK
     return EXIT_WINDOW if decision.outcome == "wait" and args.detailed_exitcode else EXIT_FAILED
