@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -17,6 +18,9 @@ from modules.stack import Stack, build_stacks, lint_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CDKTF_JSON = PROJECT_ROOT / "cdktf.json"
+# Tablewright's own files: when they change in the repository `--changed-since` reads (Tablewright kept
+# beside the blueprints), every blueprint is affected.
+TOOL_FILES = (PROJECT_ROOT / "modules", PROJECT_ROOT / "main.py", PROJECT_ROOT / "pyproject.toml")
 
 
 def default_blueprints() -> list[Path]:
@@ -53,12 +57,32 @@ def refuse_lint_errors(stacks: Sequence[Stack], allowed: bool) -> None:
             raise refusal
 
 
+def changed_blueprints(since: str, blueprints: Sequence[str]) -> list[str]:
+    """`--changed-since`: the blueprints (given, else those cdktf.json names) a change since `since`
+    affects, each with the reasons printed."""
+    from modules.blueprint.changed import affected
+    from modules.blueprint.gitref import changed_files
+
+    candidates = [Path(path) for path in blueprints] or default_blueprints()
+    changes = changed_files(since)
+    chosen = affected(candidates, changes, TOOL_FILES)
+    print(f"changed since {since} (merge base {changes.merge_base[:12]}): {len(chosen)} of "
+          f"{len(dict.fromkeys(candidates))} blueprint(s)")
+    for entry in chosen:
+        print(f"  {entry.path}: {'; '.join(entry.reasons)}")
+    return [str(entry.path) for entry in chosen]
+
+
 def command_synth(args: argparse.Namespace) -> int:
     from modules.output import check_target
     from modules.synth import check_locks, synthesize, write_locks
 
     check_target(Path(args.out))  # refuse a wrong --out before any work
-    stacks = stacks_of(args)
+    if args.changed_since is None:
+        stacks = stacks_of(args)
+    else:  # exactly the affected blueprints; none: an empty output, so no stale stack is planned
+        chosen = changed_blueprints(args.changed_since, args.blueprints)
+        stacks = build_stacks(load_all(chosen, args.env)) if chosen else []
     refuse_lint_errors(stacks, args.allow_lint_errors)
     if args.locked:
         check_locks(stacks)
@@ -146,27 +170,90 @@ def command_capacity(args: argparse.Namespace) -> int:
     return 0
 
 
+def detailed_exit(verdict: str, detailed: bool) -> int:
+    """`review --detailed-exitcode`: 1 when a change is blocked, 4 when one needs the window, else 0."""
+    from modules.errors import EXIT_FAILED, EXIT_OK, EXIT_WINDOW
+
+    if not detailed:
+        return EXIT_OK
+    return {"blocked": EXIT_FAILED, "window": EXIT_WINDOW}.get(verdict, EXIT_OK)
+
+
+def _review_mode(args: argparse.Namespace) -> None:
+    """Either `--base OLD --head NEW` (one blueprint), or `--changed-since GITREF [BLUEPRINT ...]`."""
+    usage = "review --base OLD --head NEW, or review --changed-since GITREF [BLUEPRINT ...]"
+    if args.changed_since is None:
+        plans = args.plan or args.plan_dir is not None
+        if args.base is None or args.head is None or args.blueprints or plans:
+            wrong = ("BLUEPRINT arguments" if args.blueprints else "--plan and --plan-dir" if plans
+                     else "--base and --head together")
+            raise TablewrightError(f"review: {wrong} " + ("go with --changed-since" if args.blueprints or plans
+                                                          else "are both needed"), code="E600", hint=usage)
+    elif args.base is not None or args.head is not None:
+        raise TablewrightError("review: --changed-since reviews every changed blueprint against the merge base; "
+                               "it does not take --base or --head", code="E600", hint=usage)
+
+
+def _plans(specs: Sequence[str], directory: str | None) -> dict[str, dict[str, object]]:
+    """`--plan STACK=PLAN.json` and `--plan-dir DIR` (every `DIR/<stack>.json`), each plan read and checked as
+    the gate reads one."""
+    from modules.review.changes import read_plan
+
+    pairs = [spec.partition("=")[::2] for spec in specs]
+    for spec, (stack, path) in zip(specs, pairs, strict=True):
+        if not stack or not path:
+            raise TablewrightError(f"--plan {spec!r} is not STACK=PLAN.json", code="E600",
+                                   hint="write e.g. --plan crm-prod=plan.json (`terraform show -json` of that stack)")
+    if directory is not None:
+        if not Path(directory).is_dir():
+            raise TablewrightError(f"--plan-dir {directory}: not a directory", code="E600",
+                                   hint="pass the directory holding <stack>.json plans")
+        pairs += [(path.stem, str(path)) for path in sorted(Path(directory).glob("*.json"))
+                  if re.fullmatch(r"[a-z0-9][a-z0-9-]*", path.stem)]
+    plans: dict[str, dict[str, object]] = {}
+    for stack, path in pairs:
+        if stack in plans:
+            raise TablewrightError(f"two plans for stack `{stack}`", code="E600", hint="give one plan per stack")
+        plans[stack] = read_plan(Path(path))
+    return plans
+
+
 def command_review(args: argparse.Namespace) -> int:
     from modules.report import review as render
+
+    _review_mode(args)
+    if args.changed_since is not None:
+        from modules.report import comment
+        from modules.review.pull import build_pull_review
+
+        pull = build_pull_review(args.changed_since, [Path(p) for p in args.blueprints] or default_blueprints(),
+                                 args.env, acknowledged(args), TOOL_FILES, _plans(args.plan, args.plan_dir))
+        show = {"markdown": comment.render_comment, "json": comment.render_pull_json,
+                "text": comment.render_pull_text}[args.format]
+        sys.stdout.write(show(pull))
+        return detailed_exit(pull.verdict, args.detailed_exitcode)
     from modules.review.review import build_review
 
     review = build_review(args.base, args.head, args.env, acknowledged(args))
     output = {"markdown": render.render_markdown, "json": render.render_json, "text": render.render_text}[args.format]
     sys.stdout.write(output(review))
-    return 0
+    return detailed_exit(review.verdict, args.detailed_exitcode)
 
 
 def command_gate(args: argparse.Namespace) -> int:
+    from modules.errors import EXIT_FAILED, EXIT_OK, EXIT_WINDOW
     from modules.report import review as render
     from modules.review.changes import read_plan
     from modules.review.gate import gate, parse_now, stack_for_plan
 
     plan = read_plan(Path(args.plan))
     now = parse_now(args.now)
-    loaded = stack_for_plan(load_all([args.blueprint], args.env), plan)
+    loaded = stack_for_plan(load_all([*args.blueprints, *(args.blueprint or [])], args.env), plan)
     stack, decision = gate(plan, loaded, now, acknowledged(args))
     sys.stdout.write(render.render_gate(stack, decision, args.format))
-    return 0 if decision.passed else 1
+    if decision.outcome == "apply":
+        return EXIT_OK
+    return EXIT_WINDOW if decision.outcome == "wait" and args.detailed_exitcode else EXIT_FAILED
 
 
 def command_schema(args: argparse.Namespace) -> int:
@@ -262,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument("--allow-lint-errors", action="store_true", help="synthesize despite lint errors")
     synth.add_argument("--locked", action="store_true",
                        help="never write the design locks; fail if the design differs from them (for pipelines)")
+    synth.add_argument("--changed-since", metavar="GITREF",
+                       help="only the blueprints a change since GITREF affects (their file, what they extend, their "
+                            "lock), like a pull request's diff: from the merge base to the work tree")
     explain_command = add("explain", "entity and access-pattern charts, indexes, query cookbook", command_explain)
     explain_command.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     explain_command.add_argument("--resolved", action="store_true",
@@ -278,19 +368,35 @@ def build_parser() -> argparse.ArgumentParser:
     capacity = add("capacity", "read/write units, suggested autoscaling bounds, monthly cost", command_capacity)
     capacity.add_argument("--format", choices=("text", "json"), default="text")
     review = commands.add_parser("review", help="classify the Terraform changes between two blueprint versions")
-    review.add_argument("--base", required=True, metavar="OLD", help="the blueprint before: a path or GITREF:path")
-    review.add_argument("--head", required=True, metavar="NEW", help="the blueprint after: a path or GITREF:path")
+    review.add_argument("blueprints", nargs="*",
+                        help="with --changed-since: the blueprints to consider (default: those cdktf.json names)")
+    review.add_argument("--base", metavar="OLD", help="the blueprint before: a path or GITREF:path")
+    review.add_argument("--head", metavar="NEW", help="the blueprint after: a path or GITREF:path")
+    review.add_argument("--changed-since", metavar="GITREF",
+                        help="review every blueprint a change since GITREF affects against its version at the merge "
+                             "base, in one comment (instead of --base/--head)")
+    review.add_argument("--plan", action="append", default=[], metavar="STACK=PLAN.json",
+                        help="with --changed-since: the stack's `terraform show -json` plan, summarised in the comment")
+    review.add_argument("--plan-dir", metavar="DIR",
+                        help="with --changed-since: every DIR/<stack>.json as --plan <stack>=DIR/<stack>.json")
     review.add_argument("--env", help="only this environment's stack")
     review.add_argument("--format", choices=("markdown", "json", "text"), default="markdown")
+    review.add_argument("--detailed-exitcode", action="store_true",
+                        help="exit 1 when a change is blocked, 4 when one needs the maintenance window (default: 0)")
     add_acknowledgements(review)
     review.set_defaults(handler=command_review)
     gate_command = commands.add_parser("gate", help="exit 1 if a plan must not be applied now")
     gate_command.add_argument("--plan", required=True, help="`terraform show -json PLAN` output")
-    gate_command.add_argument("--blueprint", required=True, help="the blueprint the plan was synthesized from")
+    gate_command.add_argument("blueprints", nargs="*", help="the blueprints the plan may come from (as --blueprint)")
+    gate_command.add_argument("--blueprint", action="append", metavar="BLUEPRINT",
+                              help="the blueprint the plan was synthesized from; repeat it, or leave it out for those "
+                                   "cdktf.json names: the plan's table picks the stack")
     gate_command.add_argument("--env", help="its environment (default: the one whose table the plan names)")
     gate_command.add_argument("--now", help="decide as of this ISO 8601 time with offset (default: now)")
     add_acknowledgements(gate_command)
     gate_command.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    gate_command.add_argument("--detailed-exitcode", action="store_true",
+                              help="exit 4 (not 1) when only window changes wait for the window; 1 stays blocked")
     gate_command.set_defaults(handler=command_gate)
     listing = commands.add_parser("list", help="the catalog: every blueprint in a directory")
     listing.add_argument("directory", nargs="?", default="blueprints", help="default: blueprints/")

@@ -8,8 +8,12 @@ from dataclasses import dataclass
 
 FieldPath = tuple[str | int, ...]
 
+# Exit codes, stable across releases (README: "Exit codes"), like Terraform's `-detailed-exitcode`.
+EXIT_OK = 0
+EXIT_FAILED = 1  # a lint or verify failure; the gate holding a plan back; review --detailed-exitcode: blocked
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+EXIT_WINDOW = 4  # --detailed-exitcode only: window changes (gate: and the window is closed), nothing blocked
 MAX_REPORTED = 20  # errors shown per file; the rest are counted
 
 # Stable error codes: what each means. The README lists them; a test keeps the two in step.
@@ -36,7 +40,8 @@ ERROR_CODES: dict[str, str] = {
     "E501": "index settings or names the design cannot honour",
     "E502": "lint errors, which `synth` and `verify` refuse without `--allow-lint-errors`",
     "E600": "a command-line argument: an output path, a time, a file",
-    "E601": "a git revision or path (`GITREF:path`)",
+    "E601": "a git revision or path (`GITREF:path`, `--changed-since GITREF`)",
+    "E602": "`TABLEWRIGHT_CDK` names a CDK library that is unknown or not installed (cdktf, cdktn)",
     "E700": "not a Terraform plan in JSON, or a malformed one",
     "E701": "the plan does not belong to the blueprint",
     "E800": "`adopt`: an input that is not an AWS CLI description, or a table the blueprint cannot reproduce",

@@ -16,14 +16,14 @@ from modules.stack import Stack
 
 
 def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
-    """Run cdktf synthesis into `outdir` (None: wherever the cdktf CLI asked for)."""
-    from modules.constructs.cdk import App
+    """Run cdktf (or cdktn) synthesis into `outdir` (None: wherever the CLI asked for)."""
+    from modules.constructs.cdk import App, synth
     from modules.constructs.stack import build_stack
 
     app = App(outdir=outdir, stack_traces=False)
     for stack in stacks:
         build_stack(app, stack)
-    app.synth()
+    synth(app)
 
 
 def synthesize(stacks: Sequence[Stack], outdir: Path) -> list[Path]:

@@ -257,3 +257,24 @@ def test_gate_names_the_environments_it_cannot_choose_between(plans, tmp_path, r
     assert "(crm-dev (dev-crm_main), crm-prod (prod-crm_main))" in err and "[E701]" in err
     code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", crm, "--env", "staging")
     assert code == 2 and out == "" and "has no environment `staging`" in err and "dev, prod" in err
+
+
+@pytest.mark.terraform
+@pytest.mark.parametrize("case", REAL, ids=lambda case: case.name)
+def test_the_gate_json_of_every_real_plan_follows_its_schema_and_the_policy(case, plans, tmp_path, run_cli):
+    """schema/gate.schema.json and examples/policy/tablewright.rego on real plans, inside and outside the window."""
+    from jsonschema import Draft202012Validator
+
+    from tests.test_pipelines import GATE_SCHEMA, POLICY, evaluate, strict
+
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plans[case.name]))
+    head = write_case(case, tmp_path)
+    for now in ("2026-12-01T02:30:00Z", "2026-12-01T12:00:00Z"):
+        code, out, err = run_cli("gate", "--plan", plan_file, head, "--now", now, "--format", "json",
+                                 "--detailed-exitcode")
+        document = json.loads(out)
+        Draft202012Validator(strict(GATE_SCHEMA)).validate(document)
+        assert code == {"apply": 0, "hold": 1, "wait": 4}[document["decision"]], err
+        assert document["verdict"] == case.verdict
+        assert (evaluate(POLICY, document)["deny"] == []) is document["passed"]

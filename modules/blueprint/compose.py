@@ -205,6 +205,14 @@ def read_document(path: Path, root: Path | None = None) -> Document:
     return Composer(root or repository_root(path)).read(path)
 
 
+def extends_tree(path: Path, root: Path | None = None) -> list[Path]:
+    """Every file the blueprint at `path` is composed from, itself included (resolved paths), read as
+    `read_document` reads them (the same checks and limits)."""
+    composer = Composer(root or repository_root(path))
+    composer.read(path)
+    return sorted(composer.documents)
+
+
 def environment_documents(document: Document) -> dict[str | None, Document]:
     """One document per environment (the base with that overlay merged), or {None: base} without any."""
     data = dict(document.data)

@@ -8,8 +8,10 @@ git call marks the end of its options, so a revision can never be read as an opt
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints
@@ -69,6 +71,63 @@ def _git(spec: str, *args: str, cwd: Path) -> bytes:
     return result.stdout
 
 
+def _resolve(spec: str, revision: str) -> tuple[Path, str]:
+    """The repository holding the working directory, and the commit `revision` names in it."""
+    root = Path(_git(spec, "rev-parse", "--show-toplevel", cwd=Path.cwd()).decode().strip())
+    try:
+        commit = _git(spec, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}",
+                      cwd=root).decode().strip()
+    except BlueprintError:
+        raise _spec_error(spec, f"`{revision}` is not a commit in this repository",
+                          "fetch it first (e.g. `git fetch origin main`, or check out with the whole history), "
+                          "or name a branch, tag or commit that exists") from None
+    return root, commit
+
+
+@dataclass(frozen=True)
+class ChangedFiles:
+    """What changed in the repository since a revision: the files of `git diff MERGE_BASE` (committed, staged
+    and not) and the untracked ones, as resolved absolute paths."""
+
+    revision: str  # as given
+    root: Path  # the repository's work tree
+    merge_base: str  # the commit the changes are counted from: where the revision and HEAD meet
+    paths: frozenset[Path]
+
+
+def changed_files(revision: str, option: str = "--changed-since") -> ChangedFiles:
+    """The files changed since `revision` (like a pull request's diff: from the merge base of `revision` and
+    HEAD to the work tree, untracked files included). The revision is checked and resolved to a commit
+    before any other git call."""
+    spec = f"{option} {revision}"
+    if not _REVISION.fullmatch(revision) or ".." in revision:
+        raise _spec_error(spec, f"{revision!r} is not a git revision",
+                          f"write a branch, tag or commit, e.g. {option} origin/main")
+    root, commit = _resolve(spec, revision)
+    try:
+        base = _git(spec, "merge-base", "--end-of-options", commit, "HEAD", cwd=root).decode().strip()
+    except BlueprintError:
+        raise _spec_error(spec, f"`{revision}` and HEAD have no common history",
+                          "fetch the whole history (e.g. `git fetch --unshallow`), or name a revision HEAD grew "
+                          "from") from None
+    listed = _git(spec, "diff", "--name-only", "-z", "--no-renames", "--end-of-options", base, "--", cwd=root)
+    listed += _git(spec, "ls-files", "-z", "--others", "--exclude-standard", cwd=root)
+    names = {name for name in listed.decode("utf-8", "surrogateescape").split("\0") if name}
+    return ChangedFiles(revision, root, base, frozenset(Path(os.path.abspath(root / name)) for name in names))
+
+
+def revision_spec(changes: ChangedFiles, path: Path) -> str | None:
+    """`MERGE_BASE:path` for a file of the work tree as it was where the changes start, or None when it did
+    not exist there (a new file)."""
+    where = Path(os.path.realpath(path.parent)) / path.name  # the directories resolved, as git names them
+    if not where.is_relative_to(changes.root):
+        raise _spec_error(str(path), f"is outside the repository {changes.root}",
+                          "name blueprints inside the repository whose history --changed-since reads")
+    relative = PurePosixPath(where.relative_to(changes.root).as_posix())
+    spec = f"{changes.merge_base}:{relative}"
+    return spec if _exists(spec, changes.merge_base, relative, changes.root) else None
+
+
 def _blob(spec: str, commit: str, path: PurePosixPath, root: Path) -> str:
     name = f"{commit}:{path.as_posix()}"
     kind = _git(spec, "cat-file", "-t", "--end-of-options", name, cwd=root).decode().strip()
@@ -106,14 +165,7 @@ def materialize(spec: str, scratch: Path) -> Path:
     if not is_git_spec(spec):
         return Path(spec)
     revision, relative = parse_spec(spec)
-    root = Path(_git(spec, "rev-parse", "--show-toplevel", cwd=Path.cwd()).decode().strip())
-    try:
-        commit = _git(spec, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}",
-                      cwd=root).decode().strip()
-    except BlueprintError:
-        raise _spec_error(spec, f"`{revision}` is not a commit in this repository",
-                          "fetch it first (e.g. `git fetch origin main`), or name a branch, tag or commit that "
-                          "exists") from None
+    root, commit = _resolve(spec, revision)
     lock = PurePosixPath(lock_path(Path(relative)).as_posix())
     pending = [relative] + ([lock] if _exists(spec, commit, lock, root) else [])
     written: set[PurePosixPath] = set()

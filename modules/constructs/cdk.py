@@ -1,17 +1,27 @@
-"""The only module that imports cdktf (and jsii/constructs).
+"""The only module that imports the CDK library: cdktf (the default) or its maintained fork, CDK Terrain
+(`cdktn`), chosen by `TABLEWRIGHT_CDK` (and jsii/constructs).
 
-We build on cdktf's core classes instead of the prebuilt AWS provider bindings, which cost about
+We build on the core classes instead of the prebuilt AWS provider bindings, which cost about
 16 s and 1.5 GB per synth just to import. A table's resources are plain data (`terraform.py`) handed
-to cdktf as one `TerraformFragment`: one jsii callback per table instead of one per resource. Keeping
-every import here means moving to the maintained fork, CDK Terrain (`cdktn`), is a change to this
-one file.
+to the library as one `TerraformFragment`: one jsii callback per table instead of one per resource.
+
+`TABLEWRIGHT_CDK=cdktf` or `cdktn` picks the library; unset, cdktf when it is installed, else cdktn.
+cdktn is a fork of cdktf 0.21 with the same classes, so everything below is written once, typed
+against cdktf. `synth` writes cdktn's JSON in cdktf's layout (`stablejson.py`), so both write the same
+bytes but for the library's version in the stack's `//` metadata and in manifest.json (`"version":
+"0.21.0"` or `"0.24.0"`), which the CLIs send to Terraform as their user agent (README: "cdktf or CDK
+Terrain").
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import json
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 # jsii prints a large banner on Node versions it no longer supports; the runtime works regardless.
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
@@ -19,17 +29,66 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "18,20")
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 
 import jsii
-from cdktf import (
-    App,
-    LocalBackend,
-    S3Backend,
-    TerraformElement,
-    TerraformOutput,
-    TerraformProvider,
-    TerraformProviderGeneratorMetadata,
-    TerraformStack,
-)
 from constructs import Construct
+
+from modules.constructs.stablejson import stable_json
+from modules.errors import TablewrightError
+
+BACKEND_ENV = "TABLEWRIGHT_CDK"
+BACKENDS = ("cdktf", "cdktn")  # the CDK libraries Tablewright runs on; unset, the first one installed
+
+
+def _installed(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+def choose_backend(requested: str | None, installed: Callable[[str], bool] = _installed) -> str:
+    """The CDK library to synthesize with: the one `TABLEWRIGHT_CDK` names, else cdktf, else cdktn."""
+    if requested:
+        if requested not in BACKENDS:
+            raise TablewrightError(f"{BACKEND_ENV}={requested!r} is not a CDK library Tablewright runs on",
+                                   code="E602", hint=f"set {BACKEND_ENV} to cdktf or cdktn, or unset it (cdktf)")
+        if not installed(requested):
+            raise TablewrightError(f"{BACKEND_ENV}={requested} but the `{requested}` package is not installed in "
+                                   "this Python environment", code="E602",
+                                   hint=_install_hint(requested))
+        return requested
+    for name in BACKENDS:
+        if installed(name):
+            return name
+    raise TablewrightError("neither cdktf nor cdktn is installed in this Python environment", code="E602",
+                           hint=_install_hint("cdktf"))
+
+
+def _install_hint(name: str) -> str:
+    extra = "" if name == "cdktf" else "[cdktn]"
+    return (f"install it: `pip install -e '.{extra}'` (from the Tablewright checkout)"
+            + ("" if name == "cdktf" else f", or unset {BACKEND_ENV} to use cdktf"))
+
+
+BACKEND = choose_backend(os.environ.get(BACKEND_ENV))
+
+if TYPE_CHECKING:  # cdktn has cdktf's classes and signatures: type-check against cdktf
+    from cdktf import (
+        App,
+        LocalBackend,
+        S3Backend,
+        TerraformElement,
+        TerraformOutput,
+        TerraformProvider,
+        TerraformProviderGeneratorMetadata,
+        TerraformStack,
+    )
+else:
+    _library = importlib.import_module(BACKEND)
+    App = _library.App
+    LocalBackend = _library.LocalBackend
+    S3Backend = _library.S3Backend
+    TerraformElement = _library.TerraformElement
+    TerraformOutput = _library.TerraformOutput
+    TerraformProvider = _library.TerraformProvider
+    TerraformProviderGeneratorMetadata = _library.TerraformProviderGeneratorMetadata
+    TerraformStack = _library.TerraformStack
 
 __all__ = [
     "App",
@@ -41,7 +100,19 @@ __all__ = [
     "TerraformFragment",
     "TerraformOutput",
     "TerraformStack",
+    "synth",
 ]
+
+
+def synth(app: App) -> None:
+    """`app.synth()`, every JSON file written in cdktf's layout whichever library wrote it."""
+    app.synth()
+    if BACKEND == "cdktf":
+        return  # already in its own layout
+    outdir = Path(app.outdir)
+    for path in [outdir / "manifest.json", *sorted(outdir.glob("stacks/*/cdk.tf.json"))]:
+        if path.is_file():
+            path.write_text(stable_json(json.loads(path.read_text())))
 
 
 class TerraformFragment(TerraformElement):

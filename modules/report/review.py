@@ -9,6 +9,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from modules.report import diagrams, explain
@@ -224,10 +225,22 @@ def render_text(review: Review) -> str:
     return "\n".join(lines) + "\n"
 
 
+GATE_SCHEMA_VERSION = 1  # schema/gate.schema.json; raised when a field is removed or changes meaning
+
+
+def gate_data(stack: StackReview, decision: Decision) -> dict[str, Any]:
+    """`gate --format json`: the decision and the classified changes (schema/gate.schema.json)."""
+    def moment(value: datetime | None) -> str | None:
+        return value.isoformat() if value is not None else None
+
+    return {"schema_version": GATE_SCHEMA_VERSION, "passed": decision.passed, "decision": decision.outcome,
+            "verdict": decision.verdict, "reason": decision.reason, "decided_at": moment(decision.at),
+            "window_open": decision.window_open, "window_opens": moment(decision.next_opening), **stack_data(stack)}
+
+
 def render_gate(stack: StackReview, decision: Decision, output: str) -> str:
     if output == "json":
-        return json.dumps({"passed": decision.passed, "verdict": decision.verdict, "reason": decision.reason,
-                           **stack_data(stack)}, indent=2, sort_keys=True) + "\n"
+        return json.dumps(gate_data(stack, decision), indent=2, sort_keys=True) + "\n"
     if output == "markdown":
         return sanitize("\n".join([f"## Tablewright plan gate: {'pass' if decision.passed else 'FAIL'}", "",
                                    f"**{decision.reason}**", "", *render_stack_markdown(stack)]).rstrip() + "\n")

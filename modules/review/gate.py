@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.model import Migration
@@ -14,9 +14,11 @@ from modules.design.locked import KeyFacts
 from modules.errors import PlanError, TablewrightError
 from modules.review.changes import from_plan
 from modules.review.classify import ACKNOWLEDGEMENTS, Change, acknowledge, classify, counts, production_change
-from modules.review.data import data_changes, migration_changes
+from modules.review.data import DataChange, data_changes, migration_changes
 from modules.review.review import StackReview, gsi_warning, verdict
 from modules.window import describe, is_open, next_opening
+
+Outcome = Literal["apply", "hold", "wait"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,12 @@ class Decision:
     passed: bool
     verdict: str
     reason: str
+    # apply: now; hold: a blocked change (or window changes without a declared window); wait: window changes,
+    # the window is closed (exit 4 with --detailed-exitcode)
+    outcome: Outcome = "apply"
+    at: datetime | None = None  # when the decision was taken (--now)
+    window_open: bool | None = None  # None: the blueprint declares no maintenance window
+    next_opening: datetime | None = None  # when a closed window opens next
 
 
 EXAMPLE_NOW = "2026-12-01T02:30:00+08:00"
@@ -47,28 +55,32 @@ def parse_now(text: str | None) -> datetime:
     return moment
 
 
-def _plan_tables(plan: dict[str, Any]) -> set[str]:
-    """Names of every DynamoDB table the plan manages, before or after."""
-    names = set()
+def _plan_tables(plan: dict[str, Any]) -> dict[str, set[str]]:
+    """Every DynamoDB table resource the plan manages: its address, and its names before and after (two when
+    the plan renames it)."""
+    tables: dict[str, set[str]] = {}
     for entry in plan.get("resource_changes") or []:
         if isinstance(entry, dict) and entry.get("type") == "aws_dynamodb_table" and entry.get("mode") == "managed":
             change = entry.get("change")
             if not isinstance(change, dict):
                 change = {}
+            names = tables.setdefault(str(entry.get("address")), set())
             for side in ("before", "after"):
                 value = change.get(side)
                 if isinstance(value, dict) and isinstance(value.get("name"), str):
                     names.add(value["name"])
-    return names
+    return tables
 
 
 def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any]) -> LoadedBlueprint:
-    """The blueprint stack the plan is for, whose table must be the only one the plan manages."""
+    """The blueprint stack the plan is for: its table must be the only table resource the plan manages (which
+    may have had another name before: a rename, which the gate blocks)."""
     tables = _plan_tables(plan)
-    matching = [s for s in stacks if s.model.table.name in tables]
+    names = set().union(*tables.values())
+    matching = [s for s in stacks if s.model.table.name in names]
     known = ", ".join(f"{s.stack_name} ({s.model.table.name})" for s in stacks)
-    if len(matching) != 1 or tables != {matching[0].model.table.name}:
-        found = ", ".join(sorted(tables)) or "no DynamoDB table"
+    if len(matching) != 1 or len(tables) != 1:
+        found = ", ".join(sorted(names)) or "no DynamoDB table"
         raise PlanError(f"the plan manages {found}, which is not the table of one stack of this blueprint "
                         f"({known})", code="E701",
                         hint="pass the plan of this blueprint's stack (and --env for its environment), or the "
@@ -103,37 +115,48 @@ def _keys(record: dict[str, Any] | None) -> dict[tuple[str, str], KeyFacts] | No
                         hint="plan with the stack synthesized by this version of Tablewright") from None
 
 
-def key_migrations(plan: dict[str, Any], migrations: list[Migration]) -> list[Change]:
+def key_data(plan: dict[str, Any], migrations: list[Migration]) -> list[DataChange]:
     """Keys that change between the state the plan starts from and the one it plans (from the `tablewright`
-    output): data migrations, blocked unless the blueprint declares them, even in a plan with no resource
-    changes."""
+    output), with the declared migration of each."""
     before, after = _keys(_record(plan, "before")), _keys(_record(plan, "after"))
     if before is None or after is None:
         return []
-    return migration_changes(data_changes(before, after, migrations), STACK_OUTPUT)
+    return data_changes(before, after, migrations)
+
+
+def key_migrations(plan: dict[str, Any], migrations: list[Migration]) -> list[Change]:
+    """The key changes as data migrations: blocked unless the blueprint declares them, even in a plan with no
+    resource changes."""
+    return migration_changes(key_data(plan, migrations), STACK_OUTPUT)
 
 
 def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Decision:
     found = counts(changes)
     result = verdict(changes)
+    window = loaded.model.maintenance_window
+    open_now = None if window is None else is_open(window, now)
+    opens = None if window is None or open_now else next_opening(window, now)
+
+    def decision(passed: bool, reason: str, outcome: Outcome) -> Decision:
+        return Decision(passed, result, reason, outcome, now, open_now, opens)
+
     if result == "blocked":
         flags = sorted({ACKNOWLEDGEMENTS[c.unblocked_by] for c in changes if c.cls == "blocked" and c.unblocked_by})
-        return Decision(False, result, f"{found['blocked']} blocked change(s) would lose data or protection, or "
-                                       f"were not written by Tablewright; pass {' / '.join(flags) or 'nothing'} only "
-                                       "when that is intended (then they wait for the window)")
+        return decision(False, f"{found['blocked']} blocked change(s) would lose data or protection, or were not "
+                               f"written by Tablewright; pass {' / '.join(flags) or 'nothing'} only when that is "
+                               "intended (then they wait for the window)", "hold")
     if result == "safe":
-        return Decision(True, result, "only safe changes: apply at any time")
-    window = loaded.model.maintenance_window
+        return decision(True, "only safe changes: apply at any time", "apply")
     waiting = found["window"]
     if window is None:
-        return Decision(False, result, f"{waiting} window change(s), but the blueprint declares no maintenance_window")
-    if is_open(window, now):
-        return Decision(True, result, f"{waiting} window change(s), inside the maintenance window ({describe(window)})")
-    opens = next_opening(window, now)
+        return decision(False, f"{waiting} window change(s), but the blueprint declares no maintenance_window", "hold")
+    if opens is None:
+        return decision(True, f"{waiting} window change(s), inside the maintenance window ({describe(window)})",
+                        "apply")
     in_utc = opens.astimezone(UTC)
     when = opens.isoformat() + ("" if opens.utcoffset() == in_utc.utcoffset() else f" ({in_utc.isoformat()})")
-    return Decision(False, result, f"{waiting} window change(s) outside the maintenance window ({describe(window)}); "
-                                   f"it next opens {when}")
+    return decision(False, f"{waiting} window change(s) outside the maintenance window ({describe(window)}); it next "
+                           f"opens {when}", "wait")
 
 
 def plan_changes(plan: dict[str, Any], production: bool,
@@ -160,5 +183,5 @@ def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime,
     production, changes = plan_changes(plan, bool(loaded.model.production), list(loaded.model.migrations))
     changes = acknowledge(changes, acknowledged)
     stack = StackReview(loaded.stack_name, production, changes, loaded.model.maintenance_window,
-                        warnings=gsi_warning(changes))
+                        data=key_data(plan, list(loaded.model.migrations)), warnings=gsi_warning(changes))
     return stack, decide(changes, loaded, now)

@@ -55,7 +55,7 @@ class StackReview:
 
 @dataclass
 class Review:
-    base: str
+    base: str  # NEW_BLUEPRINT when the blueprint did not exist before
     head: str
     stacks: list[StackReview]
 
@@ -145,19 +145,24 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     return result
 
 
-def build_review(base: str, head: str, environment: str | None = None,
+NEW_BLUEPRINT = "(new blueprint)"
+
+
+def build_review(base: str | None, head: str, environment: str | None = None,
                  acknowledged: frozenset[str] = frozenset()) -> Review:
+    """Review `head` against `base` (each a path or GITREF:path); `base` None: a new blueprint, every
+    resource created."""
     with tempfile.TemporaryDirectory(prefix="tablewright-review-") as scratch:
         root = Path(scratch)
-        old_loaded = _load_side(base, "base", root / "base", environment)
+        old_loaded = [] if base is None else _load_side(base, "base", root / "base", environment)
         base_locks = {s.stack_name: s.lock for s in old_loaded}
         # The head is designed against its own lock, or the base's when it has none (a lock not yet committed).
         new_loaded = [s if s.lock is not None else replace(s, lock=base_locks.get(s.stack_name))
                       for s in _load_side(head, "head", root / "head", environment)]
-        old = _build_side(old_loaded, base, "base", root / "base")
+        old = _build_side(old_loaded, base, "base", root / "base") if base is not None else {}
         new = _build_side(new_loaded, head, "head", root / "head")
         if not old and not new:
-            raise TablewrightError(f"neither {base} nor {head} has an environment `{environment}`",
+            raise TablewrightError(f"neither {base or NEW_BLUEPRINT} nor {head} has an environment `{environment}`",
                                    hint="pass an environment one of them declares, or leave out --env")
         old_configs = _configs(list(old.values()), root / "base.out")
         new_configs = _configs(list(new.values()), root / "head.out")
@@ -165,4 +170,4 @@ def build_review(base: str, head: str, environment: str | None = None,
         stacks = [review_stack(name, old.get(name), new.get(name), old_configs.get(name, {}),
                                new_configs.get(name, {}), search, acknowledged)
                   for name in sorted(old.keys() | new.keys())]
-    return Review(base, head, stacks)
+    return Review(base or NEW_BLUEPRINT, head, stacks)
