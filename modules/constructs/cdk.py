@@ -7,9 +7,9 @@ to the library as one `TerraformFragment`: one jsii callback per table instead o
 
 `TABLEWRIGHT_CDK=cdktf` or `cdktn` picks the library; unset, cdktf when it is installed, else cdktn.
 cdktn is a fork of cdktf 0.21 with the same classes, so everything below is written once, typed
-against cdktf. `synth` writes cdktn's JSON in cdktf's layout (`stablejson.py`), so both write the same
-bytes but for the library's version in the stack's `//` metadata and in manifest.json (`"version":
-"0.21.0"` or `"0.24.0"`), which the CLIs send to Terraform as their user agent (README: "cdktf or CDK
+against cdktf. `synth` writes cdktn's `cdk.tf.json` in cdktf's layout (`stablejson.py`) and with the
+version of the format it shares with cdktf 0.21 in the stack's `//` metadata, so both libraries write
+the same bytes; `manifest.json` keeps the version of the library that wrote it (README: "cdktf or CDK
 Terrain").
 """
 
@@ -104,15 +104,23 @@ __all__ = [
 ]
 
 
+# cdktn 0.22 renamed cdktf 0.21 and changed nothing of the Terraform JSON: the stacks it writes name this format.
+CDKTF_FORMAT_VERSION = "0.21.0"
+
+
 def synth(app: App) -> None:
     """`app.synth()`, every JSON file written in cdktf's layout whichever library wrote it."""
     app.synth()
     if BACKEND == "cdktf":
         return  # already in its own layout
     outdir = Path(app.outdir)
-    for path in [outdir / "manifest.json", *sorted(outdir.glob("stacks/*/cdk.tf.json"))]:
-        if path.is_file():
-            path.write_text(stable_json(json.loads(path.read_text())))
+    for path in sorted(outdir.glob("stacks/*/cdk.tf.json")):
+        stack = json.loads(path.read_text())
+        stack["//"]["metadata"]["version"] = CDKTF_FORMAT_VERSION
+        path.write_text(stable_json(stack))
+    manifest = outdir / "manifest.json"
+    if manifest.is_file():
+        manifest.write_text(stable_json(json.loads(manifest.read_text())))
 
 
 class TerraformFragment(TerraformElement):
