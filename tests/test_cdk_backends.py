@@ -161,7 +161,7 @@ def assert_same_bytes(cdktn_out: Path, cdktf_out: Path) -> list[str]:
     from importlib.metadata import version
 
     cdktf_version, cdktn_version = version("cdktf"), pinned("cdktn")
-    assert CDKTF_FORMAT_VERSION == cdktf_version  # the format cdktn's stacks are written in is cdktf's
+    assert cdktf_version == CDKTF_FORMAT_VERSION  # the format cdktn's stacks are written in is cdktf's
     names = sorted(p.name for p in (cdktf_out / "stacks").iterdir())
     assert sorted(p.name for p in (cdktn_out / "stacks").iterdir()) == names
     for name in names:
