@@ -7,9 +7,11 @@
   `--allow-unprotect`, `--allow-foreign`); acknowledged, it waits for the maintenance window.
 - window: changes DynamoDB carries out on the live table for minutes to hours, or that consumers
   feel: GSI create, delete or rebuild, billing-mode switch, stream, TTL, table class, encryption key,
-  a KMS key deleted outside production, a policy changed, an action Terraform
-  plans that Tablewright does not know. Applied only in the maintenance window.
-- safe: capacity bounds, autoscaling, alarms, tags, Contributor Insights, the change calendar and rule.
+  a KMS key deleted outside production, a policy changed, the maintenance window itself changed or
+  removed, an action Terraform plans that Tablewright does not know. Applied only in the maintenance
+  window (the one in force before the change).
+- safe: capacity bounds, autoscaling, alarms, tags, Contributor Insights, the change rule, a new change
+  calendar.
 """
 
 from __future__ import annotations
@@ -276,6 +278,14 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+TAGS = frozenset({"tags", "tags_all"})
+
+
+def _changed_arguments(change: ResourceChange) -> set[str]:
+    before, after = change.before or {}, change.after or {}
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+
+
 def _argument_changes(before: dict[str, Any], after: dict[str, Any]) -> str:
     changed = sorted(k for k in before.keys() | after.keys()
                      if before.get(k) != after.get(k) and k not in ("tags_all", "id", "arn"))
@@ -336,6 +346,10 @@ def _other_change(change: ResourceChange, production: bool) -> Change:
     policy = _policy_change(change, category, subject)
     if policy is not None:
         return policy
+    if change.type == "aws_ssm_document" and change.action != "create" and _changed_arguments(change) - TAGS:
+        return Change(change.address, change.action, category, subject, "window",
+                      "the maintenance window (its change calendar) changes or goes: the gate judges this plan by "
+                      "the window in force before it, and the new one applies from the next plan on")
     if change.action == "update":
         what = _argument_changes(change.before or {}, change.after or {})
     elif change.action == "replace":

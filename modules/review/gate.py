@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from modules.blueprint.load import LoadedBlueprint
-from modules.blueprint.model import Migration
+from modules.blueprint.model import MaintenanceWindow, Migration
 from modules.constructs.record import STACK_OUTPUT
 from modules.design.locked import KeyFacts
 from modules.errors import PlanError, TablewrightError
@@ -90,6 +92,38 @@ def prior_production(plan: dict[str, Any]) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+@dataclass(frozen=True)
+class WindowInForce:
+    """The maintenance window in force before the plan (None: none, or none the gate can know), and where
+    the gate read it."""
+
+    window: MaintenanceWindow | None
+    source: str
+
+
+def window_in_force(plan: dict[str, Any], blueprint: MaintenanceWindow | None) -> WindowInForce:
+    """The window the plan is judged by: the one the state it starts from records, never the one the pull
+    request brings (a pull request that widens its window would otherwise open it for itself). Without a
+    record of it (a state written before Tablewright recorded windows), the blueprint's window is the one in
+    force only when the plan leaves the change calendar as it is."""
+    record = _record(plan, "before")
+    if record is not None and "maintenance_window" in record:
+        recorded = record["maintenance_window"]
+        if recorded is False:
+            return WindowInForce(None, "the state the plan starts from has none")
+        try:
+            return WindowInForce(MaintenanceWindow.model_validate(recorded), "recorded in the state the plan "
+                                                                              "starts from")
+        except ValidationError:
+            raise PlanError("has a `tablewright` output whose maintenance window is not valid",
+                            hint="plan with the stack synthesized by this version of Tablewright") from None
+    if any(change.type == "aws_ssm_document" for change in from_plan(plan)):
+        return WindowInForce(None, "the plan changes the change calendar and its prior state records no window")
+    if blueprint is None:
+        return WindowInForce(None, "the blueprint declares none")
+    return WindowInForce(blueprint, "the blueprint's, whose change calendar the plan leaves as it is")
+
+
 def _keys(record: dict[str, Any] | None) -> dict[tuple[str, str], KeyFacts] | None:
     entities = (record or {}).get("keys")
     if not isinstance(entities, dict):
@@ -113,7 +147,7 @@ def key_migrations(plan: dict[str, Any], migrations: list[Migration]) -> list[Ch
     return migration_changes(data_changes(before, after, migrations), STACK_OUTPUT)
 
 
-def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Decision:
+def decide(changes: list[Change], in_force: WindowInForce, now: datetime) -> Decision:
     found = counts(changes)
     result = verdict(changes)
     if result == "blocked":
@@ -123,10 +157,11 @@ def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Dec
                                        "when that is intended (then they wait for the window)")
     if result == "safe":
         return Decision(True, result, "only safe changes: apply at any time")
-    window = loaded.model.maintenance_window
+    window = in_force.window
     waiting = found["window"]
     if window is None:
-        return Decision(False, result, f"{waiting} window change(s), but the blueprint declares no maintenance_window")
+        return Decision(False, result, f"{waiting} window change(s), but no maintenance window is in force "
+                                       f"({in_force.source})")
     if is_open(window, now):
         return Decision(True, result, f"{waiting} window change(s), inside the maintenance window ({describe(window)})")
     opens = next_opening(window, now)
@@ -156,9 +191,10 @@ def plan_changes(plan: dict[str, Any], production: bool,
 
 def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime,
          acknowledged: frozenset[str] = frozenset()) -> tuple[StackReview, Decision]:
-    """Judge the plan by the stricter of the blueprint and the state the plan starts from."""
+    """Judge the plan by the stricter of the blueprint and the state the plan starts from, in the window that
+    state has in force."""
     production, changes = plan_changes(plan, bool(loaded.model.production), list(loaded.model.migrations))
     changes = acknowledge(changes, acknowledged)
-    stack = StackReview(loaded.stack_name, production, changes, loaded.model.maintenance_window,
-                        warnings=gsi_warning(changes))
-    return stack, decide(changes, loaded, now)
+    in_force = window_in_force(plan, loaded.model.maintenance_window)
+    stack = StackReview(loaded.stack_name, production, changes, in_force.window, warnings=gsi_warning(changes))
+    return stack, decide(changes, in_force, now)

@@ -22,6 +22,7 @@ from modules.review.classify import Change, acknowledge, classify, counts, gsi_b
 from modules.review.data import DataChange, data_changes, migration_changes
 from modules.stack import Stack, build_stacks
 from modules.synth import synthesize
+from modules.window import describe
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,15 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     production = was or now
     changes = production_change(was, now) if old is not None and new is not None else []
     changes = acknowledge(changes + classify(from_configs(old_config, new_config), production), acknowledged)
-    result = StackReview(name, production, changes, current.source.model.maintenance_window,
-                         warnings=gsi_warning(changes))
+    # The window in force is the base's: the gate judges the change by it, not by the one it brings.
+    in_force = (old or current).source.model.maintenance_window
+    result = StackReview(name, production, changes, in_force, warnings=gsi_warning(changes))
+    if old is not None and new is not None and new.source.model.maintenance_window != in_force:
+        head_window = new.source.model.maintenance_window
+        result.warnings.append(f"the maintenance window changes to {describe(head_window) if head_window else 'none'}"
+                               ": this change is still applied in the window in force before it "
+                               f"({describe(in_force) if in_force else 'none'}); the new one applies from the next "
+                               "change on")
     if new is not None:
         extra = breaking_changes(old.source, old.design, new.source, new.design, search) if old is not None else []
         result.lint = new.with_findings(extra).lint
