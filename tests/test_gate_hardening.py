@@ -77,3 +77,86 @@ def test_the_review_shows_the_window_in_force_and_warns_of_the_new_one(tmp_path,
     assert code == 0 and json.loads(out)["verdict"] == "window"
     assert stack["maintenance_window"] == "SA from 02:00 for 2h (UTC)"
     assert any("changes to daily from 00:00 for 24h (UTC)" in warning for warning in stack["warnings"])
+
+
+# --- region, backend and provider: invisible in the resources -------------------------------------
+
+
+def _review(run_cli, tmp_path, base: dict, head: dict, *flags: str) -> dict:
+    code, out, err = run_cli("review", "--base", shop(tmp_path, "base.yaml", **base),
+                             "--head", shop(tmp_path, "head.yaml", **head), "--format", "json", *flags)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _attention(review: dict) -> list[tuple[str, str]]:
+    return sorted((c["cls"], c["subject"]) for c in review["stacks"][0]["changes"] if c["cls"] != "safe")
+
+
+@pytest.mark.parametrize("base_region, head_region, subject", [
+    ("eu-west-1", "us-east-1", "region eu-west-1 -> us-east-1"),
+    (None, "us-east-1", "region AWS_REGION -> us-east-1"),  # the pipeline's region may be another one
+])
+def test_moving_a_production_stack_to_another_region_is_blocked(tmp_path, run_cli, base_region, head_region,
+                                                                  subject):
+    base = {"production": True, **({"region": base_region} if base_region else {})}
+    review = _review(run_cli, tmp_path, base, {"production": True, "region": head_region})
+    assert review["verdict"] == "blocked" and _attention(review) == [("blocked", subject)]
+    acknowledged = _review(run_cli, tmp_path, base, {"production": True, "region": head_region}, "--allow-destroy")
+    assert acknowledged["verdict"] == "window"
+
+
+def test_a_new_state_backend_is_blocked_and_a_provider_upgrade_waits_for_the_window(tmp_path, run_cli):
+    s3 = {"backend": {"type": "s3", "bucket": "acme-state", "region": "eu-west-1",
+                      "key": "tablewright/{blueprint}/terraform.tfstate"}}
+    review = _review(run_cli, tmp_path, {}, {"terraform": s3})
+    assert _attention(review) == [("blocked", "state backend")]
+    review = _review(run_cli, tmp_path, {}, {"terraform": {"aws_provider": ">= 6.11"}})
+    assert review["verdict"] == "window" and _attention(review) == [("window", "AWS provider ~> 5.100 -> >= 6.11")]
+
+
+def test_an_unchanged_stack_has_no_setting_changes(tmp_path, run_cli):
+    review = _review(run_cli, tmp_path, {"region": "eu-west-1"}, {"region": "eu-west-1"})
+    assert review["verdict"] == "safe" and review["counts"] == {"blocked": 0, "safe": 0, "window": 0}
+
+
+SHOP_TABLE = {"name": "shop_main", "hash_key": "PK", "range_key": "SK", "deletion_protection_enabled": True,
+              "point_in_time_recovery": [{"enabled": True}]}
+CREATE_TABLE = entry("aws_dynamodb_table.shop", ["create"], None, SHOP_TABLE)
+TABLE_GONE = {"resource_drift": [entry("aws_dynamodb_table.shop", ["delete"], SHOP_TABLE, None)]}
+
+
+def test_a_table_that_drifted_away_and_is_created_again_is_blocked(tmp_path):
+    """A changed region: the refresh finds nothing, the drift deletes the table, the plan creates an empty one."""
+    stack, decision = _gate(tmp_path, plan(CREATE_TABLE, outputs=record(production=True), **TABLE_GONE), NOW,
+                            production=True)
+    blocked = sorted((c.action, c.subject) for c in stack.changes if c.cls == "blocked")
+    assert blocked == [("create", "table shop_main"), ("delete", "table shop_main")]
+    assert not decision.passed and "--allow-destroy" in decision.reason
+
+
+def test_a_table_created_in_a_stack_that_exists_is_blocked_and_in_a_new_one_safe(tmp_path):
+    stack, decision = _gate(tmp_path, plan(CREATE_TABLE, outputs=record(production=False)), NOW)
+    assert [c.cls for c in stack.changes] == ["blocked"] and not decision.passed
+    stack, decision = _gate(tmp_path, plan(CREATE_TABLE), NOW)  # no state yet: nothing recorded
+    assert [c.cls for c in stack.changes] == ["safe"] and decision.passed
+
+
+def test_a_table_that_leaves_the_state_is_blocked(tmp_path):
+    forget = entry("aws_dynamodb_table.shop", ["forget"], SHOP_TABLE, None)
+    stack, decision = _gate(tmp_path, plan(forget), NOW)
+    [change] = stack.changes
+    assert (change.cls, change.unblocked_by) == ("blocked", "destroy") and not decision.passed
+
+
+@pytest.mark.parametrize("address, mode", [
+    ("aws_dynamodb_table.shop", "data"),  # a deletion relabelled as a data source
+    ("data.aws_dynamodb_table.shop", "managed"),
+    ("aws_dynamodb_table.shop", "imported"),
+])
+def test_a_mode_that_does_not_match_the_address_is_refused(tmp_path, run_cli, address, mode):
+    deletion = entry(address, ["delete"], SHOP_TABLE, None, mode=mode)
+    (tmp_path / "plan.json").write_text(json.dumps(plan(TABLE, deletion)))
+    code, out, err = run_cli("gate", "--plan", tmp_path / "plan.json", "--blueprint", shop(tmp_path),
+                             "--now", NOW.isoformat())
+    assert code == 2 and out == "" and "[E700]" in err and "mode" in err and "Traceback" not in err

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from modules.review.changes import ResourceChange
+from modules.review.changes import ResourceChange, StackSettings
 
 Class = Literal["blocked", "window", "safe"]
 CLASSES: tuple[Class, ...] = ("blocked", "window", "safe")
@@ -170,6 +170,11 @@ def _table_change(change: ResourceChange, production: bool) -> list[Change]:
         name = table_facets(change.before or {}).name
         return [Change(address, "delete", "table", f"table {name}", "blocked",
                        "deleting the table deletes every item in it", "destroy")]
+    if change.action not in ("update", "replace"):
+        name = table_facets(change.before or change.after or {}).name
+        return [Change(address, change.action, "table", f"table {name}", "blocked",
+                       f"Terraform plans `{change.action}` for the table: it leaves Terraform's management (no "
+                       "protection, alarms or change rules follow it)", "destroy")]
     before, after = table_facets(change.before or {}), table_facets(change.after or {})
     if change.action == "replace":
         reasons = _replacement_reasons(before, after) or [f"Terraform replaces it: {', '.join(change.replace_paths)}"]
@@ -373,11 +378,35 @@ def production_change(before: bool, after: bool) -> list[Change]:
 def classify(changes: list[ResourceChange], production: bool) -> list[Change]:
     classified: list[Change] = []
     for change in changes:
-        if change.type == "aws_dynamodb_table" and change.action in ("create", "update", "delete", "replace"):
+        if change.type == "aws_dynamodb_table":
             classified += _table_change(change, production)
         else:
             classified.append(_other_change(change, production))
     return classified
+
+
+def settings_changes(before: StackSettings, after: StackSettings) -> list[Change]:
+    """The provider's region, the state backend and the provider version: invisible in the resources, yet a
+    changed region or backend makes Terraform lose the table it manages and plan an empty one in its place."""
+    changes = []
+    if before.region != after.region:
+        regions = f"{before.region or 'AWS_REGION'} -> {after.region or 'AWS_REGION'}"
+        changes.append(Change("provider.aws", "update", "stack", f"region {regions}", "blocked",
+                              "Terraform looks for every resource in the new region: the table there is a new, empty "
+                              "one, and the current table (its items, alarms and protection) is left unmanaged where "
+                              "it is", "destroy"))
+    if before.backend != after.backend:
+        changes.append(Change("terraform.backend", "update", "stack", "state backend", "blocked",
+                              f"{_short(json.loads(before.backend))} -> {_short(json.loads(after.backend))}: "
+                              "Terraform reads its state from the new backend; unless the state is moved there first "
+                              "(`terraform init -migrate-state`), it plans an empty table beside the current one, "
+                              "which it no longer manages", "destroy"))
+    if before.provider != after.provider:
+        changes.append(Change("terraform.required_providers", "update", "stack",
+                              f"AWS provider {before.provider} -> {after.provider}", "window",
+                              "another provider version can plan every resource differently (6.0 changed many): "
+                              "read the plan before applying"))
+    return changes
 
 
 def counts(changes: list[Change]) -> dict[str, int]:

@@ -3,7 +3,7 @@ decision a pipeline acts on: exit 1 on a blocked change, or on a window change o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -171,6 +171,35 @@ def decide(changes: list[Change], in_force: WindowInForce, now: datetime) -> Dec
                                    f"it next opens {when}")
 
 
+def _drifted_away(plan: dict[str, Any]) -> list[Change]:
+    """Tables Terraform no longer found when it refreshed (`resource_drift`: deleted): looked for in another
+    region or account, or deleted behind its back. Either way the plan does not manage the table it had."""
+    drift = plan.get("resource_drift")
+    lost = []
+    for entry in drift if isinstance(drift, list) else []:
+        change = entry.get("change") if isinstance(entry, dict) else None
+        if (isinstance(change, dict) and entry.get("type") == "aws_dynamodb_table" and entry.get("mode") == "managed"
+                and change.get("actions") == ["delete"]):
+            address = str(entry.get("address"))
+            before = change.get("before")
+            name = before.get("name") if isinstance(before, dict) else None
+            lost.append(Change(address, "delete", "table", f"table {name}", "blocked",
+                               "Terraform no longer finds the table it manages (another region, account or "
+                               "credentials, or deleted outside Terraform) and drops it from its state: its items "
+                               "and protection are no longer managed", "destroy"))
+    return lost
+
+
+def _recreated(change: Change) -> Change:
+    """A table created in a stack that already exists: the table it had has left its state."""
+    if change.category != "table" or change.action != "create":
+        return change
+    return replace(change, cls="blocked", unblocked_by="destroy",
+                   reason="the stack already exists (its state records it), yet the plan creates its table: the "
+                          "table it had is no longer in its state (a changed region, account or backend), and this "
+                          "one starts empty")
+
+
 def plan_changes(plan: dict[str, Any], production: bool,
                  migrations: list[Migration]) -> tuple[bool, list[Change]]:
     """The classified changes of a real plan (key migrations from its `tablewright` output included),
@@ -183,9 +212,11 @@ def plan_changes(plan: dict[str, Any], production: bool,
     except (KeyError, TypeError, AttributeError, ValueError) as error:
         raise PlanError(f"has values of an unexpected shape ({type(error).__name__}: {error})",
                         hint="pass the output of `terraform show -json PLAN`, unedited") from None
+    if _record(plan, "before") is not None:
+        changes = [_recreated(change) for change in changes]
     if before is not None:
         changes = production_change(before, production) + changes
-    return strict, key_migrations(plan, migrations) + changes
+    return strict, key_migrations(plan, migrations) + _drifted_away(plan) + changes
 
 
 

@@ -17,8 +17,16 @@ from modules.design.locked import key_facts, lock_changes, lock_of
 from modules.errors import TablewrightError
 from modules.lint.engine import LintResult
 from modules.lint.versions import breaking_changes
-from modules.review.changes import from_configs
-from modules.review.classify import Change, acknowledge, classify, counts, gsi_builds, production_change
+from modules.review.changes import from_configs, stack_settings
+from modules.review.classify import (
+    Change,
+    acknowledge,
+    classify,
+    counts,
+    gsi_builds,
+    production_change,
+    settings_changes,
+)
 from modules.review.data import DataChange, data_changes, migration_changes
 from modules.stack import Stack, build_stacks
 from modules.synth import synthesize
@@ -122,7 +130,8 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     # The stricter side judges: a pull request cannot lower the bar it is judged by.
     was, now = (bool(side.source.model.production) if side else False for side in (old, new))
     production = was or now
-    changes = production_change(was, now) if old is not None and new is not None else []
+    changes = (production_change(was, now) + settings_changes(stack_settings(old_config), stack_settings(new_config))
+               if old is not None and new is not None else [])
     changes = acknowledge(changes + classify(from_configs(old_config, new_config), production), acknowledged)
     # The window in force is the base's: the gate judges the change by it, not by the one it brings.
     in_force = (old or current).source.model.maintenance_window
