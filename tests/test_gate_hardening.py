@@ -160,3 +160,38 @@ def test_a_mode_that_does_not_match_the_address_is_refused(tmp_path, run_cli, ad
     code, out, err = run_cli("gate", "--plan", tmp_path / "plan.json", "--blueprint", shop(tmp_path),
                              "--now", NOW.isoformat())
     assert code == 2 and out == "" and "[E700]" in err and "mode" in err and "Traceback" not in err
+
+
+# --- TTL pointed at another attribute -------------------------------------------------------------
+
+CREATED_AT = {"entities": {"Order": {"attributes": {"createdAt": {"type": "timestamp", "format": "epoch_seconds",
+                                                                  "expiry": True}}}}}
+
+
+def test_pointing_ttl_at_another_attribute_is_blocked_in_production(tmp_path, run_cli):
+    head = {"production": True, **CREATED_AT, "table": {"ttl_attribute": "createdAt"}}
+    review = _review(run_cli, tmp_path, {"production": True, **CREATED_AT}, head)
+    assert _attention(review) == [("blocked", "table shop_main: TTL expiresAt -> createdAt")]
+    [change] = [c for c in review["stacks"][0]["changes"] if c["cls"] == "blocked"]
+    assert "deletes every item whose `createdAt` holds a time in the past" in change["reason"]
+    assert change["unblocked_by"] == "destroy"
+    outside = _review(run_cli, tmp_path, CREATED_AT, {**CREATED_AT, "table": {"ttl_attribute": "createdAt"}})
+    assert _attention(outside) == [("window", "table shop_main: TTL expiresAt -> createdAt")]
+    turned_off = _review(run_cli, tmp_path, {"production": True},
+                         {"production": True, "table": {"ttl_attribute": None}})
+    assert _attention(turned_off) == [("window", "table shop_main: TTL expiresAt -> off")]
+
+
+def test_the_gate_blocks_ttl_turned_on_in_production(tmp_path):
+    ttl_on = entry("aws_dynamodb_table.shop", ["update"], {"name": "shop_main", "ttl": [{"enabled": False}]},
+                   {"name": "shop_main", "ttl": [{"enabled": True, "attribute_name": "createdAt"}]})
+    stack, decision = _gate(tmp_path, plan(ttl_on), NOW, production=True)
+    assert [(c.cls, c.subject) for c in stack.changes] == [("blocked", "table shop_main: TTL off -> createdAt")]
+    assert not decision.passed
+
+
+def test_lint_refuses_ttl_on_a_creation_time(tmp_path, run_cli):
+    created = {"entities": {"Order": {"attributes": {"createdAt": {"type": "timestamp", "format": "epoch_seconds"}}}},
+               "table": {"ttl_attribute": "createdAt"}}
+    code, out, _ = run_cli("lint", shop(tmp_path, **created))
+    assert code == 1 and "TW501" in out and "createdAt" in out

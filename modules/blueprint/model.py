@@ -106,6 +106,12 @@ class AttributeSpec(Strict):
         description="Whether the value changes after the item is written (a status). Default: guessed from the name "
         "(status, state, type, ... are assumed to change); `false` or `true` overrides the guess.",
     )
+    expiry: bool | None = Field(
+        default=None,
+        description="Whether the value is when the item expires, so that `table.ttl_attribute` may name it (TTL "
+        "deletes every item whose value is in the past). Default: guessed from the name (expiresAt, expiry, ttl, "
+        "...); `true` or `false` overrides the guess.",
+    )
     optional: bool = Field(
         default=False,
         description="Not every item carries it: an index keyed by it is sparse (only the items that carry it).",
@@ -132,6 +138,8 @@ class AttributeSpec(Strict):
             if separated:
                 raise Invalid(f"the value {separated[0]!r} contains '#', the key separator", "use '-' or '_' instead",
                               "values", code="E203")
+        if self.expiry and self.type not in ("number", "timestamp"):
+            raise Invalid("`expiry` applies to number and timestamp attributes only", "remove `expiry`", "expiry")
         if self.width is not None and self.type != "number":
             raise Invalid("`width` applies to number attributes only", "remove `width`", "width")
         if self.format is not None:

@@ -2,9 +2,11 @@
 
 - blocked: the table is deleted or replaced (its data is lost); production, `prevent_destroy`,
   point-in-time recovery or deletion protection turned off; a customer-managed key
-  deleted in production; anything Tablewright does not write (IAM, resource policies) and any policy
-  that admits a wildcard principal. Each names the acknowledgement that lifts it (`--allow-destroy`,
-  `--allow-unprotect`, `--allow-foreign`); acknowledged, it waits for the maintenance window.
+  deleted in production; TTL turned on or pointed at another attribute in production (it deletes
+  every item whose value there is in the past); anything Tablewright does not write (IAM, resource
+  policies) and any policy that admits a wildcard principal. Each names the acknowledgement that
+  lifts it (`--allow-destroy`, `--allow-unprotect`, `--allow-foreign`); acknowledged, it waits for
+  the maintenance window.
 - window: changes DynamoDB carries out on the live table for minutes to hours, or that consumers
   feel: GSI create, delete or rebuild, billing-mode switch, stream, TTL, table class, encryption key,
   a KMS key deleted outside production, a policy changed, the maintenance window itself changed or
@@ -219,6 +221,21 @@ def _protection(address: str, subject: str, was: bool, now: bool, production: bo
     return [Change(address, "update", "table", f"{subject} off", "blocked", f"{where}{loss}", "unprotect")]
 
 
+def _ttl_change(address: str, table: str, before: tuple[bool, str], after: tuple[bool, str],
+                production: bool) -> Change:
+    """TTL turned on or pointed at another attribute deletes every item whose value there is in the past:
+    blocked in production (`--allow-destroy`). Turning it off waits for the window."""
+    subject = f"{table}: TTL {before[1] or 'off'} -> {after[1] or 'off'}"
+    processing = "takes up to an hour to process, and no other TTL change is accepted meanwhile"
+    if not after[0]:
+        return Change(address, "update", "table", subject, "window", processing)
+    loss = (f"DynamoDB deletes every item whose `{after[1]}` holds a time in the past, within days, and turning TTL "
+            "off does not bring them back: make sure that attribute holds when each item expires")
+    if production:
+        return Change(address, "update", "table", subject, "blocked", f"production table: {loss}", "destroy")
+    return Change(address, "update", "table", subject, "window", f"{loss}; {processing}")
+
+
 def _table_updates(address: str, before: TableFacets, after: TableFacets, production: bool) -> list[Change]:
     table = f"table {after.name}"
     changes = _index_changes(address, before, after)
@@ -232,9 +249,7 @@ def _table_updates(address: str, before: TableFacets, after: TableFacets, produc
                               f"{after.stream[1] or 'off'}", "window",
                               "stream consumers (Lambda triggers, pipes, replication) lose or change their stream"))
     if before.ttl != after.ttl:
-        changes.append(Change(address, "update", "table", f"{table}: TTL {before.ttl[1] or 'off'} -> "
-                              f"{after.ttl[1] or 'off'}", "window",
-                              "takes up to an hour to process, and no other TTL change is accepted meanwhile"))
+        changes.append(_ttl_change(address, table, before.ttl, after.ttl, production))
     if before.table_class != after.table_class:
         changes.append(Change(address, "update", "table", f"{table}: class {before.table_class} -> "
                               f"{after.table_class}", "window", "DynamoDB migrates the table's storage"))
