@@ -618,6 +618,10 @@ UNBOUNDED = [
     Bad("1000-access-patterns-on-one-entity", PATTERNS_1000),
     Bad("100000-nested-lists", top("tags: " + "[" * 100_000 + "]" * 100_000 + f"  {MARK}")),
     Bad("version-with-5000-digits", replace("version: 1.0.0", f"version: 1{'0' * 5000}.0.0  {MARK}")),
+    Bad("pattern-of-1000-nested-groups", attributes(f"      code: {{type: string, pattern: "
+                                                    f"'{'(' * 1000}a{')' * 1000}'}}  {MARK}")),
+    Bad("pattern-too-large-to-compile", attributes("      code: {type: string, pattern: '(?:(?:.{100}){100}){100}'}"
+                                                   f"  {MARK}")),
     *numbers("rps", lambda v: pattern(f"    rps: {v}  {MARK}")),
     *numbers("writes-per-second", lambda v: entity(f"    writes_per_second: {v}  {MARK}")),
     *numbers("alarm-threshold", lambda v: top("alarms:", f"  throttles: {{threshold: {v}}}  {MARK}")),
@@ -627,6 +631,24 @@ UNBOUNDED = [
 @pytest.mark.parametrize("case", UNBOUNDED, ids=ids(UNBOUNDED))
 def test_unbounded_work_is_refused_quickly(case, refuse):
     refuse(case, slow=True)
+
+
+# Patterns that backtrack for hours in Python's `re` on the three-character values lint probes with.
+CATASTROPHIC_PATTERNS = ["(?:.?){3000}X", "(?:(?:.?){30}){30}X", "(a|a|aa)*(a|a|aa)*$X", "(?:.*){50}"]
+
+
+@pytest.mark.parametrize("regex", CATASTROPHIC_PATTERNS)
+def test_a_catastrophic_pattern_does_not_hang_lint_or_synth(regex, tmp_path):
+    """`name` is followed by more key components, so TW203 asks whether its pattern lets '#' in."""
+    text = replace('    key: {pk: "USER#{userId}", sk: PROFILE}', '    key: {pk: "USER#{userId}", sk: "N#{name}#P"}',
+                   replace("      name: string", f"      name: {{type: string, pattern: {q(regex)}}}"))
+    (tmp_path / "shop.yaml").write_text(text)
+    code, out, err = run_slow("lint", tmp_path / "shop.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0, err
+    warned = [f["code"] for f in json.loads(out)[0]["findings"]]
+    assert ("TW203" in warned) == (regex == "(?:.*){50}")  # the only one that matches values with a '#'
+
+    assert run_slow("synth", tmp_path / "shop.yaml", "--out", tmp_path / "out", cwd=tmp_path)[0] == 0
 
 
 def test_a_sparse_2gb_blueprint_is_refused_by_its_size(tmp_path, synth_good, monkeypatch):
@@ -735,6 +757,7 @@ ACCEPTED_WRONG = [
     Bad("range-error-has-a-fix", table(*PROVISIONED, "    read: {min: 1, max: 10}", "    write: {min: 1, max: 10}",
                                        f"    target_utilization: 95  {MARK}")),
     Bad("limit-float", pattern(f"    limit: 2.5  {MARK}")),
+    Bad("pattern-with-look-around", attributes(f"      code: {{type: string, pattern: '(?=a)b'}}  {MARK}")),
 ]
 
 

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from modules.blueprint import regex
 from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.capacity.model import estimate
 from modules.design.plan import design
@@ -380,3 +381,13 @@ def test_tw501_an_expiry_name_declared_otherwise_is_not_an_expiry():
                                                                       "ttl_attribute": "expiresAt"})
                  if f.code == "TW501"]
     assert "declared `expiry: false`" in finding.message and finding.path == ("table", "ttl_attribute")
+
+
+def test_patterns_match_whole_values_in_linear_time():
+    assert regex.fullmatch("[a-z]+", "abc") and not regex.fullmatch("[a-z]+", "a#b")
+    assert not regex.fullmatch("a|b", "ab")  # the alternation stays inside the anchors
+    assert not regex.fullmatch("(?:.?){3000}X", "a#b")  # hours in Python's `re`; here a linear scan
+    with pytest.raises(regex.PatternError, match="look-around"):
+        regex.check("(?=a)b")
+    with pytest.raises(regex.PatternError, match="at most 256"):
+        regex.check("a" * 257)

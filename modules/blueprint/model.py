@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from modules.blueprint import regex
 from modules.blueprint.invalid import Invalid
 
 BlueprintName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,62}$")]
@@ -85,8 +86,9 @@ class AttributeSpec(Strict):
     )
     pattern: str | None = Field(
         default=None,
-        description="String attributes: a regular expression every value matches "
-        "(declares, e.g., that ids hold no '#').",
+        max_length=regex.MAX_PATTERN_LENGTH,
+        description="String attributes: a regular expression every whole value matches (declares, e.g., that ids "
+        "hold no '#'). RE2 syntax (no look-around or backreferences), at most 256 characters.",
         examples=["^[a-z0-9-]+$"],
     )
     max_length: int | None = Field(default=None, ge=1, le=400 * 1024,
@@ -150,9 +152,11 @@ class AttributeSpec(Strict):
             if self.type != "string":
                 raise Invalid("`pattern` applies to string attributes only", "remove `pattern`", "pattern")
             try:
-                re.compile(self.pattern)
-            except re.error as error:
-                raise Invalid(f"`pattern` is not a valid regular expression: {error}", None, "pattern") from None
+                regex.check(self.pattern)
+            except regex.PatternError as error:
+                raise Invalid(f"`pattern` is not a regular expression Tablewright can run: {error}",
+                              "write a shorter pattern without look-around, backreferences or large repetitions "
+                              "(RE2 syntax), e.g. \"^[^#]+$\"", "pattern", code="E203") from None
         return self
 
     @property
