@@ -616,6 +616,9 @@ UNBOUNDED = [
     Bad("backend-key-format-spec", s3_backend("key", q("x/{blueprint:>999999999}"))),
     Bad("naming-format-spec", top(f'naming: {{table: "{{table:>99999}}"}}  {MARK}')),
     Bad("1000-access-patterns-on-one-entity", PATTERNS_1000),
+    Bad("49000-unknown-keys-under-20-environments",  # composition was quadratic: over 30 minutes
+        top("environments: {" + ", ".join(f"e{n}: {{}}" for n in range(20)) + "}")
+        + "".join(f"k{n}: 1  {MARK}\n" for n in range(49_000))),
     Bad("100000-nested-lists", top("tags: " + "[" * 100_000 + "]" * 100_000 + f"  {MARK}")),
     Bad("version-with-5000-digits", replace("version: 1.0.0", f"version: 1{'0' * 5000}.0.0  {MARK}")),
     Bad("pattern-of-1000-nested-groups", attributes(f"      code: {{type: string, pattern: "
