@@ -994,6 +994,64 @@ def test_review_markdown_never_carries_raw_html_from_a_blueprint(name, tags, tmp
     assert html.count("<details") == html.count("</details>"), "a </details> from the blueprint closes a section"
 
 
+OWN_TAGS = {"<details>", "</details>", "<summary>", "</summary>"}
+
+
+def raw_html(markdown: str) -> list[str]:
+    """What a GitHub-like renderer (CommonMark with tables, raw HTML on) would pass through as HTML or load
+    as an image, besides the review's own <details> and <summary>."""
+    from markdown_it import MarkdownIt
+
+    found = []
+    for token in MarkdownIt("commonmark", {"html": True}).enable("table").parse(markdown):
+        for child in [token, *(token.children or [])]:
+            if child.type == "image":
+                found.append(f"image {child.attrs.get('src')}")
+            elif child.type in ("html_inline", "html_block"):
+                found += [tag for tag in re.findall(r"</?[A-Za-z][^>]*>", child.content) if tag not in OWN_TAGS
+                          and not tag.startswith("<summary>")]
+    return found
+
+
+# The security review's payloads: a code span the sanitizer paired differently from the renderer.
+SCAN_REASONS = [
+    ("backslash-escaped-backticks", '\\`<img src="https://attacker.example/pixel.png?a=1" width=600>\\` and '
+                                    '\\`<a href="https://attacker.example">approve</a>\\`'),
+    ("one-backtick-paired-across-cells", 'nightly ` <img src="https://attacker.example/cell.png">'),
+    ("image-in-a-code-span", "`![x](https://attacker.example/i.png)` ![y](https://attacker.example/j.png)"),
+]
+
+
+@pytest.mark.parametrize("name, reason", SCAN_REASONS, ids=ids(SCAN_REASONS))
+def test_review_markdown_has_no_raw_html_whatever_the_backticks(name, reason, tmp_path, run_cli):
+    head = SHOP_TEXT.replace("access_patterns:\n", "access_patterns:\n  export_all:\n    entity: Order\n"
+                             "    filter: {total: \"=\"}\n    scan: allowed\n"
+                             f"    reason: {json.dumps(reason)}\n")
+    lay_out(tmp_path, {"head.yaml": head})
+    code, out, err = run_cli("review", "--base", SHOP, "--head", tmp_path / "head.yaml")
+    assert code == 0, err
+    assert "TW305" in out and "attacker.example" in out  # the reason is there, inert
+    assert raw_html(out) == []
+
+
+def test_gate_markdown_has_no_raw_html_from_plan_values(tmp_path, run_cli):
+    alarm = {"address": "aws_cloudwatch_metric_alarm.shop_throttles", "mode": "managed",
+             "type": "aws_cloudwatch_metric_alarm", "name": "shop_throttles",
+             "change": {"actions": ["update"], "before": {"alarm_description": "ok"}, "after_unknown": {},
+                        "after": {"alarm_description": "\\`<img src=//attacker.example/g.png>\\`\n</details>\n"
+                                                       "<details>\n![x](//attacker.example/h.png)"}}}
+    table = {"address": "aws_dynamodb_table.shop", "mode": "managed", "type": "aws_dynamodb_table", "name": "shop",
+             "change": {"actions": ["no-op"], "before": {"name": "shop_main"}, "after": {"name": "shop_main"}}}
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps({"format_version": "1.2", "planned_values": {},
+                                     "resource_changes": [table, alarm]}))
+    code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", SHOP, "--now", "2026-12-01T02:30:00Z",
+                             "--format", "markdown")
+    assert code == 0, err
+    assert "attacker.example" in out and raw_html(out) == []
+    assert out.count("<details>") == out.count("</details>") == 1  # only the folded safe changes
+
+
 # Fuzz: mutated blueprints meet the contract ------------------------------------------------------
 
 FUZZ_BASE: dict[str, Any] = {
