@@ -13,7 +13,7 @@ import pytest
 from modules.blueprint.load import load_blueprints
 from modules.errors import PlanError
 from modules.review.gate import gate
-from tests.gate_support import NOW, TABLE, entry, plan, record, shop
+from tests.gate_support import NOW, OUTSIDE, TABLE, entry, plan, record, shop
 
 SATURDAYS = {"days": ["SA"], "start": "02:00", "duration": "2h", "timezone": "UTC"}
 ALL_DAY = {"days": "daily", "start": "00:00", "duration": "24h", "timezone": "UTC"}
@@ -195,3 +195,54 @@ def test_lint_refuses_ttl_on_a_creation_time(tmp_path, run_cli):
                "table": {"ttl_attribute": "createdAt"}}
     code, out, _ = run_cli("lint", shop(tmp_path, **created))
     assert code == 1 and "TW501" in out and "createdAt" in out
+
+
+# --- every changed argument is classified ---------------------------------------------------------
+
+PROTECTED = {"name": "shop_main", "tags": {"service": "shop"}, "deletion_protection_enabled": True,
+             "point_in_time_recovery": [{"enabled": True, "recovery_period_in_days": 35}], "replica": [],
+             "on_demand_throughput": [], "global_secondary_index": [
+                 {"name": "GSI1", "hash_key": "GSI1PK", "projection_type": "KEYS_ONLY", "warm_throughput": []}]}
+RETAGGED = {**PROTECTED, "tags": {"service": "shop", "team": "x"}}
+
+
+def _updated(tmp_path, after: dict, after_unknown: dict | None = None):
+    table = entry("aws_dynamodb_table.shop", ["update"], PROTECTED, after, after_unknown)
+    stack, decision = _gate(tmp_path, plan(table), NOW, production=True)
+    return sorted((c.cls, c.subject) for c in stack.changes), decision
+
+
+@pytest.mark.parametrize("after, unknown, expected", [
+    ({**RETAGGED, "point_in_time_recovery": [{"enabled": True, "recovery_period_in_days": 1}]}, None,
+     ("blocked", "table shop_main: point-in-time recovery 35 -> 1 days")),
+    ({**RETAGGED, "replica": [{"region_name": "ap-south-1"}]}, None,
+     ("blocked", "table shop_main: replicas none -> ap-south-1")),
+    (RETAGGED, {"deletion_protection_enabled": True},
+     ("blocked", "table shop_main: deletion protection unknown until apply")),
+    (RETAGGED, {"point_in_time_recovery": [{"enabled": True}]},
+     ("blocked", "table shop_main: point-in-time recovery unknown until apply")),
+    ({**RETAGGED, "on_demand_throughput": [{"max_read_request_units": 1}]}, None,
+     ("window", "table shop_main: on_demand_throughput")),
+    ({**RETAGGED, "global_secondary_index": [{**PROTECTED["global_secondary_index"][0],
+                                              "warm_throughput": [{"read_units_per_second": 9}]}]}, None,
+     ("window", "table shop_main: global_secondary_index[GSI1].warm_throughput")),
+])
+def test_a_tag_change_does_not_hide_another_change_of_the_table(tmp_path, after, unknown, expected):
+    changes, decision = _updated(tmp_path, after, unknown)
+    assert changes == sorted([("safe", "table shop_main: tags team"), expected])
+    assert not decision.passed if expected[0] == "blocked" else decision.passed  # NOW is inside the window
+    _, outside = _gate(tmp_path, plan(entry("aws_dynamodb_table.shop", ["update"], PROTECTED, after, unknown)),
+                       OUTSIDE, production=True)
+    assert not outside.passed
+
+
+def test_a_longer_recovery_period_and_an_unchanged_table_are_safe(tmp_path):
+    longer = {**PROTECTED, "point_in_time_recovery": [{"enabled": True, "recovery_period_in_days": 35}]}
+    shorter = {**PROTECTED, "point_in_time_recovery": [{"enabled": True, "recovery_period_in_days": 7}]}
+    table = entry("aws_dynamodb_table.shop", ["update"], shorter, longer)
+    stack, decision = _gate(tmp_path, plan(table), OUTSIDE, production=True)
+    assert [(c.cls, c.subject) for c in stack.changes] == [
+        ("safe", "table shop_main: point-in-time recovery 7 -> 35 days")] and decision.passed
+    only_computed = entry("aws_dynamodb_table.shop", ["update"], {**PROTECTED, "arn": "a"}, {**PROTECTED, "arn": "b"})
+    stack, _ = _gate(tmp_path, plan(only_computed), OUTSIDE)
+    assert [(c.cls, c.subject) for c in stack.changes] == [("window", "table shop_main: other arguments")]

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from modules.review.changes import ResourceChange, StackSettings
+from modules.review.changes import UNKNOWN, ResourceChange, StackSettings
 
 Class = Literal["blocked", "window", "safe"]
 CLASSES: tuple[Class, ...] = ("blocked", "window", "safe")
@@ -82,6 +82,51 @@ class IndexFacets:
     capacity: tuple[Any, Any]
 
 
+# Arguments of aws_dynamodb_table the facets below read, and per nested block the keys they read (None:
+# all of it). A plan that changes anything else is an unrecognised change, never hidden by a recognised one.
+RECOGNISED_TABLE_ARGUMENTS: dict[str, frozenset[str] | None] = {
+    "name": None, "hash_key": None, "range_key": None, "attribute": None, "billing_mode": None,
+    "stream_enabled": None, "stream_view_type": None, "table_class": None, "deletion_protection_enabled": None,
+    "tags": None, "read_capacity": None, "write_capacity": None, "replica": None,
+    "point_in_time_recovery": frozenset({"enabled", "recovery_period_in_days"}),
+    "ttl": frozenset({"enabled", "attribute_name"}),
+    "server_side_encryption": frozenset({"enabled", "kms_key_arn"}),
+    "global_secondary_index": frozenset({"name", "hash_key", "range_key", "projection_type", "non_key_attributes",
+                                         "read_capacity", "write_capacity"}),
+    "local_secondary_index": frozenset({"name", "range_key", "projection_type", "non_key_attributes"}),
+}
+# Values the provider computes from the others (never configured): they change when those do.
+COMPUTED_TABLE_ARGUMENTS = frozenset({"arn", "id", "tags_all", "stream_arn", "stream_label"})
+
+
+def _flag(value: Any) -> bool | None:
+    """A boolean argument: None when known only after apply (a plan cannot show it stays on)."""
+    return None if value == UNKNOWN else value is True
+
+
+def _unrecognised(body: dict[str, Any], indexes: frozenset[str]) -> dict[str, Any]:
+    """The arguments (`point_in_time_recovery.x`, `global_secondary_index[GSI1].x`) no facet reads, by name;
+    of the global indexes only those in `indexes` (the ones on both sides: a new or deleted index is one
+    change as a whole)."""
+    found: dict[str, Any] = {}
+    for key, value in body.items():
+        if key in COMPUTED_TABLE_ARGUMENTS:
+            continue
+        if key not in RECOGNISED_TABLE_ARGUMENTS:
+            found[key] = value
+            continue
+        read = RECOGNISED_TABLE_ARGUMENTS[key]
+        if read is None:
+            continue
+        if key == "global_secondary_index":
+            for block in _blocks(value):
+                if block.get("name") in indexes:
+                    found |= {f"{key}[{block['name']}].{sub}": block[sub] for sub in block.keys() - read}
+        elif key != "local_secondary_index":  # a changed local index replaces the table anyway
+            found |= {f"{key}.{sub}": item for sub, item in _block(value).items() if sub not in read}
+    return found
+
+
 @dataclass(frozen=True)
 class TableFacets:
     """What the classification looks at, with the provider's defaults filled in."""
@@ -96,8 +141,10 @@ class TableFacets:
     ttl: tuple[bool, str]
     table_class: str
     encryption: tuple[bool, str]
-    point_in_time_recovery: bool
-    deletion_protection: bool
+    point_in_time_recovery: bool | None  # None: known only after apply
+    recovery_days: Any  # point_in_time_recovery.recovery_period_in_days (None: the provider's default, 35)
+    deletion_protection: bool | None
+    replicas: tuple[str, ...]
     tags: dict[str, str]
     capacity: tuple[Any, Any]
 
@@ -132,8 +179,11 @@ def table_facets(body: dict[str, Any]) -> TableFacets:
         ttl=(bool(ttl.get("enabled")), ttl.get("attribute_name") or "") if ttl.get("enabled") else (False, ""),
         table_class=body.get("table_class") or "STANDARD",
         encryption=(bool(sse.get("enabled")), sse.get("kms_key_arn") or "") if sse.get("enabled") else (False, ""),
-        point_in_time_recovery=bool(_block(body.get("point_in_time_recovery")).get("enabled")),
-        deletion_protection=bool(body.get("deletion_protection_enabled")),
+        point_in_time_recovery=_flag(_block(body.get("point_in_time_recovery")).get("enabled")),
+        recovery_days=_block(body.get("point_in_time_recovery")).get("recovery_period_in_days"),
+        deletion_protection=_flag(body.get("deletion_protection_enabled")),
+        replicas=(UNKNOWN,) if body.get("replica") == UNKNOWN else
+        tuple(sorted(str(r.get("region_name")) for r in _blocks(body.get("replica")))),
         tags=dict(body.get("tags") or {}),
         capacity=(body.get("read_capacity"), body.get("write_capacity")),
     )
@@ -182,7 +232,14 @@ def _table_change(change: ResourceChange, production: bool) -> list[Change]:
         reasons = _replacement_reasons(before, after) or [f"Terraform replaces it: {', '.join(change.replace_paths)}"]
         return [Change(address, "replace", "table", f"table {before.name}", "blocked",
                        "replacing the table deletes every item in it: " + "; ".join(reasons), "destroy")]
-    return _table_updates(address, before, after, production)
+    changes = _table_updates(address, before, after, production)
+    table = f"table {after.name}"
+    both = frozenset(before.global_indexes.keys() & after.global_indexes.keys())
+    changes += _recovery_period(address, table, before, after) + _replicas(address, table, before, after)
+    changes += _unrecognised_changes(address, table, change.before or {}, change.after or {}, both)
+    return changes or [Change(address, "update", "table", f"{table}: other arguments", "window",
+                              "Terraform updates the table, yet no argument Tablewright compares changes: "
+                              "review it by hand")]
 
 
 def _index_changes(address: str, before: TableFacets, after: TableFacets) -> list[Change]:
@@ -210,15 +267,53 @@ def _index_changes(address: str, before: TableFacets, after: TableFacets) -> lis
     return changes
 
 
-def _protection(address: str, subject: str, was: bool, now: bool, production: bool, loss: str) -> list[Change]:
+def _protection(address: str, subject: str, was: bool | None, now: bool | None, production: bool,
+                loss: str) -> list[Change]:
     """Protection turned off is blocked in every environment: the plan alone cannot tell a table that
-    matters from one that does not, and the acknowledgement costs one flag."""
-    if was == now:
+    matters from one that does not, and the acknowledgement costs one flag. A value known only after
+    apply counts as off: the plan cannot show that the protection stays."""
+    if was == now or (was is False and now is None):
         return []
     if now:
         return [Change(address, "update", "table", f"{subject} on", "safe", "adds protection")]
     where = "production table: " if production else ""
+    if now is None:
+        return [Change(address, "update", "table", f"{subject} unknown until apply", "blocked",
+                       f"{where}the plan cannot show it stays on, and if it goes off: {loss}", "unprotect")]
     return [Change(address, "update", "table", f"{subject} off", "blocked", f"{where}{loss}", "unprotect")]
+
+
+def _recovery_period(address: str, table: str, before: TableFacets, after: TableFacets) -> list[Change]:
+    """Fewer days of point-in-time recovery drop the older restore points: blocked like PITR turned off."""
+    if before.recovery_days == after.recovery_days or not (before.point_in_time_recovery
+                                                           and after.point_in_time_recovery):
+        return []
+    was, now = (35 if days is None else days for days in (before.recovery_days, after.recovery_days))
+    subject = f"{table}: point-in-time recovery {was} -> {now} days"
+    if isinstance(was, int) and isinstance(now, int) and now > was:
+        return [Change(address, "update", "table", subject, "safe", "adds protection")]
+    return [Change(address, "update", "table", subject, "blocked",
+                   "restore points older than the new period are deleted (or the period is known only after "
+                   "apply)", "unprotect")]
+
+
+def _replicas(address: str, table: str, before: TableFacets, after: TableFacets) -> list[Change]:
+    """Replicas (global tables) are not Tablewright's: each copies every item to another region."""
+    if before.replicas == after.replicas:
+        return []
+    return [Change(address, "update", "table", f"{table}: replicas {', '.join(before.replicas) or 'none'} -> "
+                   f"{', '.join(after.replicas) or 'none'}", "blocked",
+                   "a replica copies every item to another region (data residency), and removing one deletes "
+                   "that copy; Tablewright writes no replicas and manages none", "foreign")]
+
+
+def _unrecognised_changes(address: str, table: str, before: dict[str, Any], after: dict[str, Any],
+                          indexes: frozenset[str]) -> list[Change]:
+    old, new = _unrecognised(before, indexes), _unrecognised(after, indexes)
+    changed = sorted(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
+    return [Change(address, "update", "table", f"{table}: {name}", "window",
+                   f"{_short(old.get(name))} -> {_short(new.get(name))}: an argument Tablewright does not "
+                   "recognise, applied in the window; review it by hand") for name in changed]
 
 
 def _ttl_change(address: str, table: str, before: tuple[bool, str], after: tuple[bool, str],
@@ -272,9 +367,6 @@ def _table_updates(address: str, before: TableFacets, after: TableFacets, produc
         changes.append(Change(address, "update", "capacity", f"{table}: capacity", "safe",
                               f"read/write {before.capacity[0]}/{before.capacity[1]} -> "
                               f"{after.capacity[0]}/{after.capacity[1]}"))
-    if not changes:
-        changes.append(Change(address, "update", "table", f"{table}: other arguments", "window",
-                              "a change Tablewright does not recognise: applied in the window, review it by hand"))
     return changes
 
 
