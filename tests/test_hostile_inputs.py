@@ -548,6 +548,10 @@ GIT_OPTION_INJECTION = [
     ("review-head-output-option", ("review", "--base", "shop.yaml", "--head=--output=out:y"), "--head"),
     ("lint-against-ref-starting-with-dash", ("lint", "shop.yaml", "--against=-p:shop.yaml"), "--against"),
     ("review-base-ref-starting-with-dash", ("review", "--base=--no-index:shop.yaml", "--head", "shop.yaml"), "--base"),
+    # Longer than a file name may be: checking whether it is a file raised ENAMETOOLONG (exit 3).
+    ("lint-against-300-character-revision", ("lint", "shop.yaml", "--against", "A" * 300 + ":shop.yaml"), "--against"),
+    ("review-base-300-character-revision", ("review", "--base", "A" * 300 + ":shop.yaml", "--head", "shop.yaml"),
+     "--base"),
 ]
 
 
@@ -728,6 +732,8 @@ CRASHES = [
     Bad("invalid-utf8", top(f"description: caf\udce9  {MARK}")),
     Bad("window-timezone-300-characters", top(*WINDOW[:-1], f"  timezone: {'x' * 300}  {MARK}")),
     Bad("window-timezone-path", top(*WINDOW[:-1], f"  timezone: ../../../../etc/passwd  {MARK}")),
+    Bad("window-on-no-day", top(WINDOW[0], f"  days: []  {MARK}", *WINDOW[2:])),  # looped to date.max
+    Bad("pattern-of-no-entity", replace("    entity: User", f"    entity: []  {MARK}")),  # IndexError
 ]
 
 
@@ -761,6 +767,12 @@ ACCEPTED_WRONG = [
                                        f"    target_utilization: 95  {MARK}")),
     Bad("limit-float", pattern(f"    limit: 2.5  {MARK}")),
     Bad("pattern-with-look-around", attributes(f"      code: {{type: string, pattern: '(?=a)b'}}  {MARK}")),
+    # Digits of other scripts and line separators: Python's `\d` and `\s` admit them, Terraform does not.
+    Bad("region-arabic-indic-digit", top(f"region: eu-west-\u0661  {MARK}")),
+    Bad("backend-region-arabic-indic-digit", s3_backend("region", "eu-west-\u0661")),
+    Bad("aws-provider-arabic-indic-digits", top("terraform:", f"  aws_provider: '>= \u0666.\u0661\u0661'  {MARK}")),
+    Bad("aws-provider-line-separator", top("terraform:", f'  aws_provider: ">= 6.11\\u2028"  {MARK}')),
+    Bad("window-start-arabic-indic-digit", top(*WINDOW[:2], f"  start: '0\u0662:00'  {MARK}", *WINDOW[3:])),
 ]
 
 

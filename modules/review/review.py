@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from modules.blueprint.gitref import as_given, is_git_spec, load_spec
+from modules.blueprint.gitref import as_given, exists, is_git_spec, load_spec
 from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.model import MaintenanceWindow
 from modules.capacity.model import MonthlyCost
@@ -178,7 +178,7 @@ def build_review(base: str, head: str, environment: str | None = None,
                                    hint="pass an environment one of them declares, or leave out --env")
         old_configs = _configs(list(old.values()), root / "base.out")
         new_configs = _configs(list(new.values()), root / "head.out")
-        search = Path(head).parent if Path(head).exists() else Path.cwd()
+        search = Path(head).parent if exists(head) else Path.cwd()
         stacks = [review_stack(name, old.get(name), new.get(name), old_configs.get(name, {}),
                                new_configs.get(name, {}), search, acknowledged)
                   for name in sorted(old.keys() | new.keys())]
