@@ -246,3 +246,95 @@ def test_a_longer_recovery_period_and_an_unchanged_table_are_safe(tmp_path):
     only_computed = entry("aws_dynamodb_table.shop", ["update"], {**PROTECTED, "arn": "a"}, {**PROTECTED, "arn": "b"})
     stack, _ = _gate(tmp_path, plan(only_computed), OUTSIDE)
     assert [(c.cls, c.subject) for c in stack.changes] == [("window", "table shop_main: other arguments")]
+
+
+# --- which table the plan is for -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("second", [
+    entry("module.x.aws_dynamodb_table.y", ["create"], None, {}, {"name": True}),  # a name known after apply
+    entry("module.x.aws_dynamodb_table.shop", ["delete"], {"name": "shop_main"}, None),  # the same name elsewhere
+])
+def test_a_plan_with_a_second_table_is_refused(tmp_path, run_cli, second):
+    (tmp_path / "plan.json").write_text(json.dumps(plan(TABLE, second)))
+    code, out, err = run_cli("gate", "--plan", tmp_path / "plan.json", "--blueprint", shop(tmp_path),
+                             "--now", NOW.isoformat())
+    assert code == 2 and out == "" and "[E701]" in err and "Traceback" not in err
+
+
+# --- policies and notification targets ------------------------------------------------------------
+
+ONE_ACCOUNT = {"AWS": "arn:aws:iam::123456789012:root"}
+
+
+def _policy(statement: dict) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sns:*", **statement}]})
+
+
+def _topic_policy(actions: list[str], policy: object, unknown: dict | None = None) -> dict:
+    before = {"arn": "arn:aws:sns:us-east-1:111122223333:shop-alarms", "policy": _policy({"Principal": ONE_ACCOUNT})}
+    return entry("aws_sns_topic_policy.shop_alarms_policy", actions, None if actions == ["create"] else before,
+                 {**before, "policy": policy}, unknown)
+
+
+def _classified(tmp_path, *entries, now=OUTSIDE):
+    stack, decision = _gate(tmp_path, plan(TABLE, *entries, outputs=record(maintenance_window=False)), now)
+    return [(c.cls, c.reason) for c in stack.changes], decision
+
+
+@pytest.mark.parametrize("actions", [["create"], ["update"]])
+def test_not_principal_is_a_grant_to_everyone_but_some(tmp_path, actions):
+    changes, decision = _classified(tmp_path, _topic_policy(actions, _policy({"NotPrincipal": ONE_ACCOUNT})))
+    assert changes == [("blocked", "the policy grants access to any principal (`*`, or everyone but a "
+                                   "`NotPrincipal`)")]
+    assert not decision.passed
+
+
+@pytest.mark.parametrize("policy, unknown", [
+    ("", {"policy": True}),  # known only after apply
+    ('{"Statement": [{"Effect": "Allow", "Principal": "*", "Action": "sns:*"}], "Statement": []}', None),
+    ("not json", None),
+])
+def test_a_new_policy_nobody_can_read_waits_for_the_window(tmp_path, policy, unknown):
+    changes, decision = _classified(tmp_path, _topic_policy(["create"], policy, unknown))
+    assert [cls for cls, _ in changes] == ["window"] and "review it by hand" in changes[0][1]
+    assert not decision.passed  # and no window is in force
+    readable, decision = _classified(tmp_path, _topic_policy(["create"], _policy({"Principal": ONE_ACCOUNT})))
+    assert readable == [("safe", "added")] and decision.passed
+
+
+def test_notifications_sent_to_another_account_wait_for_the_window(tmp_path):
+    def alarm(*topics: str) -> dict:
+        return {"alarm_name": "x", "alarm_actions": list(topics), "ok_actions": list(topics)}
+
+    mine, theirs = "arn:aws:sns:eu-west-1:111122223333:oncall", "arn:aws:sns:eu-west-1:999999999999:attacker"
+    moved = entry("aws_cloudwatch_metric_alarm.shop_throttles", ["update"], alarm(mine), alarm(theirs))
+    target = entry("aws_cloudwatch_event_target.shop_changes_target_1", ["update"], {"arn": mine, "rule": "r"},
+                   {"arn": theirs, "rule": "r"})
+    changes, decision = _classified(tmp_path, moved, target)
+    assert [cls for cls, _ in changes] == ["window", "window"] and not decision.passed
+    assert all("account 999999999999" in reason for _, reason in changes)
+    same_account = entry("aws_cloudwatch_metric_alarm.shop_throttles", ["update"], alarm(mine),
+                         alarm(mine.replace("oncall", "oncall-2")))
+    changes, decision = _classified(tmp_path, same_account)
+    assert changes == [("safe", f"alarm_actions {json.dumps([mine])} -> "
+                                f"{json.dumps([mine.replace('oncall', 'oncall-2')])}; ok_actions "
+                                f"{json.dumps([mine])} -> {json.dumps([mine.replace('oncall', 'oncall-2')])}")]
+    assert decision.passed
+
+
+def test_the_event_target_shows_where_it_sends(tmp_path):
+    target = entry("aws_cloudwatch_event_target.shop_changes_target_1", ["update"], {"arn": "a", "rule": "r"},
+                   {"arn": "b", "rule": "r"})
+    changes, _ = _classified(tmp_path, target)
+    assert changes == [("safe", "arn a -> b")]
+
+
+def test_a_new_stack_is_judged_by_the_blueprints_window(tmp_path):
+    """Nothing is deployed yet: the topic policy, unknown until the topic exists, waits for the blueprint's window."""
+    created = [CREATE_TABLE, _topic_policy(["create"], "", {"policy": True}),
+               entry("aws_ssm_document.shop_window", ["create"], None, {"name": "w", "content": "c"})]
+    _, decision = _gate(tmp_path, plan(*created), NOW)
+    assert decision.passed and "inside the maintenance window" in decision.reason
+    _, decision = _gate(tmp_path, plan(*created), OUTSIDE)
+    assert not decision.passed

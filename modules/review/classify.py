@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -398,23 +399,72 @@ def _changed_arguments(change: ResourceChange) -> set[str]:
     return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
 
 
-def _argument_changes(before: dict[str, Any], after: dict[str, Any]) -> str:
-    changed = sorted(k for k in before.keys() | after.keys()
-                     if before.get(k) != after.get(k) and k not in ("tags_all", "id", "arn"))
+# Resource types whose `arn` argument is an input (where notifications go, which topic a policy guards),
+# not the resource's own computed ARN.
+ARN_INPUTS = frozenset({"aws_cloudwatch_event_target", "aws_sns_topic_policy"})
+# Arguments naming where notifications go, per resource type.
+NOTIFY_ARGUMENTS = {"aws_cloudwatch_metric_alarm": ("alarm_actions", "ok_actions", "insufficient_data_actions"),
+                    "aws_cloudwatch_event_target": ("arn",)}
+_ARN_ACCOUNT = re.compile(r"arn:[a-z-]+:[a-z0-9-]+:[a-z0-9-]*:([0-9]{12}):", re.ASCII)
+
+
+def _argument_changes(kind: str, before: dict[str, Any], after: dict[str, Any]) -> str:
+    hidden = {"tags_all", "id"} | (set() if kind in ARN_INPUTS else {"arn"})
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k) and k not in hidden)
     return "; ".join(f"{k} {_short(before.get(k))} -> {_short(after.get(k))}" for k in changed) or "computed values"
 
 
-def wildcard_principal(policy: Any) -> bool:
-    """Whether an IAM-style policy document (JSON text or parsed) grants anything to `*`."""
+def _accounts(body: dict[str, Any], arguments: tuple[str, ...]) -> set[str]:
+    """The AWS accounts of the ARNs in `arguments` (a reference to a resource of the stack names none)."""
+    values = [body.get(argument) for argument in arguments]
+    texts = [v for value in values for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    return {match.group(1) for text in texts if (match := _ARN_ACCOUNT.match(text))}
+
+
+def _notification_change(change: ResourceChange, category: str, subject: str) -> Change | None:
+    """Alarms and change events sent to an account none of them went to before: someone else reads them."""
+    arguments = NOTIFY_ARGUMENTS.get(change.type)
+    if arguments is None or change.action != "update":
+        return None
+    added = _accounts(change.after or {}, arguments) - _accounts(change.before or {}, arguments)
+    if not added:
+        return None
+    return Change(change.address, change.action, category, subject, "window",
+                  f"notifications now go to account {', '.join(sorted(added))}, which received none before: "
+                  "check who reads them (change events carry the caller's identity)")
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """JSON objects as AWS reads them: a key given twice is refused, not resolved to the last one."""
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _DuplicateKey(sorted({key for key in keys if keys.count(key) > 1})[0])
+    return dict(pairs)
+
+
+def parsed_policy(policy: Any) -> dict[str, Any] | None:
+    """An IAM-style policy document (JSON text or parsed), or None when it cannot be read: known only after
+    apply, not JSON, or with a key given twice (which parsers resolve differently)."""
     if isinstance(policy, str):
         try:
-            policy = json.loads(policy)
-        except (json.JSONDecodeError, RecursionError):
-            return False
-    statements = policy.get("Statement") if isinstance(policy, dict) else None
+            policy = json.loads(policy, object_pairs_hook=_no_duplicates)
+        except (json.JSONDecodeError, RecursionError, _DuplicateKey):
+            return None
+    return policy if isinstance(policy, dict) else None
+
+
+def wildcard_principal(policy: dict[str, Any]) -> bool:
+    """Whether a policy grants anything to `*`: a wildcard principal, or `NotPrincipal` (everyone but some)."""
+    statements = policy.get("Statement")
     for statement in statements if isinstance(statements, list) else [statements]:
         if not isinstance(statement, dict) or statement.get("Effect", "Allow") != "Allow":
             continue
+        if "NotPrincipal" in statement:
+            return True
         principal = statement.get("Principal")
         values = principal.values() if isinstance(principal, dict) else [principal]
         if any(value == "*" or (isinstance(value, list) and "*" in value) for value in values):
@@ -429,9 +479,18 @@ def _policy_change(change: ResourceChange, category: str, subject: str) -> Chang
     before, after = (change.before or {}).get(argument), (change.after or {}).get(argument)
     if before == after:
         return None
-    if wildcard_principal(after):
-        return Change(change.address, change.action, category, subject, "blocked",
-                      "the policy grants access to any principal (`*`)", "foreign")
+    if isinstance(after, str) and after.startswith("${data.aws_iam_policy_document."):
+        policy = None  # a synthesis: the document Tablewright writes itself, read by Terraform at plan time
+    else:
+        policy = parsed_policy(after)
+        if policy is None:
+            return Change(change.address, change.action, category, subject, "window",
+                          "the policy is known only after apply, or is not a JSON document Tablewright can read "
+                          "(a key given twice): nobody has checked who it admits, so review it by hand")
+        if wildcard_principal(policy):
+            return Change(change.address, change.action, category, subject, "blocked",
+                          "the policy grants access to any principal (`*`, or everyone but a `NotPrincipal`)",
+                          "foreign")
     if change.action == "create":
         return None  # a new resource with its policy: nothing had access before
     return Change(change.address, change.action, category, subject, "window",
@@ -455,7 +514,7 @@ def _other_change(change: ResourceChange, production: bool) -> Change:
             return Change(change.address, change.action, category, subject, "blocked", f"production: {loss}",
                           "destroy")
         return Change(change.address, change.action, category, subject, "window", loss)
-    policy = _policy_change(change, category, subject)
+    policy = _policy_change(change, category, subject) or _notification_change(change, category, subject)
     if policy is not None:
         return policy
     if change.type == "aws_ssm_document" and change.action != "create" and _changed_arguments(change) - TAGS:
@@ -463,7 +522,7 @@ def _other_change(change: ResourceChange, production: bool) -> Change:
                       "the maintenance window (its change calendar) changes or goes: the gate judges this plan by "
                       "the window in force before it, and the new one applies from the next plan on")
     if change.action == "update":
-        what = _argument_changes(change.before or {}, change.after or {})
+        what = _argument_changes(change.type, change.before or {}, change.after or {})
     elif change.action == "replace":
         what = "re-created: " + ", ".join(change.replace_paths)
     else:

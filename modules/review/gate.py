@@ -14,7 +14,7 @@ from modules.blueprint.model import MaintenanceWindow, Migration
 from modules.constructs.record import STACK_OUTPUT
 from modules.design.locked import KeyFacts
 from modules.errors import PlanError, TablewrightError
-from modules.review.changes import from_plan
+from modules.review.changes import UNKNOWN, from_plan
 from modules.review.classify import ACKNOWLEDGEMENTS, Change, acknowledge, classify, counts, production_change
 from modules.review.data import data_changes, migration_changes
 from modules.review.review import StackReview, gsi_warning, verdict
@@ -49,29 +49,37 @@ def parse_now(text: str | None) -> datetime:
     return moment
 
 
-def _plan_tables(plan: dict[str, Any]) -> set[str]:
-    """Names of every DynamoDB table the plan manages, before or after."""
-    names = set()
+def _plan_tables(plan: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """Every DynamoDB table the plan manages, before or after: their addresses, and their names (a name known
+    only after apply, or none, counts as UNKNOWN)."""
+    addresses, names = set(), set()
     for entry in plan.get("resource_changes") or []:
         if isinstance(entry, dict) and entry.get("type") == "aws_dynamodb_table" and entry.get("mode") == "managed":
+            addresses.add(str(entry.get("address")))
             change = entry.get("change")
             if not isinstance(change, dict):
                 change = {}
+            unknown = change.get("after_unknown")
             for side in ("before", "after"):
                 value = change.get(side)
-                if isinstance(value, dict) and isinstance(value.get("name"), str):
-                    names.add(value["name"])
-    return names
+                if value is None:
+                    continue
+                name = value.get("name") if isinstance(value, dict) else None
+                known = side == "before" or not (unknown is True or (isinstance(unknown, dict) and unknown.get("name")))
+                names.add(name if isinstance(name, str) and known else UNKNOWN)
+    return addresses, names
 
 
 def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any]) -> LoadedBlueprint:
-    """The blueprint stack the plan is for, whose table must be the only one the plan manages."""
-    tables = _plan_tables(plan)
+    """The blueprint stack the plan is for, whose table must be the only one the plan manages, at one address
+    and by a name known before apply."""
+    addresses, tables = _plan_tables(plan)
     matching = [s for s in stacks if s.model.table.name in tables]
     known = ", ".join(f"{s.stack_name} ({s.model.table.name})" for s in stacks)
-    if len(matching) != 1 or tables != {matching[0].model.table.name}:
+    if len(matching) != 1 or tables != {matching[0].model.table.name} or len(addresses) > 1:
         found = ", ".join(sorted(tables)) or "no DynamoDB table"
-        raise PlanError(f"the plan manages {found}, which is not the table of one stack of this blueprint "
+        where = f" at {len(addresses)} addresses ({', '.join(sorted(addresses))})" if len(addresses) > 1 else ""
+        raise PlanError(f"the plan manages {found}{where}, which is not the table of one stack of this blueprint "
                         f"({known})", code="E701",
                         hint="pass the plan of this blueprint's stack (and --env for its environment), or the "
                              "blueprint the plan was synthesized from")
@@ -104,8 +112,8 @@ class WindowInForce:
 def window_in_force(plan: dict[str, Any], blueprint: MaintenanceWindow | None) -> WindowInForce:
     """The window the plan is judged by: the one the state it starts from records, never the one the pull
     request brings (a pull request that widens its window would otherwise open it for itself). Without a
-    record of it (a state written before Tablewright recorded windows), the blueprint's window is the one in
-    force only when the plan leaves the change calendar as it is."""
+    record of it, the blueprint's window is the one in force for a new stack (the plan only creates), or for a
+    state written before Tablewright recorded windows when the plan leaves the change calendar as it is."""
     record = _record(plan, "before")
     if record is not None and "maintenance_window" in record:
         recorded = record["maintenance_window"]
@@ -117,7 +125,10 @@ def window_in_force(plan: dict[str, Any], blueprint: MaintenanceWindow | None) -
         except ValidationError:
             raise PlanError("has a `tablewright` output whose maintenance window is not valid",
                             hint="plan with the stack synthesized by this version of Tablewright") from None
-    if any(change.type == "aws_ssm_document" for change in from_plan(plan)):
+    changes = from_plan(plan)
+    if record is None and changes and all(change.action == "create" for change in changes):
+        return WindowInForce(blueprint, "the blueprint's: a new stack, nothing of it deployed yet")
+    if any(change.type == "aws_ssm_document" for change in changes):
         return WindowInForce(None, "the plan changes the change calendar and its prior state records no window")
     if blueprint is None:
         return WindowInForce(None, "the blueprint declares none")
