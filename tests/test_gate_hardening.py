@@ -339,12 +339,3 @@ def test_a_new_stack_is_judged_by_the_blueprints_window(tmp_path):
     _, decision = _gate(tmp_path, plan(*created), OUTSIDE)
     assert not decision.passed
 
-
-def test_an_import_is_never_ignored(tmp_path):
-    role = entry("aws_iam_role.admin", ["no-op"], {"name": "admin"}, {"name": "admin"})
-    role["change"]["importing"] = {"id": "admin"}
-    alarm = entry("aws_cloudwatch_metric_alarm.shop_x", ["no-op"], {"alarm_name": "x"}, {"alarm_name": "x"})
-    alarm["change"]["importing"] = {"id": "x"}
-    changes, decision = _classified(tmp_path, role, alarm)  # by address: the alarm first
-    assert [cls for cls, _ in changes] == ["window", "blocked"] and not decision.passed
-    assert "Terraform plans `import`" in changes[0][1] and "does not write aws_iam_role" in changes[1][1]

@@ -191,8 +191,6 @@ def _entry_change(position: int, entry: Any) -> ResourceChange | None:
     if not all(side is None or isinstance(side, dict) for side in (before, after)):
         raise _plan_error(f"has {where} ({address}) whose before/after are not objects")
     action = PLAN_ACTIONS.get(tuple(actions), "+".join(actions))  # an unknown action is kept, by name
-    if change.get("importing") is not None:
-        action = "import" if action is None else f"import+{action}"  # Tablewright writes no import blocks
     if action is None:
         return None
     after = _fill_unknown(after, change.get("after_unknown"))

@@ -500,13 +500,13 @@ def _policy_change(change: ResourceChange, category: str, subject: str) -> Chang
 def _other_change(change: ResourceChange, production: bool) -> Change:
     category = CATEGORIES.get(change.type, "other")
     subject = f"{category}: {change.address.split('.', 1)[1] if '.' in change.address else change.address}"
+    if change.action not in ("create", "update", "delete", "replace"):
+        return Change(change.address, change.action, category, subject, "window",
+                      f"Terraform plans `{change.action}`, which Tablewright does not classify: review it by hand")
     if change.type not in WRITTEN_TYPES:
         return Change(change.address, change.action, "foreign", f"{change.type}: {subject.split(': ', 1)[1]}",
                       "blocked", f"Tablewright does not write {change.type}: a change it cannot vouch for "
                                  "(IAM, resource policies and the like need their own review)", "foreign")
-    if change.action not in ("create", "update", "delete", "replace"):
-        return Change(change.address, change.action, category, subject, "window",
-                      f"Terraform plans `{change.action}`, which Tablewright does not classify: review it by hand")
     if change.type == "aws_kms_key" and change.action in ("delete", "replace"):
         loss = ("a deleted key can no longer decrypt what it encrypted (backups included) once its deletion "
                 "window ends")
