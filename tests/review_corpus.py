@@ -60,8 +60,9 @@ CASES = [
     Case("switch_billing", {"table": {"billing": "on_demand", "capacity": None}}, "window",
          (("window", "update", "billing PROVISIONED -> PAY_PER_REQUEST"),), frozenset({"autoscaling", "alarms"}),
          real_plan=True),
-    Case("rename_table", {"table": {"name": "shop_orders"}}, "blocked",
-         (("blocked", "replace", "table shop_main"),), frozenset({"alarms", "autoscaling"}), real_plan=True),
+    Case("rename_table", {"table": {"name": "shop_orders"}}, "blocked",  # the calendar is named after the table
+         (("blocked", "replace", "table shop_main"), ("window", "replace", "change window: shop_window")),
+         frozenset({"alarms", "autoscaling"}), real_plan=True),
     Case("change_key_template", {"entities": {"Order": {"key": {"sk": "ORDER#{placedAt}#{orderId}"}}}}, "blocked",
          (("blocked", "update", "Order keys on the table"), ("blocked", "update", "Order keys on GSI1")),
          data=(("Order", "table", True), ("Order", "GSI1", True))),  # the planned GSI1 sort key follows the table's
@@ -100,6 +101,11 @@ CASES = [
          data=(("Order", "LSI1", False),), real_plan=True),
     Case("contributor_insights_off", {"contributor_insights": "off"}, "safe",
          safe=frozenset({"contributor insights"})),
-    Case("move_maintenance_window", {"maintenance_window": {"start": "03:00"}}, "safe",
-         safe=frozenset({"change window"})),
+    # The gate judges it by the window in force before it (the state's), not by the one it brings.
+    Case("move_maintenance_window", {"maintenance_window": {"start": "03:00"}}, "window",
+         (("window", "update", "change window"),), warns=True, real_plan=True),
+    Case("widen_maintenance_window", {"maintenance_window": {"start": "00:00", "duration": "24h"},
+                                      "table": {"stream": "new_and_old_images"}}, "window",
+         (("window", "update", "change window"), ("window", "update", "stream off -> NEW_AND_OLD_IMAGES")),
+         warns=True, real_plan=True),
 ]

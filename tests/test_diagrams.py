@@ -201,7 +201,7 @@ def test_the_markdown_carries_the_diagrams_and_the_sanitizer_leaves_them_intact(
         assert blocks == expected, each.name
         assert sanitize(markdown) == markdown
         for block in blocks:
-            assert sanitize(block) == block and "<" not in block and "`" not in block and "![" not in block
+            assert "<" not in block and "`" not in block and "![" not in block
 
 
 def _reversed(node: object) -> object:

@@ -548,6 +548,10 @@ GIT_OPTION_INJECTION = [
     ("review-head-output-option", ("review", "--base", "shop.yaml", "--head=--output=out:y"), "--head"),
     ("lint-against-ref-starting-with-dash", ("lint", "shop.yaml", "--against=-p:shop.yaml"), "--against"),
     ("review-base-ref-starting-with-dash", ("review", "--base=--no-index:shop.yaml", "--head", "shop.yaml"), "--base"),
+    # Longer than a file name may be: checking whether it is a file raised ENAMETOOLONG (exit 3).
+    ("lint-against-300-character-revision", ("lint", "shop.yaml", "--against", "A" * 300 + ":shop.yaml"), "--against"),
+    ("review-base-300-character-revision", ("review", "--base", "A" * 300 + ":shop.yaml", "--head", "shop.yaml"),
+     "--base"),
 ]
 
 
@@ -616,8 +620,15 @@ UNBOUNDED = [
     Bad("backend-key-format-spec", s3_backend("key", q("x/{blueprint:>999999999}"))),
     Bad("naming-format-spec", top(f'naming: {{table: "{{table:>99999}}"}}  {MARK}')),
     Bad("1000-access-patterns-on-one-entity", PATTERNS_1000),
+    Bad("49000-unknown-keys-under-20-environments",  # composition was quadratic: over 30 minutes
+        top("environments: {" + ", ".join(f"e{n}: {{}}" for n in range(20)) + "}")
+        + "".join(f"k{n}: 1  {MARK}\n" for n in range(49_000))),
     Bad("100000-nested-lists", top("tags: " + "[" * 100_000 + "]" * 100_000 + f"  {MARK}")),
     Bad("version-with-5000-digits", replace("version: 1.0.0", f"version: 1{'0' * 5000}.0.0  {MARK}")),
+    Bad("pattern-of-1000-nested-groups", attributes(f"      code: {{type: string, pattern: "
+                                                    f"'{'(' * 1000}a{')' * 1000}'}}  {MARK}")),
+    Bad("pattern-too-large-to-compile", attributes("      code: {type: string, pattern: '(?:(?:.{100}){100}){100}'}"
+                                                   f"  {MARK}")),
     *numbers("rps", lambda v: pattern(f"    rps: {v}  {MARK}")),
     *numbers("writes-per-second", lambda v: entity(f"    writes_per_second: {v}  {MARK}")),
     *numbers("alarm-threshold", lambda v: top("alarms:", f"  throttles: {{threshold: {v}}}  {MARK}")),
@@ -627,6 +638,24 @@ UNBOUNDED = [
 @pytest.mark.parametrize("case", UNBOUNDED, ids=ids(UNBOUNDED))
 def test_unbounded_work_is_refused_quickly(case, refuse):
     refuse(case, slow=True)
+
+
+# Patterns that backtrack for hours in Python's `re` on the three-character values lint probes with.
+CATASTROPHIC_PATTERNS = ["(?:.?){3000}X", "(?:(?:.?){30}){30}X", "(a|a|aa)*(a|a|aa)*$X", "(?:.*){50}"]
+
+
+@pytest.mark.parametrize("regex", CATASTROPHIC_PATTERNS)
+def test_a_catastrophic_pattern_does_not_hang_lint_or_synth(regex, tmp_path):
+    """`name` is followed by more key components, so TW203 asks whether its pattern lets '#' in."""
+    text = replace('    key: {pk: "USER#{userId}", sk: PROFILE}', '    key: {pk: "USER#{userId}", sk: "N#{name}#P"}',
+                   replace("      name: string", f"      name: {{type: string, pattern: {q(regex)}}}"))
+    (tmp_path / "shop.yaml").write_text(text)
+    code, out, err = run_slow("lint", tmp_path / "shop.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0, err
+    warned = [f["code"] for f in json.loads(out)[0]["findings"]]
+    assert ("TW203" in warned) == (regex == "(?:.*){50}")  # the only one that matches values with a '#'
+
+    assert run_slow("synth", tmp_path / "shop.yaml", "--out", tmp_path / "out", cwd=tmp_path)[0] == 0
 
 
 def test_a_sparse_2gb_blueprint_is_refused_by_its_size(tmp_path, synth_good, monkeypatch):
@@ -703,6 +732,8 @@ CRASHES = [
     Bad("invalid-utf8", top(f"description: caf\udce9  {MARK}")),
     Bad("window-timezone-300-characters", top(*WINDOW[:-1], f"  timezone: {'x' * 300}  {MARK}")),
     Bad("window-timezone-path", top(*WINDOW[:-1], f"  timezone: ../../../../etc/passwd  {MARK}")),
+    Bad("window-on-no-day", top(WINDOW[0], f"  days: []  {MARK}", *WINDOW[2:])),  # looped to date.max
+    Bad("pattern-of-no-entity", replace("    entity: User", f"    entity: []  {MARK}")),  # IndexError
 ]
 
 
@@ -735,6 +766,13 @@ ACCEPTED_WRONG = [
     Bad("range-error-has-a-fix", table(*PROVISIONED, "    read: {min: 1, max: 10}", "    write: {min: 1, max: 10}",
                                        f"    target_utilization: 95  {MARK}")),
     Bad("limit-float", pattern(f"    limit: 2.5  {MARK}")),
+    Bad("pattern-with-look-around", attributes(f"      code: {{type: string, pattern: '(?=a)b'}}  {MARK}")),
+    # Digits of other scripts and line separators: Python's `\d` and `\s` admit them, Terraform does not.
+    Bad("region-arabic-indic-digit", top(f"region: eu-west-\u0661  {MARK}")),
+    Bad("backend-region-arabic-indic-digit", s3_backend("region", "eu-west-\u0661")),
+    Bad("aws-provider-arabic-indic-digits", top("terraform:", f"  aws_provider: '>= \u0666.\u0661\u0661'  {MARK}")),
+    Bad("aws-provider-line-separator", top("terraform:", f'  aws_provider: ">= 6.11\\u2028"  {MARK}')),
+    Bad("window-start-arabic-indic-digit", top(*WINDOW[:2], f"  start: '0\u0662:00'  {MARK}", *WINDOW[3:])),
 ]
 
 
@@ -966,6 +1004,64 @@ def test_review_markdown_never_carries_raw_html_from_a_blueprint(name, tags, tmp
     for element in ("<img", "<script"):
         assert element not in html, f"raw {element} from the blueprint in the review"
     assert html.count("<details") == html.count("</details>"), "a </details> from the blueprint closes a section"
+
+
+OWN_TAGS = {"<details>", "</details>", "<summary>", "</summary>"}
+
+
+def raw_html(markdown: str) -> list[str]:
+    """What a GitHub-like renderer (CommonMark with tables, raw HTML on) would pass through as HTML or load
+    as an image, besides the review's own <details> and <summary>."""
+    from markdown_it import MarkdownIt
+
+    found = []
+    for token in MarkdownIt("commonmark", {"html": True}).enable("table").parse(markdown):
+        for child in [token, *(token.children or [])]:
+            if child.type == "image":
+                found.append(f"image {child.attrs.get('src')}")
+            elif child.type in ("html_inline", "html_block"):
+                found += [tag for tag in re.findall(r"</?[A-Za-z][^>]*>", child.content) if tag not in OWN_TAGS
+                          and not tag.startswith("<summary>")]
+    return found
+
+
+# The security review's payloads: a code span the sanitizer paired differently from the renderer.
+SCAN_REASONS = [
+    ("backslash-escaped-backticks", '\\`<img src="https://attacker.example/pixel.png?a=1" width=600>\\` and '
+                                    '\\`<a href="https://attacker.example">approve</a>\\`'),
+    ("one-backtick-paired-across-cells", 'nightly ` <img src="https://attacker.example/cell.png">'),
+    ("image-in-a-code-span", "`![x](https://attacker.example/i.png)` ![y](https://attacker.example/j.png)"),
+]
+
+
+@pytest.mark.parametrize("name, reason", SCAN_REASONS, ids=ids(SCAN_REASONS))
+def test_review_markdown_has_no_raw_html_whatever_the_backticks(name, reason, tmp_path, run_cli):
+    head = SHOP_TEXT.replace("access_patterns:\n", "access_patterns:\n  export_all:\n    entity: Order\n"
+                             "    filter: {total: \"=\"}\n    scan: allowed\n"
+                             f"    reason: {json.dumps(reason)}\n")
+    lay_out(tmp_path, {"head.yaml": head})
+    code, out, err = run_cli("review", "--base", SHOP, "--head", tmp_path / "head.yaml")
+    assert code == 0, err
+    assert "TW305" in out and "attacker.example" in out  # the reason is there, inert
+    assert raw_html(out) == []
+
+
+def test_gate_markdown_has_no_raw_html_from_plan_values(tmp_path, run_cli):
+    alarm = {"address": "aws_cloudwatch_metric_alarm.shop_throttles", "mode": "managed",
+             "type": "aws_cloudwatch_metric_alarm", "name": "shop_throttles",
+             "change": {"actions": ["update"], "before": {"alarm_description": "ok"}, "after_unknown": {},
+                        "after": {"alarm_description": "\\`<img src=//attacker.example/g.png>\\`\n</details>\n"
+                                                       "<details>\n![x](//attacker.example/h.png)"}}}
+    table = {"address": "aws_dynamodb_table.shop", "mode": "managed", "type": "aws_dynamodb_table", "name": "shop",
+             "change": {"actions": ["no-op"], "before": {"name": "shop_main"}, "after": {"name": "shop_main"}}}
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps({"format_version": "1.2", "planned_values": {},
+                                     "resource_changes": [table, alarm]}))
+    code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", SHOP, "--now", "2026-12-01T02:30:00Z",
+                             "--format", "markdown")
+    assert code == 0, err
+    assert "attacker.example" in out and raw_html(out) == []
+    assert out.count("<details>") == out.count("</details>") == 1  # only the folded safe changes
 
 
 # Fuzz: mutated blueprints meet the contract ------------------------------------------------------

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from modules.blueprint import regex
 from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.capacity.model import estimate
 from modules.design.plan import design
@@ -351,3 +352,42 @@ def test_bundled_findings_are_the_expected_notes(path):
     for loaded in load_blueprints(path):
         found, _ = lint(design(loaded.model))
         assert all(f.severity == "info" for f in found)
+
+
+# --- data the table deletes itself ------------------------------------------------------------------
+
+
+def _session(**created: object) -> dict:
+    return {"attributes": {"sessionId": "string", "createdAt": {"type": "timestamp", "format": "epoch_seconds",
+                                                                 **created},
+                           "expiresAt": {"type": "number"}},
+            "key": {"pk": "SESSION#{sessionId}", "sk": "SESSION"}}
+
+
+@pytest.mark.parametrize("ttl, created, expected", [
+    ("createdAt", {}, "error"),  # a creation time: TTL would delete nearly every item
+    ("createdAt", {"expiry": True}, None),  # declared: it does hold when the item expires
+    ("expiresAt", {}, None),  # the name says so
+])
+def test_tw501_ttl_on_an_attribute_that_is_not_an_expiry(ttl, created, expected):
+    found = codes({"Session": _session(**created)}, {}, table={"name": "test_table", "ttl_attribute": ttl})
+    assert found.get("TW501") == expected
+
+
+def test_tw501_an_expiry_name_declared_otherwise_is_not_an_expiry():
+    session = _session()
+    session["attributes"]["expiresAt"] = {"type": "number", "expiry": False}
+    [finding] = [f for f in findings({"Session": session}, {}, table={"name": "test_table",
+                                                                      "ttl_attribute": "expiresAt"})
+                 if f.code == "TW501"]
+    assert "declared `expiry: false`" in finding.message and finding.path == ("table", "ttl_attribute")
+
+
+def test_patterns_match_whole_values_in_linear_time():
+    assert regex.fullmatch("[a-z]+", "abc") and not regex.fullmatch("[a-z]+", "a#b")
+    assert not regex.fullmatch("a|b", "ab")  # the alternation stays inside the anchors
+    assert not regex.fullmatch("(?:.?){3000}X", "a#b")  # hours in Python's `re`; here a linear scan
+    with pytest.raises(regex.PatternError, match="look-around"):
+        regex.check("(?=a)b")
+    with pytest.raises(regex.PatternError, match="at most 256"):
+        regex.check("a" * 257)

@@ -412,7 +412,8 @@ MIGRATION = {"migrations": [  # the table's sort key, and GSI1's, which follows 
 GATE_CASES = {  # name: (corpus change, extra overlay, --now, decision)
     "window-closed": ("stream_on", {}, "2026-12-01T12:00:00Z", "wait"),
     "window-open": ("stream_on", {}, "2026-12-01T02:30:00Z", "apply"),
-    "no-window": ("stream_on", {"maintenance_window": None}, "2026-12-01T02:30:00Z", "hold"),
+    "no-window": ("stream_on", {"maintenance_window": None}, "2026-12-01T02:30:00Z", "hold"),  # nor had the base
+    "window-removed": ("stream_on", {"maintenance_window": None}, "2026-12-01T12:00:00Z", "wait"),  # the old one
     "blocked": ("rename_table", {}, "2026-12-01T02:30:00Z", "hold"),
     "safe": ("retag", {}, "2026-12-01T12:00:00Z", "apply"),
     "undeclared-migration": ("change_key_template", {}, "2026-12-01T02:30:00Z", "hold"),
@@ -426,8 +427,12 @@ def base_synthesis(tmp_path_factory) -> dict:
 
 
 def gate_json(name: str, base: dict, tmp_path: Path, run_cli, *extra: str) -> tuple[int, dict]:
+    """The gate's JSON on the plan from the base to the case. The window in force is the one the base's state
+    records: for `no-window` the base has none either."""
     corpus, overlay, now, _ = GATE_CASES[name]
     case = case_named(corpus)
+    if name == "no-window":
+        base = synthesis(write_case(Case("base-no-window", overlay, "safe"), tmp_path), None, tmp_path / "base.out")
     head = write_case(Case(name, {**case.overlay, **overlay}, case.verdict), tmp_path)
     plan = write_plan(plan_between(base, synthesis(head, None, tmp_path / f"{name}.out")), tmp_path / f"{name}.json")
     code, out, err = run_cli("gate", "--plan", plan, head, "--now", now, "--format", "json", *extra)

@@ -10,6 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from modules.blueprint.compose import Subtrees, environment_documents, read_document
 from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.blueprint.schema import BASE_FILE, BLUEPRINT_FILE, schema_texts
 from modules.blueprint.yamlsource import load_yaml
@@ -76,6 +77,27 @@ def test_patterns_merge_key_by_key_and_their_lists_replace(tmp_path):
     model = load_blueprint(path).model
     assert model.access_patterns["user"].returns == ["name"]  # replaced, not [userId, name]
     assert model.access_patterns["user"].entity == "User"  # the rest of the pattern comes from the base
+
+
+def test_subtrees_find_what_a_scan_of_every_position_finds(tmp_path):
+    path = write(tmp_path, "svc.yaml", "extends: [a.yaml]\nrequired_tags: [owner, team]\n" + SERVICE)
+    _, source = load_yaml(path)
+    subtrees = Subtrees(source)
+    for prefix in [(), *source.positions, ("nothing", 0)]:
+        scanned = {p: at for p, at in source.positions.items() if p[:len(prefix)] == prefix}
+        assert subtrees.under(prefix) == scanned, prefix
+        assert list(subtrees.under(prefix)) == list(scanned)  # in document order
+
+
+def test_overlays_keep_the_position_of_every_inherited_key(tmp_path):
+    """20 overlays over 5,000 top-level keys: each merge copies each key's position once (a scan of every
+    position per key made this quadratic: minutes at 10,000 keys). The keys are refused later (E200)."""
+    overlays = ", ".join(f"e{n}: {{}}" for n in range(20))
+    junk = "".join(f"k{n}: {n}\n" for n in range(5_000))
+    path = write(tmp_path, "svc.yaml", f"blueprint: svc\nversion: 1.0.0\nenvironments: {{{overlays}}}\n" + junk)
+    documents = environment_documents(read_document(path, tmp_path))
+    assert sorted(documents) == sorted(f"e{n}" for n in range(20))
+    assert documents["e7"].data["k4999"] == 4_999 and documents["e7"].source.positions[("k4999",)].line == 5_003
 
 
 def test_cycles_and_missing_files_name_the_chain(tmp_path, run_cli):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 from modules.blueprint.load import load_blueprint
 from modules.review.changes import from_plan
 from modules.review.classify import classify
-from modules.review.gate import decide, gate, plan_changes
+from modules.review.gate import decide, gate, plan_changes, window_in_force
 from modules.review.review import build_review
 from tests.conftest import ROOT
 from tests.emulator import Emulator
@@ -106,10 +105,15 @@ def test_a_real_plan_of_the_unchanged_base_has_nothing_to_gate(plans):
 
 
 def decision_at(plans, case_name: str, now: str, tmp_path: Path, allow_destroy: bool = False, **window) -> bool:
+    """The gate's decision; `window` is the one in force: the blueprint's, and the one the applied state records
+    (the plan is edited as if the base had been applied with it)."""
     case = case_named(case_name)
     overlay = {**case.overlay, "maintenance_window": window} if window else case.overlay
     loaded = load_blueprint(write_case(Case(case.name, overlay, case.verdict), tmp_path))
-    _, decision = gate(plans[case_name], loaded, datetime.fromisoformat(now),
+    plan = plans[case_name]
+    if window:
+        plan["output_changes"]["tablewright"]["before"]["maintenance_window"] = {"days": "daily", **window}
+    _, decision = gate(plan, loaded, datetime.fromisoformat(now),
                        frozenset({"destroy"}) if allow_destroy else frozenset())
     return decision.passed
 
@@ -167,12 +171,27 @@ def test_safe_changes_pass_at_any_time(plans, tmp_path):
 
 
 @pytest.mark.terraform
-def test_no_declared_window_means_window_changes_wait(plans, tmp_path):
-    loaded = load_blueprint(write_case(case_named("stream_on"), tmp_path))
-    without = replace(loaded, model=loaded.model.model_copy(update={"maintenance_window": None}))
-    changes = classify(from_plan(plans["stream_on"]), False)
-    decision = decide(changes, without, datetime.fromisoformat("2026-12-01T02:30:00+00:00"))
-    assert decision.passed is False and "no maintenance_window" in decision.reason
+def test_no_window_in_force_means_window_changes_wait(plans, tmp_path):
+    plan = plans["stream_on"]
+    plan["output_changes"]["tablewright"]["before"]["maintenance_window"] = False
+    in_force = window_in_force(plan, load_blueprint(write_case(case_named("stream_on"), tmp_path)).model
+                               .maintenance_window)
+    assert in_force.window is None
+    decision = decide(classify(from_plan(plan), False), in_force, datetime.fromisoformat("2026-12-01T02:30:00+00:00"))
+    assert decision.passed is False and "no maintenance window is in force" in decision.reason
+
+
+@pytest.mark.terraform
+def test_a_pull_request_that_widens_its_window_waits_for_the_old_one(plans, tmp_path, run_cli):
+    """The head opens the window all day and turns a stream on: judged by the applied window (02:00-04:00 UTC)."""
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plans["widen_maintenance_window"]))
+    head = write_case(case_named("widen_maintenance_window"), tmp_path)
+    code, out, _ = run_cli("gate", "--plan", plan_file, "--blueprint", head, "--now", "2026-12-01T12:00:00Z")
+    assert code == 1 and "outside the maintenance window (daily from 02:00 for 2h (UTC))" in out, out
+    assert "change window" in out and "next opens 2026-12-02T02:00:00+00:00" in out
+    code, out, _ = run_cli("gate", "--plan", plan_file, "--blueprint", head, "--now", "2026-12-01T02:30:00Z")
+    assert code == 0, out
 
 
 @pytest.mark.terraform

@@ -3,6 +3,7 @@ tables, raw <details>), then read back as headings, tables, lists and collapsed 
 
 from __future__ import annotations
 
+import html
 import shutil
 from dataclasses import dataclass, field
 
@@ -42,6 +43,7 @@ def rendered(markdown: str) -> Page:
     lists: list[list[str]] = []
     for index, token in enumerate(tokens):
         inline = tokens[index + 1].content if index + 1 < len(tokens) and tokens[index + 1].type == "inline" else ""
+        inline = html.unescape(inline)  # as the reviewer reads it: `-&gt;` shows as `->`
         if token.type == "html_block":
             depth += token.content.count("<details>") - token.content.count("</details>")
             page.summaries += [line.split("<summary>")[1].split("</summary>")[0]

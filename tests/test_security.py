@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,16 +15,9 @@ from modules.blueprint.load import load_blueprints
 from modules.output import MARKER, recover
 from modules.review.gate import gate
 from tests.conftest import ROOT
-from tests.review_corpus import BASE, merged
+from tests.gate_support import NOW, TABLE, entry, plan, shop
 
 PAYLOADS = ['${file("/proc/self/environ")}', "%{ if true }x%{ endif }", "${jsonencode(var.x)}"]
-
-
-def shop(directory: Path, name: str = "shop.yaml", **overlay) -> Path:
-    """The review corpus base (tests/review/shop.yaml) with `overlay` merged in."""
-    path = directory / name
-    path.write_text(yaml.safe_dump(merged(yaml.safe_load(BASE.read_text()), overlay), sort_keys=False))
-    return path
 
 
 def strings(value):
@@ -200,23 +192,6 @@ def test_turning_only_production_off_is_blocked_until_acknowledged(tmp_path, run
 
 
 # --- the gate: plans that are not this blueprint's, and what Tablewright does not write -------------
-
-NOW = datetime(2026, 12, 1, 2, 30, tzinfo=UTC)  # inside the shop's window (daily 02:00 UTC, 2h)
-
-
-def plan(*entries: dict, outputs: dict | None = None) -> dict:
-    return {"format_version": "1.2", "planned_values": {}, "resource_changes": list(entries),
-            "output_changes": outputs or {}}
-
-
-def entry(address: str, actions: list[str], before: dict | None, after: dict | None) -> dict:
-    kind, _, _ = address.partition(".")
-    return {"address": address, "type": kind, "mode": "managed", "name": address.split(".")[1],
-            "change": {"actions": actions, "before": before, "after": after, "after_unknown": {}}}
-
-
-TABLE = entry("aws_dynamodb_table.shop", ["no-op"], {"name": "shop_main"}, {"name": "shop_main"})
-
 
 def _gate(tmp_path, the_plan: dict, *flags: str, **overlay):
     path = shop(tmp_path, **overlay)

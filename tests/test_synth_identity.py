@@ -49,11 +49,14 @@ def test_fragment_writes_cdktf_metadata_for_resources_and_data_sources_only():
 
 def test_fragment_refuses_an_expression_tablewright_does_not_write():
     """Defence in depth: blueprint values cannot form `${` or `%{`, and if one ever did, synthesis stops."""
-    for text in ('${file("/proc/self/environ")}', "%{ if true }x%{ endif }", "a-${var.x}"):
+    # `%${` and `$%{` start an evaluation too: the `%` or `$` before it is a literal (HCL scans left to right).
+    for text in ('${file("/proc/self/environ")}', "%{ if true }x%{ endif }", "a-${var.x}",
+                 '%${file("/etc/hostname")}', "$%{ if true }x$%{ endif }"):
         with pytest.raises(UnexpectedExpression, match="would be evaluated by Terraform"):
             fragment([resource(KmsAlias(name="alias/t", target_key_id=text), "t_alias")], "s")
-    escaped = resource(KmsAlias(name="alias/t", target_key_id="$${file(x)} %%{ if }"), "t_alias")
-    assert fragment([escaped], "s")["resource"]["aws_kms_alias"]["t_alias"]["target_key_id"] == "$${file(x)} %%{ if }"
+    escaped = resource(KmsAlias(name="alias/t", target_key_id="$${file(x)} %%{ if } $$${x}"), "t_alias")
+    assert fragment([escaped], "s")["resource"]["aws_kms_alias"]["t_alias"]["target_key_id"] == \
+        "$${file(x)} %%{ if } $$${x}"
 
 
 def test_fragment_shares_identical_blocks_and_refuses_different_ones_at_one_address():

@@ -12,6 +12,7 @@ say where a composed value was written.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -33,11 +34,38 @@ class Document:
     source: SourceMap
 
 
-def _subtree(source: SourceMap, prefix: FieldPath) -> dict[FieldPath, SourceLocation]:
-    return {path: location for path, location in source.positions.items() if path[: len(prefix)] == prefix}
+class Subtrees:
+    """The positions of a source map under any path, found in time proportional to what is found: a merge
+    copies the provenance of every value it keeps, and scanning the whole map for each would make
+    composition quadratic in the size of the blueprint."""
+
+    def __init__(self, source: SourceMap) -> None:
+        self.positions = source.positions
+        self.children: dict[FieldPath, list[FieldPath]] = {}
+        linked: set[FieldPath] = set()
+        for path in source.positions:  # each path is linked to its parent once, intermediate ones included
+            while path and path not in linked:
+                linked.add(path)
+                self.children.setdefault(path[:-1], []).append(path)
+                path = path[:-1]
+
+    def under(self, prefix: FieldPath) -> dict[FieldPath, SourceLocation]:
+        """`prefix` and everything below it that has a position, in document order."""
+        found: dict[FieldPath, SourceLocation] = {}
+        pending = [prefix]
+        while pending:
+            path = pending.pop()
+            if path in self.positions:
+                found[path] = self.positions[path]
+            pending += reversed(self.children.get(path, ()))
+        return found
 
 
-def _merge(path: FieldPath, base: Any, top: Any, base_source: SourceMap, top_source: SourceMap,
+def _seen_key(item: Any) -> str:
+    return json.dumps(item, sort_keys=True, default=str)
+
+
+def _merge(path: FieldPath, base: Any, top: Any, base_source: Subtrees, top_source: Subtrees,
            positions: dict[FieldPath, SourceLocation]) -> Any:
     if isinstance(base, dict) and isinstance(top, dict):
         location = top_source.positions.get(path) or base_source.positions.get(path) or positions.get(path)
@@ -47,7 +75,7 @@ def _merge(path: FieldPath, base: Any, top: Any, base_source: SourceMap, top_sou
         for key, value in base.items():
             if key not in top:
                 merged[key] = value
-                positions.update(_subtree(base_source, (*path, key)))
+                positions.update(base_source.under((*path, key)))
         for key, value in top.items():
             if value is None:
                 continue  # an explicit null removes the inherited value
@@ -55,30 +83,32 @@ def _merge(path: FieldPath, base: Any, top: Any, base_source: SourceMap, top_sou
                 merged[key] = _merge((*path, key), base[key], value, base_source, top_source, positions)
             else:
                 merged[key] = value
-                positions.update(_subtree(top_source, (*path, key)))
+                positions.update(top_source.under((*path, key)))
         return merged
     if path in ADDITIVE_LISTS and isinstance(base, list) and isinstance(top, list):
         merged_list = list(base)
+        seen = {_seen_key(item) for item in base}
         for position in range(len(base)):
-            positions.update(_subtree(base_source, (*path, position)))
+            positions.update(base_source.under((*path, position)))
         for position, item in enumerate(top):
-            if item not in merged_list:
+            if _seen_key(item) not in seen:
+                seen.add(_seen_key(item))
                 new = len(merged_list)
                 merged_list.append(item)
-                for sub, location in _subtree(top_source, (*path, position)).items():
+                for sub, location in top_source.under((*path, position)).items():
                     positions[(*path, new, *sub[len(path) + 1:])] = location
         list_location = top_source.positions.get(path, base_source.positions.get(path))
         if list_location is not None:  # always, as for mappings above
             positions[path] = list_location
         return merged_list
-    positions.update(_subtree(top_source, path))
+    positions.update(top_source.under(path))
     return top
 
 
 def merge(base: Document, top: Document) -> Document:
     """`top` over `base` with the rules above; provenance follows the winning values."""
     positions: dict[FieldPath, SourceLocation] = {}
-    data = _merge((), base.data, top.data, base.source, top.source, positions)
+    data = _merge((), base.data, top.data, Subtrees(base.source), Subtrees(top.source), positions)
     return Document(data, SourceMap(top.source.file, positions))
 
 

@@ -25,8 +25,16 @@ _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/@{}~^-]{0,255}")
 _MAX_FILES = 32
 
 
+def exists(spec: str) -> bool:
+    """Whether `spec` names an existing file; a name the system refuses (too long) names none."""
+    try:
+        return Path(spec).exists()
+    except OSError:
+        return False
+
+
 def is_git_spec(spec: str) -> bool:
-    return ":" in spec and not Path(spec).exists()
+    return ":" in spec and not exists(spec)
 
 
 def _spec_error(spec: str, problem: str, hint: str) -> BlueprintError:

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from modules.blueprint import regex
 from modules.blueprint.invalid import Invalid
 
 BlueprintName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,62}$")]
@@ -25,7 +26,7 @@ PatternName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$"
 IndexName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{3,255}$")]
 KeyAttributeName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,255}$")]
 TableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{3,255}$")]
-SEMVER = r"^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
+SEMVER = r"^(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
 SemVer = Annotated[str, StringConstraints(max_length=64, pattern=SEMVER)]
 
 AttributeType = Literal["string", "number", "timestamp", "date", "boolean", "map", "list", "string_set",
@@ -40,7 +41,7 @@ TIMESTAMP_PRESETS = ("iso8601", "epoch_seconds", "epoch_millis")
 _STRFTIME_DIRECTIVES = set("YymdHIMSpbBjf")
 
 # Attribute names the generated items use for keys and bookkeeping; user attributes may not take them.
-RESERVED_ATTRIBUTE = re.compile(r"^(PK|SK|GSI\d+(PK|SK)|_.*)$")
+RESERVED_ATTRIBUTE = re.compile(r"^(PK|SK|GSI[0-9]+(PK|SK)|_.*)$")
 
 
 # Bounds that keep every figure realistic and every loop small (blueprints are untrusted input).
@@ -53,8 +54,8 @@ MAX_PATTERNS = 1_000
 MAX_INDEXES = 25  # 20 global + 5 local: DynamoDB's limits
 MAX_EXAMPLES = 100
 MAX_NOTIFY_TARGETS = 5  # CloudWatch alarm actions per state and EventBridge targets per rule
-REGION = r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$"
-KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z]{2}(-[a-z]+)+-\d{1,2}:\d{12}:(key|alias)/[A-Za-z0-9/_-]{1,256}$"
+REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$"
+KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z]{2}(-[a-z]+)+-[0-9]{1,2}:[0-9]{12}:(key|alias)/[A-Za-z0-9/_-]{1,256}$"
 S3_BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 Region = Annotated[str, StringConstraints(pattern=REGION)]
 
@@ -89,8 +90,9 @@ class AttributeSpec(Strict):
     )
     pattern: str | None = Field(
         default=None,
-        description="String attributes: a regular expression every value matches "
-        "(declares, e.g., that ids hold no '#').",
+        max_length=regex.MAX_PATTERN_LENGTH,
+        description="String attributes: a regular expression every whole value matches (declares, e.g., that ids "
+        "hold no '#'). RE2 syntax (no look-around or backreferences), at most 256 characters.",
         examples=["^[a-z0-9-]+$"],
     )
     max_length: int | None = Field(default=None, ge=1, le=400 * 1024,
@@ -109,6 +111,12 @@ class AttributeSpec(Strict):
         default=None,
         description="Whether the value changes after the item is written (a status). Default: guessed from the name "
         "(status, state, type, ... are assumed to change); `false` or `true` overrides the guess.",
+    )
+    expiry: bool | None = Field(
+        default=None,
+        description="Whether the value is when the item expires, so that `table.ttl_attribute` may name it (TTL "
+        "deletes every item whose value is in the past). Default: guessed from the name (expiresAt, expiry, ttl, "
+        "...); `true` or `false` overrides the guess.",
     )
     optional: bool = Field(
         default=False,
@@ -136,6 +144,8 @@ class AttributeSpec(Strict):
             if separated:
                 raise Invalid(f"the value {separated[0]!r} contains '#', the key separator", "use '-' or '_' instead",
                               "values", code="E203")
+        if self.expiry and self.type not in ("number", "timestamp"):
+            raise Invalid("`expiry` applies to number and timestamp attributes only", "remove `expiry`", "expiry")
         if self.width is not None and self.type != "number":
             raise Invalid("`width` applies to number attributes only", "remove `width`", "width")
         if self.format is not None:
@@ -146,9 +156,11 @@ class AttributeSpec(Strict):
             if self.type != "string":
                 raise Invalid("`pattern` applies to string attributes only", "remove `pattern`", "pattern")
             try:
-                re.compile(self.pattern)
-            except re.error as error:
-                raise Invalid(f"`pattern` is not a valid regular expression: {error}", None, "pattern") from None
+                regex.check(self.pattern)
+            except regex.PatternError as error:
+                raise Invalid(f"`pattern` is not a regular expression Tablewright can run: {error}",
+                              "write a shorter pattern without look-around, backreferences or large repetitions "
+                              "(RE2 syntax), e.g. \"^[^#]+$\"", "pattern", code="E203") from None
         return self
 
     @property
@@ -325,7 +337,7 @@ class EntitySpec(Strict):
 class AccessPattern(Strict):
     """A read the application performs, with its expected rate."""
 
-    entity: EntityName | list[EntityName] = Field(
+    entity: EntityName | Annotated[list[EntityName], Field(min_length=1)] = Field(
         description="The entity read, or a list of entities read together as one item collection."
     )
     where: dict[AttributeName, Operator] = Field(
@@ -631,7 +643,7 @@ class Alarms(Strict):
                 raise Invalid(f"`notify` lists {len(value)} topics; alarms and rules notify at most "
                               f"{MAX_NOTIFY_TARGETS}", "fan out from one topic (SNS subscriptions)", code="E203")
             for arn in value:
-                if not re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}", arn):
+                if not re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}", arn):
                     raise Invalid(f"{arn!r} is not an SNS topic ARN", "arn:aws:sns:<region>:<account>:<topic>")
         return value
 
@@ -642,8 +654,10 @@ WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 class MaintenanceWindow(Strict):
     """When changes that rebuild indexes or touch the table may be applied."""
 
-    days: Literal["daily"] | list[Literal["MO", "TU", "WE", "TH", "FR", "SA", "SU"]] = Field(
-        default="daily", description="`daily`, or weekdays as MO TU WE TH FR SA SU.", examples=[["SA", "SU"]]
+    days: Literal["daily"] | Annotated[list[Literal["MO", "TU", "WE", "TH", "FR", "SA", "SU"]],
+                                       Field(min_length=1, max_length=7)] = Field(
+        default="daily", description="`daily`, or weekdays as MO TU WE TH FR SA SU (at least one).",
+        examples=[["SA", "SU"]]
     )
     start: str = Field(description="Local start time, HH:MM (24 h).", examples=["02:00"])
     duration: str = Field(description="How long the window stays open: `2h`, `90m`, `1h30m` (at most 24h).",
@@ -653,14 +667,14 @@ class MaintenanceWindow(Strict):
     @field_validator("start")
     @classmethod
     def _start(cls, value: str) -> str:
-        if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value):
+        if not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", value):
             raise Invalid(f"start {value!r} is not a time of day", "write HH:MM on a 24-hour clock, e.g. \"02:00\"")
         return value
 
     @field_validator("duration")
     @classmethod
     def _duration(cls, value: str) -> str:
-        match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?", value)
+        match = re.fullmatch(r"(?:([0-9]+)h)?(?:([0-9]+)m)?", value)
         minutes = int(match.group(1) or 0) * 60 + int(match.group(2) or 0) if match and value else 0
         if not 0 < minutes <= 24 * 60:
             raise Invalid(f"duration {value!r} is not between 1m and 24h", "write e.g. `2h`, `90m` or `1h30m`")
@@ -680,7 +694,7 @@ class MaintenanceWindow(Strict):
 
     @property
     def minutes(self) -> int:
-        match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?", self.duration)
+        match = re.fullmatch(r"(?:([0-9]+)h)?(?:([0-9]+)m)?", self.duration)
         assert match is not None  # `_duration` accepted it
         return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
 

@@ -8,14 +8,15 @@ from modules.blueprint.model import Blueprint, ContributorInsightsMode
 
 # `mode` on aws_dynamodb_contributor_insights arrived in hashicorp/aws 6.11.
 INSIGHTS_MODE_SINCE = (6, 11, 0)
-_CLAUSE = re.compile(r"^\s*(>=|<=|!=|~>|>|<|=)?\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*$")
+# ASCII only: Python's `\d` and `\s` admit other scripts' digits and line separators (U+2028).
+_CLAUSE = re.compile(r" *(>=|<=|!=|~>|>|<|=)? *([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))? *")
 
 
 def lowest_version(constraint: str) -> tuple[int, int, int] | None:
     """The lowest provider version the constraint admits (its lower bound), or None if unparsable."""
     lowest = (0, 0, 0)
     for clause in constraint.split(","):
-        match = _CLAUSE.match(clause)
+        match = _CLAUSE.fullmatch(clause)
         if not match:
             return None
         op = match.group(1) or "="

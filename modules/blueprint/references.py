@@ -80,7 +80,7 @@ def _check_migration(bp: Blueprint, position: int, migration: Migration) -> None
 
 def _check_lint_codes(bp: Blueprint) -> None:
     for code in bp.lint.ignore:
-        if not re.fullmatch(r"TW\d{3}", code):
+        if not re.fullmatch(r"TW[0-9]{3}", code):
             raise BlueprintError(f"`{code}` is not a finding code", path=("lint", "ignore", code), code="E300",
                                  hint="codes look like TW101; `python main.py lint` prints them")
 
@@ -97,7 +97,7 @@ def _check_index_names(bp: Blueprint) -> None:
                                  "and would name the same Terraform resources",
                                  path=_index_path(bp, name), code="E501", hint="give the indexes distinct names")
         seen[folded] = name
-        if re.fullmatch(r"gsi\d+", folded) and not re.fullmatch(r"GSI[1-9]\d*", name):
+        if re.fullmatch(r"gsi[0-9]+", folded) and not re.fullmatch(r"GSI[1-9][0-9]*", name):
             raise BlueprintError(f"`{name}` looks like a planned index name but is not one (`GSI<n>`)",
                                  path=_index_path(bp, name), code="E501",
                                  hint=f"write `{name.upper()}` to pin a planned index, or choose another name")

@@ -14,6 +14,8 @@ STATUS_LIKE = re.compile(
     r"|(Status|State|Stage|Phase|Type|Kind|Category|Region)$|^(is|has)[A-Z]",
 )
 DATE_LIKE = re.compile(r"(^date$|Date$|Day$)")
+# Names that say the value is when the item expires (expiresAt, expiry, expirationTime, ttl, itemTtl).
+EXPIRY_LIKE = re.compile(r"[Ee]xpir|^ttl$|T[Tt][Ll]$", re.ASCII)
 ASSUMED_FEW_VALUES = 5
 
 
@@ -32,6 +34,13 @@ def mutable(name: str, spec: AttributeSpec) -> bool:
 def guessed_mutable(name: str, spec: AttributeSpec) -> bool:
     """The guess `mutable:` overrides: a string or boolean with a status-like name."""
     return status_like(name) and spec.type in ("string", "boolean")
+
+
+def expiry(name: str, spec: AttributeSpec) -> bool:
+    """Whether the value is when the item expires: as declared (`expiry:`), else guessed from the name."""
+    if spec.expiry is not None:
+        return spec.expiry
+    return bool(EXPIRY_LIKE.search(name))
 
 
 def distinct_values(name: str, spec: AttributeSpec) -> tuple[int | None, str]:

@@ -11,7 +11,7 @@ so the synthesized file is the one a construct per resource would write.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -85,7 +85,18 @@ class UnexpectedExpression(ValueError):
 OWN_EXPRESSIONS = re.compile(
     r"\$\{(aws_|data\.|local\.|max\(try\(local\.|try\(contains\(data\.|\{ for g in try\(data\.)"
 )
-_INTERPOLATION = re.compile(r"(?<![$%])[$%]\{")
+# What starts a template sequence, scanned left to right as HCL's scanner does: `$${` and `%%{` are escapes
+# (a literal `${`, `%{`), every other `${` or `%{` is evaluated, whatever precedes it (`%${`, `$%{`).
+_TEMPLATE_START = re.compile(r"\$\$\{|%%\{|\$\{|%\{")
+
+
+def _evaluated(text: str) -> Iterator[int]:
+    """Where Terraform starts evaluating an interpolation or a directive in `text`."""
+    position = 0
+    while (found := _TEMPLATE_START.search(text, position)) is not None:
+        if found.group() not in ("$${", "%%{"):
+            yield found.start()
+        position = found.end()
 
 
 def check_expressions(value: Any, where: str) -> None:
@@ -98,10 +109,9 @@ def check_expressions(value: Any, where: str) -> None:
         elif isinstance(item, list):
             pending += item
         elif isinstance(item, str):
-            for found in _INTERPOLATION.finditer(item):
-                if not OWN_EXPRESSIONS.match(item, found.start()):
-                    raise UnexpectedExpression(f"{where}: {item[found.start():found.start() + 40]!r} would be "
-                                               "evaluated by Terraform")
+            for start in _evaluated(item):
+                if not OWN_EXPRESSIONS.match(item, start):
+                    raise UnexpectedExpression(f"{where}: {item[start:start + 40]!r} would be evaluated by Terraform")
 
 
 def fragment(blocks: Iterable[Block], scope_path: str) -> dict[str, Any]:

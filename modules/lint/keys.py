@@ -3,10 +3,10 @@ inside values, entities whose sort keys overlap, keys over DynamoDB's size limit
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+from modules.blueprint import regex
 from modules.blueprint.encoding import EPOCH_WIDTH, sort_problem
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.templates import SEPARATOR, KeyTemplate
@@ -111,7 +111,7 @@ def _ordering_patterns(design: TableDesign, entity: str, index: str, attribute: 
 
 def _excludes_separator(pattern: str) -> bool:
     probes = (SEPARATOR, f"a{SEPARATOR}b", f"x{SEPARATOR}", f"1{SEPARATOR}2")
-    return not any(re.fullmatch(pattern, probe) for probe in probes)
+    return not any(regex.fullmatch(pattern, probe) for probe in probes)
 
 
 @rule("TW203", "Separator allowed inside a key value",

@@ -1,11 +1,17 @@
 """Markdown that is safe to post as a pull-request comment, whatever the blueprint or plan holds.
 
-Values from blueprints and plans end up in tables and sentences. Outside code spans, a `<` could
-open raw HTML (close our folded sections, load a remote image) and `![...](...)` would load an
-image, so both are neutralised; the tags the review writes itself (a line that is exactly
-`<details>`, `</details>` or `<summary>...</summary>`) are kept. Inside code spans nothing
-renders, so nothing needs escaping there. Values never carry line breaks (the loader refuses
-control characters in them), so no value can make a line of its own.
+Values from blueprints and plans end up in tables, sentences and code spans. A `<` could open raw
+HTML (close our folded sections, load a remote image, draw a fake approval) and `![...](...)` would
+load an image, so every `<` and `>` becomes an entity and every `![` is escaped, on every line, code
+spans included: deciding where a code span starts and ends is the renderer's business (backslash
+escapes, table cells), and a sanitizer that guessed differently would leave HTML standing. Inside a
+real code span the entity shows as written (`&lt;`): untrusted text stays visible and inert. The tags
+the review writes itself (a line that is exactly `<details>`, `</details>` or `<summary>...</summary>`)
+and a blockquote's leading `>` are kept, and so is every `>` of the Mermaid diagrams the review draws
+(a ```` ```mermaid ```` fence: its arrows are `-->`, and inside a fenced block nothing is HTML). No value can
+make a line of its own (and pass for one of our tags or fences): the loader refuses line breaks in
+blueprint values, and values from plans reach the Markdown through table cells and `one_line`, which
+flatten them.
 """
 
 from __future__ import annotations
@@ -14,30 +20,13 @@ import re
 
 # The tags the review writes itself, each alone on its line (the summary wrapping one line of text).
 OWN_LINE = re.compile(r"(<details>|</details>|<summary>(?P<summary>.*)</summary>)")
-_BACKTICKS = re.compile(r"`+")
+# A blockquote: `>` markers at the start of a line (the review's warnings).
+_QUOTE = re.compile(r"^( {0,3}>)+ ?")
 
 
-def _segments(line: str) -> list[tuple[bool, str]]:
-    """(is_code, text) pieces of one line: a run of N backticks opens a code span that the next run of
-    exactly N closes (CommonMark); an unclosed run is plain text."""
-    pieces: list[tuple[bool, str]] = []
-    position = 0
-    text_start = 0
-    while True:
-        opening = _BACKTICKS.search(line, position)
-        if opening is None:
-            break
-        closing = _BACKTICKS.search(line, opening.end())
-        while closing is not None and len(closing.group()) != len(opening.group()):
-            closing = _BACKTICKS.search(line, closing.end())
-        if closing is None:
-            position = opening.end()
-            continue
-        pieces.append((False, line[text_start:opening.start()]))
-        pieces.append((True, line[opening.start():closing.end()]))
-        position = text_start = closing.end()
-    pieces.append((False, line[text_start:]))
-    return pieces
+def one_line(text: str) -> str:
+    """`text` with its line breaks made spaces: a value inserted into a sentence cannot start a line."""
+    return re.sub(r"[\r\n]+", " ", text)
 
 
 def _escape_line(line: str) -> str:
@@ -46,13 +35,27 @@ def _escape_line(line: str) -> str:
         return line
     if own:
         return f"<summary>{_escape_line(own.group('summary'))}</summary>"
-    return "".join(text if is_code else _neutralise(text) for is_code, text in _segments(line))
+    quote = _QUOTE.match(line)
+    marker = quote.group() if quote else ""
+    return marker + _neutralise(line[len(marker):])
 
 
 def _neutralise(text: str) -> str:
-    return text.replace("<", "&lt;").replace("![", "!\\[")
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("![", "!\\[")
+
+
+MERMAID_FENCE, FENCE_END = "```mermaid", "```"
 
 
 def sanitize(markdown: str) -> str:
     """The same Markdown with raw HTML and images from untrusted values made inert (idempotent)."""
-    return "\n".join(_escape_line(line) for line in markdown.split("\n"))
+    lines = []
+    in_diagram = False
+    for line in markdown.replace("\r", " ").split("\n"):
+        if in_diagram:
+            in_diagram = line != FENCE_END
+            lines.append(line.replace("<", "&lt;").replace("![", "!\\[") if in_diagram else line)
+            continue
+        in_diagram = line == MERMAID_FENCE
+        lines.append(line if in_diagram else _escape_line(line))
+    return "\n".join(lines)

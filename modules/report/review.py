@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from modules.report import diagrams, explain
-from modules.report.markdown import sanitize
+from modules.report.markdown import one_line, sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.review.classify import CLASSES, Change, counts
 from modules.review.gate import Decision
@@ -102,7 +102,7 @@ def _data_section(stack: StackReview) -> list[str]:
 def _lock_section(stack: StackReview) -> list[str]:
     if not stack.lock_diff:
         return []
-    return ["#### Design lock", "", "What changes in the committed design (`<blueprint>.lock.json`):", "",
+    return ["#### Design lock", "", "What changes in the committed design (the `.lock.json` beside the blueprint):", "",
             *(f"- {line}" for line in stack.lock_diff), ""]
 
 
@@ -135,7 +135,7 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
     if attention:
         lines += [markdown_table(CHANGE_HEADERS, attention), ""]
     lines += _safe_section(stack.changes)
-    lines += [f"> **Warning:** {warning}" for warning in stack.warnings] + ([""] if stack.warnings else [])
+    lines += [f"> **Warning:** {one_line(warning)}" for warning in stack.warnings] + ([""] if stack.warnings else [])
     lines += _data_section(stack)
     lines += _lock_section(stack)
     lines += _lint_section(stack)
@@ -163,7 +163,8 @@ def render_markdown(review: Review) -> str:
     lines = [
         "## Tablewright review",
         "",
-        f"**{VERDICT_TEXT[review.verdict]}** ({_summary(review.changes)}; `{review.base}` -> `{review.head}`)",
+        f"**{VERDICT_TEXT[review.verdict]}** ({_summary(review.changes)}; `{one_line(review.base)}` -> "
+        f"`{one_line(review.head)}`)",
         "",
         *(f"> **Data migration:** {line}" for line in key_migrations(review.stacks)),
         *([""] if key_migrations(review.stacks) else []),
@@ -243,7 +244,8 @@ def render_gate(stack: StackReview, decision: Decision, output: str) -> str:
         return json.dumps(gate_data(stack, decision), indent=2, sort_keys=True) + "\n"
     if output == "markdown":
         return sanitize("\n".join([f"## Tablewright plan gate: {'pass' if decision.passed else 'FAIL'}", "",
-                                   f"**{decision.reason}**", "", *render_stack_markdown(stack)]).rstrip() + "\n")
+                                   f"**{one_line(decision.reason)}**", "", *render_stack_markdown(stack)]).rstrip()
+                        + "\n")
     lines = [f"gate {'PASS' if decision.passed else 'FAIL'} for {stack.stack}: {decision.reason}",
              _text_changes(stack.changes), *(f"warning: {w}" for w in stack.warnings)]
     return "\n".join(lines) + "\n"

@@ -17,7 +17,7 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     def escape(cell: object) -> str:
-        return str(cell).replace("|", "\\|").replace("\n", " ")
+        return str(cell).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(escape(cell) for cell in row) + " |" for row in rows]

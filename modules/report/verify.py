@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from modules.report.markdown import one_line, sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.verify.runner import BlueprintResult
 
@@ -61,8 +62,8 @@ def render_markdown(results: list[BlueprintResult]) -> str:
         parts += [f"### {_heading(result)}", "", markdown_table(HEADERS, _rows(result)), ""]
         if result.indexes:
             parts += [markdown_table(INDEX_HEADERS, _index_rows(result)), ""]
-        parts += [f"- **FAIL** {f}" for f in _failures(result)]
-    return "\n".join([*parts, "", f"_{NOTE}_"]) + "\n"
+        parts += [f"- **FAIL** {one_line(f)}" for f in _failures(result)]
+    return sanitize("\n".join([*parts, "", f"_{NOTE}_"]) + "\n")
 
 
 def render_json(results: list[BlueprintResult]) -> str:

@@ -122,6 +122,22 @@ def from_configs(before: dict[str, Any], after: dict[str, Any]) -> list[Resource
             for address in sorted(actions)]
 
 
+@dataclass(frozen=True)
+class StackSettings:
+    """What a synthesis says besides its resources: where Terraform looks for them and keeps their state."""
+
+    region: str | None  # None: the pipeline's AWS_REGION
+    backend: str  # the backend block, as sorted JSON
+    provider: str | None  # the hashicorp/aws version constraint
+
+
+def stack_settings(config: dict[str, Any]) -> StackSettings:
+    providers = (config.get("provider") or {}).get("aws") or [{}]
+    terraform = config.get("terraform") or {}
+    return StackSettings(providers[0].get("region"), json.dumps(terraform.get("backend"), sort_keys=True),
+                         ((terraform.get("required_providers") or {}).get("aws") or {}).get("version"))
+
+
 def _fill_unknown(value: Any, unknown: Any) -> Any:
     """Put UNKNOWN wherever `after_unknown` marks a value Terraform learns only during apply."""
     if unknown is True:
@@ -144,6 +160,14 @@ def _plan_error(problem: str) -> PlanError:
                                                  "stack, unedited")
 
 
+def _is_data_address(address: str) -> bool:
+    """`data.TYPE.NAME` (after any `module.NAME.` steps; instance keys ignored), as Terraform writes data sources."""
+    parts = re.sub(r"\[[^\]]*\]", "", address).split(".")
+    while parts[:1] == ["module"]:
+        parts = parts[2:]
+    return len(parts) == 3 and parts[0] == "data"
+
+
 def _entry_change(position: int, entry: Any) -> ResourceChange | None:
     """One `resource_changes` entry, checked: None for data sources, no-ops and reads."""
     where = f"resource_changes[{position}]"
@@ -158,6 +182,10 @@ def _entry_change(position: int, entry: Any) -> ResourceChange | None:
     if not isinstance(actions, list) or not actions or not all(isinstance(a, str) for a in actions):
         raise _plan_error(f"has {where} ({address}) without a list of actions")
     before, after = change.get("before"), change.get("after")
+    if mode not in ("managed", "data"):
+        raise _plan_error(f"has {where} ({address}) in mode `{mode}`, neither `managed` nor `data`")
+    if (mode == "data") != _is_data_address(address):
+        raise _plan_error(f"has {where} ({address}) whose mode `{mode}` does not match its address")
     if mode != "managed":
         return None
     if not all(side is None or isinstance(side, dict) for side in (before, after)):

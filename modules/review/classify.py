@@ -2,23 +2,28 @@
 
 - blocked: the table is deleted or replaced (its data is lost); production, `prevent_destroy`,
   point-in-time recovery or deletion protection turned off; a customer-managed key
-  deleted in production; anything Tablewright does not write (IAM, resource policies) and any policy
-  that admits a wildcard principal. Each names the acknowledgement that lifts it (`--allow-destroy`,
-  `--allow-unprotect`, `--allow-foreign`); acknowledged, it waits for the maintenance window.
+  deleted in production; TTL turned on or pointed at another attribute in production (it deletes
+  every item whose value there is in the past); anything Tablewright does not write (IAM, resource
+  policies) and any policy that admits a wildcard principal. Each names the acknowledgement that
+  lifts it (`--allow-destroy`, `--allow-unprotect`, `--allow-foreign`); acknowledged, it waits for
+  the maintenance window.
 - window: changes DynamoDB carries out on the live table for minutes to hours, or that consumers
   feel: GSI create, delete or rebuild, billing-mode switch, stream, TTL, table class, encryption key,
-  a KMS key deleted outside production, a policy changed, an action Terraform
-  plans that Tablewright does not know. Applied only in the maintenance window.
-- safe: capacity bounds, autoscaling, alarms, tags, Contributor Insights, the change calendar and rule.
+  a KMS key deleted outside production, a policy changed, the maintenance window itself changed or
+  removed, an action Terraform plans that Tablewright does not know. Applied only in the maintenance
+  window (the one in force before the change).
+- safe: capacity bounds, autoscaling, alarms, tags, Contributor Insights, the change rule, a new change
+  calendar.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from modules.review.changes import ResourceChange
+from modules.review.changes import UNKNOWN, ResourceChange, StackSettings
 
 Class = Literal["blocked", "window", "safe"]
 CLASSES: tuple[Class, ...] = ("blocked", "window", "safe")
@@ -78,6 +83,51 @@ class IndexFacets:
     capacity: tuple[Any, Any]
 
 
+# Arguments of aws_dynamodb_table the facets below read, and per nested block the keys they read (None:
+# all of it). A plan that changes anything else is an unrecognised change, never hidden by a recognised one.
+RECOGNISED_TABLE_ARGUMENTS: dict[str, frozenset[str] | None] = {
+    "name": None, "hash_key": None, "range_key": None, "attribute": None, "billing_mode": None,
+    "stream_enabled": None, "stream_view_type": None, "table_class": None, "deletion_protection_enabled": None,
+    "tags": None, "read_capacity": None, "write_capacity": None, "replica": None,
+    "point_in_time_recovery": frozenset({"enabled", "recovery_period_in_days"}),
+    "ttl": frozenset({"enabled", "attribute_name"}),
+    "server_side_encryption": frozenset({"enabled", "kms_key_arn"}),
+    "global_secondary_index": frozenset({"name", "hash_key", "range_key", "projection_type", "non_key_attributes",
+                                         "read_capacity", "write_capacity"}),
+    "local_secondary_index": frozenset({"name", "range_key", "projection_type", "non_key_attributes"}),
+}
+# Values the provider computes from the others (never configured): they change when those do.
+COMPUTED_TABLE_ARGUMENTS = frozenset({"arn", "id", "tags_all", "stream_arn", "stream_label"})
+
+
+def _flag(value: Any) -> bool | None:
+    """A boolean argument: None when known only after apply (a plan cannot show it stays on)."""
+    return None if value == UNKNOWN else value is True
+
+
+def _unrecognised(body: dict[str, Any], indexes: frozenset[str]) -> dict[str, Any]:
+    """The arguments (`point_in_time_recovery.x`, `global_secondary_index[GSI1].x`) no facet reads, by name;
+    of the global indexes only those in `indexes` (the ones on both sides: a new or deleted index is one
+    change as a whole)."""
+    found: dict[str, Any] = {}
+    for key, value in body.items():
+        if key in COMPUTED_TABLE_ARGUMENTS:
+            continue
+        if key not in RECOGNISED_TABLE_ARGUMENTS:
+            found[key] = value
+            continue
+        read = RECOGNISED_TABLE_ARGUMENTS[key]
+        if read is None:
+            continue
+        if key == "global_secondary_index":
+            for block in _blocks(value):
+                if block.get("name") in indexes:
+                    found |= {f"{key}[{block['name']}].{sub}": block[sub] for sub in block.keys() - read}
+        elif key != "local_secondary_index":  # a changed local index replaces the table anyway
+            found |= {f"{key}.{sub}": item for sub, item in _block(value).items() if sub not in read}
+    return found
+
+
 @dataclass(frozen=True)
 class TableFacets:
     """What the classification looks at, with the provider's defaults filled in."""
@@ -92,8 +142,10 @@ class TableFacets:
     ttl: tuple[bool, str]
     table_class: str
     encryption: tuple[bool, str]
-    point_in_time_recovery: bool
-    deletion_protection: bool
+    point_in_time_recovery: bool | None  # None: known only after apply
+    recovery_days: Any  # point_in_time_recovery.recovery_period_in_days (None: the provider's default, 35)
+    deletion_protection: bool | None
+    replicas: tuple[str, ...]
     tags: dict[str, str]
     capacity: tuple[Any, Any]
 
@@ -128,8 +180,11 @@ def table_facets(body: dict[str, Any]) -> TableFacets:
         ttl=(bool(ttl.get("enabled")), ttl.get("attribute_name") or "") if ttl.get("enabled") else (False, ""),
         table_class=body.get("table_class") or "STANDARD",
         encryption=(bool(sse.get("enabled")), sse.get("kms_key_arn") or "") if sse.get("enabled") else (False, ""),
-        point_in_time_recovery=bool(_block(body.get("point_in_time_recovery")).get("enabled")),
-        deletion_protection=bool(body.get("deletion_protection_enabled")),
+        point_in_time_recovery=_flag(_block(body.get("point_in_time_recovery")).get("enabled")),
+        recovery_days=_block(body.get("point_in_time_recovery")).get("recovery_period_in_days"),
+        deletion_protection=_flag(body.get("deletion_protection_enabled")),
+        replicas=(UNKNOWN,) if body.get("replica") == UNKNOWN else
+        tuple(sorted(str(r.get("region_name")) for r in _blocks(body.get("replica")))),
         tags=dict(body.get("tags") or {}),
         capacity=(body.get("read_capacity"), body.get("write_capacity")),
     )
@@ -168,12 +223,24 @@ def _table_change(change: ResourceChange, production: bool) -> list[Change]:
         name = table_facets(change.before or {}).name
         return [Change(address, "delete", "table", f"table {name}", "blocked",
                        "deleting the table deletes every item in it", "destroy")]
+    if change.action not in ("update", "replace"):
+        name = table_facets(change.before or change.after or {}).name
+        return [Change(address, change.action, "table", f"table {name}", "blocked",
+                       f"Terraform plans `{change.action}` for the table: it leaves Terraform's management (no "
+                       "protection, alarms or change rules follow it)", "destroy")]
     before, after = table_facets(change.before or {}), table_facets(change.after or {})
     if change.action == "replace":
         reasons = _replacement_reasons(before, after) or [f"Terraform replaces it: {', '.join(change.replace_paths)}"]
         return [Change(address, "replace", "table", f"table {before.name}", "blocked",
                        "replacing the table deletes every item in it: " + "; ".join(reasons), "destroy")]
-    return _table_updates(address, before, after, production)
+    changes = _table_updates(address, before, after, production)
+    table = f"table {after.name}"
+    both = frozenset(before.global_indexes.keys() & after.global_indexes.keys())
+    changes += _recovery_period(address, table, before, after) + _replicas(address, table, before, after)
+    changes += _unrecognised_changes(address, table, change.before or {}, change.after or {}, both)
+    return changes or [Change(address, "update", "table", f"{table}: other arguments", "window",
+                              "Terraform updates the table, yet no argument Tablewright compares changes: "
+                              "review it by hand")]
 
 
 def _index_changes(address: str, before: TableFacets, after: TableFacets) -> list[Change]:
@@ -201,15 +268,68 @@ def _index_changes(address: str, before: TableFacets, after: TableFacets) -> lis
     return changes
 
 
-def _protection(address: str, subject: str, was: bool, now: bool, production: bool, loss: str) -> list[Change]:
+def _protection(address: str, subject: str, was: bool | None, now: bool | None, production: bool,
+                loss: str) -> list[Change]:
     """Protection turned off is blocked in every environment: the plan alone cannot tell a table that
-    matters from one that does not, and the acknowledgement costs one flag."""
-    if was == now:
+    matters from one that does not, and the acknowledgement costs one flag. A value known only after
+    apply counts as off: the plan cannot show that the protection stays."""
+    if was == now or (was is False and now is None):
         return []
     if now:
         return [Change(address, "update", "table", f"{subject} on", "safe", "adds protection")]
     where = "production table: " if production else ""
+    if now is None:
+        return [Change(address, "update", "table", f"{subject} unknown until apply", "blocked",
+                       f"{where}the plan cannot show it stays on, and if it goes off: {loss}", "unprotect")]
     return [Change(address, "update", "table", f"{subject} off", "blocked", f"{where}{loss}", "unprotect")]
+
+
+def _recovery_period(address: str, table: str, before: TableFacets, after: TableFacets) -> list[Change]:
+    """Fewer days of point-in-time recovery drop the older restore points: blocked like PITR turned off."""
+    if before.recovery_days == after.recovery_days or not (before.point_in_time_recovery
+                                                           and after.point_in_time_recovery):
+        return []
+    was, now = (35 if days is None else days for days in (before.recovery_days, after.recovery_days))
+    subject = f"{table}: point-in-time recovery {was} -> {now} days"
+    if isinstance(was, int) and isinstance(now, int) and now > was:
+        return [Change(address, "update", "table", subject, "safe", "adds protection")]
+    return [Change(address, "update", "table", subject, "blocked",
+                   "restore points older than the new period are deleted (or the period is known only after "
+                   "apply)", "unprotect")]
+
+
+def _replicas(address: str, table: str, before: TableFacets, after: TableFacets) -> list[Change]:
+    """Replicas (global tables) are not Tablewright's: each copies every item to another region."""
+    if before.replicas == after.replicas:
+        return []
+    return [Change(address, "update", "table", f"{table}: replicas {', '.join(before.replicas) or 'none'} -> "
+                   f"{', '.join(after.replicas) or 'none'}", "blocked",
+                   "a replica copies every item to another region (data residency), and removing one deletes "
+                   "that copy; Tablewright writes no replicas and manages none", "foreign")]
+
+
+def _unrecognised_changes(address: str, table: str, before: dict[str, Any], after: dict[str, Any],
+                          indexes: frozenset[str]) -> list[Change]:
+    old, new = _unrecognised(before, indexes), _unrecognised(after, indexes)
+    changed = sorted(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
+    return [Change(address, "update", "table", f"{table}: {name}", "window",
+                   f"{_short(old.get(name))} -> {_short(new.get(name))}: an argument Tablewright does not "
+                   "recognise, applied in the window; review it by hand") for name in changed]
+
+
+def _ttl_change(address: str, table: str, before: tuple[bool, str], after: tuple[bool, str],
+                production: bool) -> Change:
+    """TTL turned on or pointed at another attribute deletes every item whose value there is in the past:
+    blocked in production (`--allow-destroy`). Turning it off waits for the window."""
+    subject = f"{table}: TTL {before[1] or 'off'} -> {after[1] or 'off'}"
+    processing = "takes up to an hour to process, and no other TTL change is accepted meanwhile"
+    if not after[0]:
+        return Change(address, "update", "table", subject, "window", processing)
+    loss = (f"DynamoDB deletes every item whose `{after[1]}` holds a time in the past, within days, and turning TTL "
+            "off does not bring them back: make sure that attribute holds when each item expires")
+    if production:
+        return Change(address, "update", "table", subject, "blocked", f"production table: {loss}", "destroy")
+    return Change(address, "update", "table", subject, "window", f"{loss}; {processing}")
 
 
 def _table_updates(address: str, before: TableFacets, after: TableFacets, production: bool) -> list[Change]:
@@ -225,9 +345,7 @@ def _table_updates(address: str, before: TableFacets, after: TableFacets, produc
                               f"{after.stream[1] or 'off'}", "window",
                               "stream consumers (Lambda triggers, pipes, replication) lose or change their stream"))
     if before.ttl != after.ttl:
-        changes.append(Change(address, "update", "table", f"{table}: TTL {before.ttl[1] or 'off'} -> "
-                              f"{after.ttl[1] or 'off'}", "window",
-                              "takes up to an hour to process, and no other TTL change is accepted meanwhile"))
+        changes.append(_ttl_change(address, table, before.ttl, after.ttl, production))
     if before.table_class != after.table_class:
         changes.append(Change(address, "update", "table", f"{table}: class {before.table_class} -> "
                               f"{after.table_class}", "window", "DynamoDB migrates the table's storage"))
@@ -250,9 +368,6 @@ def _table_updates(address: str, before: TableFacets, after: TableFacets, produc
         changes.append(Change(address, "update", "capacity", f"{table}: capacity", "safe",
                               f"read/write {before.capacity[0]}/{before.capacity[1]} -> "
                               f"{after.capacity[0]}/{after.capacity[1]}"))
-    if not changes:
-        changes.append(Change(address, "update", "table", f"{table}: other arguments", "window",
-                              "a change Tablewright does not recognise: applied in the window, review it by hand"))
     return changes
 
 
@@ -276,23 +391,80 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _argument_changes(before: dict[str, Any], after: dict[str, Any]) -> str:
-    changed = sorted(k for k in before.keys() | after.keys()
-                     if before.get(k) != after.get(k) and k not in ("tags_all", "id", "arn"))
+TAGS = frozenset({"tags", "tags_all"})
+
+
+def _changed_arguments(change: ResourceChange) -> set[str]:
+    before, after = change.before or {}, change.after or {}
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+
+
+# Resource types whose `arn` argument is an input (where notifications go, which topic a policy guards),
+# not the resource's own computed ARN.
+ARN_INPUTS = frozenset({"aws_cloudwatch_event_target", "aws_sns_topic_policy"})
+# Arguments naming where notifications go, per resource type.
+NOTIFY_ARGUMENTS = {"aws_cloudwatch_metric_alarm": ("alarm_actions", "ok_actions", "insufficient_data_actions"),
+                    "aws_cloudwatch_event_target": ("arn",)}
+_ARN_ACCOUNT = re.compile(r"arn:[a-z-]+:[a-z0-9-]+:[a-z0-9-]*:([0-9]{12}):", re.ASCII)
+
+
+def _argument_changes(kind: str, before: dict[str, Any], after: dict[str, Any]) -> str:
+    hidden = {"tags_all", "id"} | (set() if kind in ARN_INPUTS else {"arn"})
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k) and k not in hidden)
     return "; ".join(f"{k} {_short(before.get(k))} -> {_short(after.get(k))}" for k in changed) or "computed values"
 
 
-def wildcard_principal(policy: Any) -> bool:
-    """Whether an IAM-style policy document (JSON text or parsed) grants anything to `*`."""
+def _accounts(body: dict[str, Any], arguments: tuple[str, ...]) -> set[str]:
+    """The AWS accounts of the ARNs in `arguments` (a reference to a resource of the stack names none)."""
+    values = [body.get(argument) for argument in arguments]
+    texts = [v for value in values for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    return {match.group(1) for text in texts if (match := _ARN_ACCOUNT.match(text))}
+
+
+def _notification_change(change: ResourceChange, category: str, subject: str) -> Change | None:
+    """Alarms and change events sent to an account none of them went to before: someone else reads them."""
+    arguments = NOTIFY_ARGUMENTS.get(change.type)
+    if arguments is None or change.action != "update":
+        return None
+    added = _accounts(change.after or {}, arguments) - _accounts(change.before or {}, arguments)
+    if not added:
+        return None
+    return Change(change.address, change.action, category, subject, "window",
+                  f"notifications now go to account {', '.join(sorted(added))}, which received none before: "
+                  "check who reads them (change events carry the caller's identity)")
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """JSON objects as AWS reads them: a key given twice is refused, not resolved to the last one."""
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _DuplicateKey(sorted({key for key in keys if keys.count(key) > 1})[0])
+    return dict(pairs)
+
+
+def parsed_policy(policy: Any) -> dict[str, Any] | None:
+    """An IAM-style policy document (JSON text or parsed), or None when it cannot be read: known only after
+    apply, not JSON, or with a key given twice (which parsers resolve differently)."""
     if isinstance(policy, str):
         try:
-            policy = json.loads(policy)
-        except (json.JSONDecodeError, RecursionError):
-            return False
-    statements = policy.get("Statement") if isinstance(policy, dict) else None
+            policy = json.loads(policy, object_pairs_hook=_no_duplicates)
+        except (json.JSONDecodeError, RecursionError, _DuplicateKey):
+            return None
+    return policy if isinstance(policy, dict) else None
+
+
+def wildcard_principal(policy: dict[str, Any]) -> bool:
+    """Whether a policy grants anything to `*`: a wildcard principal, or `NotPrincipal` (everyone but some)."""
+    statements = policy.get("Statement")
     for statement in statements if isinstance(statements, list) else [statements]:
         if not isinstance(statement, dict) or statement.get("Effect", "Allow") != "Allow":
             continue
+        if "NotPrincipal" in statement:
+            return True
         principal = statement.get("Principal")
         values = principal.values() if isinstance(principal, dict) else [principal]
         if any(value == "*" or (isinstance(value, list) and "*" in value) for value in values):
@@ -307,9 +479,18 @@ def _policy_change(change: ResourceChange, category: str, subject: str) -> Chang
     before, after = (change.before or {}).get(argument), (change.after or {}).get(argument)
     if before == after:
         return None
-    if wildcard_principal(after):
-        return Change(change.address, change.action, category, subject, "blocked",
-                      "the policy grants access to any principal (`*`)", "foreign")
+    if isinstance(after, str) and after.startswith("${data.aws_iam_policy_document."):
+        policy = None  # a synthesis: the document Tablewright writes itself, read by Terraform at plan time
+    else:
+        policy = parsed_policy(after)
+        if policy is None:
+            return Change(change.address, change.action, category, subject, "window",
+                          "the policy is known only after apply, or is not a JSON document Tablewright can read "
+                          "(a key given twice): nobody has checked who it admits, so review it by hand")
+        if wildcard_principal(policy):
+            return Change(change.address, change.action, category, subject, "blocked",
+                          "the policy grants access to any principal (`*`, or everyone but a `NotPrincipal`)",
+                          "foreign")
     if change.action == "create":
         return None  # a new resource with its policy: nothing had access before
     return Change(change.address, change.action, category, subject, "window",
@@ -333,11 +514,15 @@ def _other_change(change: ResourceChange, production: bool) -> Change:
             return Change(change.address, change.action, category, subject, "blocked", f"production: {loss}",
                           "destroy")
         return Change(change.address, change.action, category, subject, "window", loss)
-    policy = _policy_change(change, category, subject)
+    policy = _policy_change(change, category, subject) or _notification_change(change, category, subject)
     if policy is not None:
         return policy
+    if change.type == "aws_ssm_document" and change.action != "create" and _changed_arguments(change) - TAGS:
+        return Change(change.address, change.action, category, subject, "window",
+                      "the maintenance window (its change calendar) changes or goes: the gate judges this plan by "
+                      "the window in force before it, and the new one applies from the next plan on")
     if change.action == "update":
-        what = _argument_changes(change.before or {}, change.after or {})
+        what = _argument_changes(change.type, change.before or {}, change.after or {})
     elif change.action == "replace":
         what = "re-created: " + ", ".join(change.replace_paths)
     else:
@@ -359,11 +544,35 @@ def production_change(before: bool, after: bool) -> list[Change]:
 def classify(changes: list[ResourceChange], production: bool) -> list[Change]:
     classified: list[Change] = []
     for change in changes:
-        if change.type == "aws_dynamodb_table" and change.action in ("create", "update", "delete", "replace"):
+        if change.type == "aws_dynamodb_table":
             classified += _table_change(change, production)
         else:
             classified.append(_other_change(change, production))
     return classified
+
+
+def settings_changes(before: StackSettings, after: StackSettings) -> list[Change]:
+    """The provider's region, the state backend and the provider version: invisible in the resources, yet a
+    changed region or backend makes Terraform lose the table it manages and plan an empty one in its place."""
+    changes = []
+    if before.region != after.region:
+        regions = f"{before.region or 'AWS_REGION'} -> {after.region or 'AWS_REGION'}"
+        changes.append(Change("provider.aws", "update", "stack", f"region {regions}", "blocked",
+                              "Terraform looks for every resource in the new region: the table there is a new, empty "
+                              "one, and the current table (its items, alarms and protection) is left unmanaged where "
+                              "it is", "destroy"))
+    if before.backend != after.backend:
+        changes.append(Change("terraform.backend", "update", "stack", "state backend", "blocked",
+                              f"{_short(json.loads(before.backend))} -> {_short(json.loads(after.backend))}: "
+                              "Terraform reads its state from the new backend; unless the state is moved there first "
+                              "(`terraform init -migrate-state`), it plans an empty table beside the current one, "
+                              "which it no longer manages", "destroy"))
+    if before.provider != after.provider:
+        changes.append(Change("terraform.required_providers", "update", "stack",
+                              f"AWS provider {before.provider} -> {after.provider}", "window",
+                              "another provider version can plan every resource differently (6.0 changed many): "
+                              "read the plan before applying"))
+    return changes
 
 
 def counts(changes: list[Change]) -> dict[str, int]:

@@ -3,16 +3,18 @@ decision a pipeline acts on: exit 1 on a blocked change, or on a window change o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from modules.blueprint.load import LoadedBlueprint
-from modules.blueprint.model import Migration
+from modules.blueprint.model import MaintenanceWindow, Migration
 from modules.constructs.record import STACK_OUTPUT
 from modules.design.locked import KeyFacts
 from modules.errors import PlanError, TablewrightError
-from modules.review.changes import from_plan
+from modules.review.changes import UNKNOWN, from_plan
 from modules.review.classify import ACKNOWLEDGEMENTS, Change, acknowledge, classify, counts, production_change
 from modules.review.data import DataChange, data_changes, migration_changes
 from modules.review.review import StackReview, gsi_warning, verdict
@@ -57,7 +59,7 @@ def parse_now(text: str | None) -> datetime:
 
 def _plan_tables(plan: dict[str, Any]) -> dict[str, set[str]]:
     """Every DynamoDB table resource the plan manages: its address, and its names before and after (two when
-    the plan renames it)."""
+    the plan renames it; UNKNOWN for a name known only after apply)."""
     tables: dict[str, set[str]] = {}
     for entry in plan.get("resource_changes") or []:
         if isinstance(entry, dict) and entry.get("type") == "aws_dynamodb_table" and entry.get("mode") == "managed":
@@ -65,23 +67,28 @@ def _plan_tables(plan: dict[str, Any]) -> dict[str, set[str]]:
             if not isinstance(change, dict):
                 change = {}
             names = tables.setdefault(str(entry.get("address")), set())
+            unknown = change.get("after_unknown")
             for side in ("before", "after"):
                 value = change.get(side)
-                if isinstance(value, dict) and isinstance(value.get("name"), str):
-                    names.add(value["name"])
+                if value is None:
+                    continue
+                name = value.get("name") if isinstance(value, dict) else None
+                known = side == "before" or not (unknown is True or (isinstance(unknown, dict) and unknown.get("name")))
+                names.add(name if isinstance(name, str) and known else UNKNOWN)
     return tables
 
 
 def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any]) -> LoadedBlueprint:
-    """The blueprint stack the plan is for: its table must be the only table resource the plan manages (which
-    may have had another name before: a rename, which the gate blocks)."""
+    """The blueprint stack the plan is for: its table must be the only table resource the plan manages, by
+    names known before apply (two when the plan renames it, which the gate blocks)."""
     tables = _plan_tables(plan)
     names = set().union(*tables.values())
     matching = [s for s in stacks if s.model.table.name in names]
     known = ", ".join(f"{s.stack_name} ({s.model.table.name})" for s in stacks)
-    if len(matching) != 1 or len(tables) != 1:
+    if len(matching) != 1 or len(tables) != 1 or UNKNOWN in names:
         found = ", ".join(sorted(names)) or "no DynamoDB table"
-        raise PlanError(f"the plan manages {found}, which is not the table of one stack of this blueprint "
+        where = f" at {len(tables)} addresses ({', '.join(sorted(tables))})" if len(tables) > 1 else ""
+        raise PlanError(f"the plan manages {found}{where}, which is not the table of one stack of this blueprint "
                         f"({known})", code="E701",
                         hint="pass the plan of this blueprint's stack (and --env for its environment), or the "
                              "blueprint the plan was synthesized from")
@@ -100,6 +107,41 @@ def prior_production(plan: dict[str, Any]) -> bool | None:
     """Whether the stack was production before this plan, from the `tablewright` output in its state."""
     value = (_record(plan, "before") or {}).get("production")
     return value if isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class WindowInForce:
+    """The maintenance window in force before the plan (None: none, or none the gate can know), and where
+    the gate read it."""
+
+    window: MaintenanceWindow | None
+    source: str
+
+
+def window_in_force(plan: dict[str, Any], blueprint: MaintenanceWindow | None) -> WindowInForce:
+    """The window the plan is judged by: the one the state it starts from records, never the one the pull
+    request brings (a pull request that widens its window would otherwise open it for itself). Without a
+    record of it, the blueprint's window is the one in force for a new stack (the plan only creates), or for a
+    state written before Tablewright recorded windows when the plan leaves the change calendar as it is."""
+    record = _record(plan, "before")
+    if record is not None and "maintenance_window" in record:
+        recorded = record["maintenance_window"]
+        if recorded is False:
+            return WindowInForce(None, "the state the plan starts from has none")
+        try:
+            return WindowInForce(MaintenanceWindow.model_validate(recorded), "recorded in the state the plan "
+                                                                              "starts from")
+        except ValidationError:
+            raise PlanError("has a `tablewright` output whose maintenance window is not valid",
+                            hint="plan with the stack synthesized by this version of Tablewright") from None
+    changes = from_plan(plan)
+    if record is None and changes and all(change.action == "create" for change in changes):
+        return WindowInForce(blueprint, "the blueprint's: a new stack, nothing of it deployed yet")
+    if any(change.type == "aws_ssm_document" for change in changes):
+        return WindowInForce(None, "the plan changes the change calendar and its prior state records no window")
+    if blueprint is None:
+        return WindowInForce(None, "the blueprint declares none")
+    return WindowInForce(blueprint, "the blueprint's, whose change calendar the plan leaves as it is")
 
 
 def _keys(record: dict[str, Any] | None) -> dict[tuple[str, str], KeyFacts] | None:
@@ -130,10 +172,10 @@ def key_migrations(plan: dict[str, Any], migrations: list[Migration]) -> list[Ch
     return migration_changes(key_data(plan, migrations), STACK_OUTPUT)
 
 
-def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Decision:
+def decide(changes: list[Change], in_force: WindowInForce, now: datetime) -> Decision:
     found = counts(changes)
     result = verdict(changes)
-    window = loaded.model.maintenance_window
+    window = in_force.window
     open_now = None if window is None else is_open(window, now)
     opens = None if window is None or open_now else next_opening(window, now)
 
@@ -149,7 +191,8 @@ def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Dec
         return decision(True, "only safe changes: apply at any time", "apply")
     waiting = found["window"]
     if window is None:
-        return decision(False, f"{waiting} window change(s), but the blueprint declares no maintenance_window", "hold")
+        return decision(False, f"{waiting} window change(s), but no maintenance window is in force "
+                               f"({in_force.source})", "hold")
     if opens is None:
         return decision(True, f"{waiting} window change(s), inside the maintenance window ({describe(window)})",
                         "apply")
@@ -157,6 +200,35 @@ def decide(changes: list[Change], loaded: LoadedBlueprint, now: datetime) -> Dec
     when = opens.isoformat() + ("" if opens.utcoffset() == in_utc.utcoffset() else f" ({in_utc.isoformat()})")
     return decision(False, f"{waiting} window change(s) outside the maintenance window ({describe(window)}); it next "
                            f"opens {when}", "wait")
+
+
+def _drifted_away(plan: dict[str, Any]) -> list[Change]:
+    """Tables Terraform no longer found when it refreshed (`resource_drift`: deleted): looked for in another
+    region or account, or deleted behind its back. Either way the plan does not manage the table it had."""
+    drift = plan.get("resource_drift")
+    lost = []
+    for entry in drift if isinstance(drift, list) else []:
+        change = entry.get("change") if isinstance(entry, dict) else None
+        if (isinstance(change, dict) and entry.get("type") == "aws_dynamodb_table" and entry.get("mode") == "managed"
+                and change.get("actions") == ["delete"]):
+            address = str(entry.get("address"))
+            before = change.get("before")
+            name = before.get("name") if isinstance(before, dict) else None
+            lost.append(Change(address, "delete", "table", f"table {name}", "blocked",
+                               "Terraform no longer finds the table it manages (another region, account or "
+                               "credentials, or deleted outside Terraform) and drops it from its state: its items "
+                               "and protection are no longer managed", "destroy"))
+    return lost
+
+
+def _recreated(change: Change) -> Change:
+    """A table created in a stack that already exists: the table it had has left its state."""
+    if change.category != "table" or change.action != "create":
+        return change
+    return replace(change, cls="blocked", unblocked_by="destroy",
+                   reason="the stack already exists (its state records it), yet the plan creates its table: the "
+                          "table it had is no longer in its state (a changed region, account or backend), and this "
+                          "one starts empty")
 
 
 def plan_changes(plan: dict[str, Any], production: bool,
@@ -171,17 +243,21 @@ def plan_changes(plan: dict[str, Any], production: bool,
     except (KeyError, TypeError, AttributeError, ValueError) as error:
         raise PlanError(f"has values of an unexpected shape ({type(error).__name__}: {error})",
                         hint="pass the output of `terraform show -json PLAN`, unedited") from None
+    if _record(plan, "before") is not None:
+        changes = [_recreated(change) for change in changes]
     if before is not None:
         changes = production_change(before, production) + changes
-    return strict, key_migrations(plan, migrations) + changes
+    return strict, key_migrations(plan, migrations) + _drifted_away(plan) + changes
 
 
 
 def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime,
          acknowledged: frozenset[str] = frozenset()) -> tuple[StackReview, Decision]:
-    """Judge the plan by the stricter of the blueprint and the state the plan starts from."""
+    """Judge the plan by the stricter of the blueprint and the state the plan starts from, in the window that
+    state has in force."""
     production, changes = plan_changes(plan, bool(loaded.model.production), list(loaded.model.migrations))
     changes = acknowledge(changes, acknowledged)
-    stack = StackReview(loaded.stack_name, production, changes, loaded.model.maintenance_window,
+    in_force = window_in_force(plan, loaded.model.maintenance_window)
+    stack = StackReview(loaded.stack_name, production, changes, in_force.window,
                         data=key_data(plan, list(loaded.model.migrations)), warnings=gsi_warning(changes))
-    return stack, decide(changes, loaded, now)
+    return stack, decide(changes, in_force, now)

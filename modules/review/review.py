@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from modules.blueprint.gitref import as_given, is_git_spec, load_spec
+from modules.blueprint.gitref import as_given, exists, is_git_spec, load_spec
 from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.model import MaintenanceWindow
 from modules.capacity.model import MonthlyCost
@@ -17,11 +17,20 @@ from modules.design.locked import key_facts, lock_changes, lock_of
 from modules.errors import TablewrightError
 from modules.lint.engine import LintResult
 from modules.lint.versions import breaking_changes
-from modules.review.changes import from_configs
-from modules.review.classify import Change, acknowledge, classify, counts, gsi_builds, production_change
+from modules.review.changes import from_configs, stack_settings
+from modules.review.classify import (
+    Change,
+    acknowledge,
+    classify,
+    counts,
+    gsi_builds,
+    production_change,
+    settings_changes,
+)
 from modules.review.data import DataChange, data_changes, migration_changes
 from modules.stack import Stack, build_stacks
 from modules.synth import synthesize
+from modules.window import describe
 
 
 @dataclass(frozen=True)
@@ -121,10 +130,18 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     # The stricter side judges: a pull request cannot lower the bar it is judged by.
     was, now = (bool(side.source.model.production) if side else False for side in (old, new))
     production = was or now
-    changes = production_change(was, now) if old is not None and new is not None else []
+    changes = (production_change(was, now) + settings_changes(stack_settings(old_config), stack_settings(new_config))
+               if old is not None and new is not None else [])
     changes = acknowledge(changes + classify(from_configs(old_config, new_config), production), acknowledged)
-    result = StackReview(name, production, changes, current.source.model.maintenance_window,
-                         warnings=gsi_warning(changes))
+    # The window in force is the base's: the gate judges the change by it, not by the one it brings.
+    in_force = (old or current).source.model.maintenance_window
+    result = StackReview(name, production, changes, in_force, warnings=gsi_warning(changes))
+    if old is not None and new is not None and new.source.model.maintenance_window != in_force:
+        head_window = new.source.model.maintenance_window
+        result.warnings.append(f"the maintenance window changes to {describe(head_window) if head_window else 'none'}"
+                               ": this change is still applied in the window in force before it "
+                               f"({describe(in_force) if in_force else 'none'}); the new one applies from the next "
+                               "change on")
     if new is not None:
         extra = breaking_changes(old.source, old.design, new.source, new.design, search) if old is not None else []
         result.lint = new.with_findings(extra).lint
@@ -166,7 +183,7 @@ def build_review(base: str | None, head: str, environment: str | None = None,
                                    hint="pass an environment one of them declares, or leave out --env")
         old_configs = _configs(list(old.values()), root / "base.out")
         new_configs = _configs(list(new.values()), root / "head.out")
-        search = Path(head).parent if Path(head).exists() else Path.cwd()
+        search = Path(head).parent if exists(head) else Path.cwd()
         stacks = [review_stack(name, old.get(name), new.get(name), old_configs.get(name, {}),
                                new_configs.get(name, {}), search, acknowledged)
                   for name in sorted(old.keys() | new.keys())]

@@ -1,0 +1,38 @@
+"""Data the table itself deletes: TTL on an attribute that does not hold when the item expires.
+
+DynamoDB's TTL deletes every item whose TTL attribute holds a time in the past, within days, and the
+deletions are not undone by turning TTL off again. Pointed at a creation or update time, it empties the
+table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from modules.blueprint.traits import expiry
+from modules.lint.findings import Context, Issue, rule
+
+
+@rule("TW501", "TTL on an attribute that is not an expiry",
+      "Point `ttl_attribute` at an attribute that holds when the item expires (`expiresAt`, epoch seconds), or "
+      "declare `expiry: true` on the attribute if it does.")
+def ttl_on_a_non_expiry(ctx: Context) -> Iterator[Issue]:
+    bp = ctx.design.blueprint
+    name = bp.table.ttl_attribute
+    if name is None:
+        return
+    for entity_name, entity in sorted(bp.entities.items()):
+        spec = entity.attributes.get(name)
+        if spec is None or expiry(name, spec):
+            continue
+        why = "declared `expiry: false`" if spec.expiry is False else "its name does not say it is an expiry"
+        yield Issue(
+            "error",
+            f"TTL deletes every item whose `{name}` holds a time in the past, and `{name}` of {entity_name} is not "
+            f"when the item expires ({why}): if it is a creation or update time, nearly every {entity_name} is "
+            "deleted within days, and turning TTL off again does not bring them back",
+            f"store the expiry in an attribute of its own (e.g. `expiresAt: {{type: timestamp, format: "
+            f"epoch_seconds}}`) and name it in `ttl_attribute`; if `{name}` does hold when the item expires, "
+            "declare `expiry: true` on it",
+            ("table", "ttl_attribute"),
+        )
