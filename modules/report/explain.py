@@ -9,6 +9,7 @@ from typing import Any
 from modules.capacity.model import CapacityReport
 from modules.design.cookbook import follow_up_request, request
 from modules.design.model import TABLE, TABLE_KEYS, IndexDesign, QueryPlan, TableDesign
+from modules.monitoring.changes import event_pattern, watched
 from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.stack import Stack
@@ -84,6 +85,8 @@ def render_text(stack: Stack) -> str:
     ]
     if design.indexes:
         parts += ["", "Secondary indexes", *(f"  {line}" for line in index_lines(design))]
+    if bp.alarms.enabled:
+        parts += ["", "Change detection (EventBridge rule on CloudTrail)", *(f"  {line}" for line in watched(bp))]
     return "\n".join(parts) + "\n"
 
 
@@ -103,6 +106,8 @@ def render_markdown(stack: Stack) -> str:
     ]
     if design.indexes:
         parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
+    if bp.alarms.enabled:
+        parts += ["", "#### Change detection", "", *(f"- {line}" for line in watched(bp))]
     return sanitize("\n".join(parts) + "\n")
 
 
@@ -164,6 +169,8 @@ def explain_data(stack: Stack) -> dict[str, Any]:
             for plan in design.plans
         ],
         "notes": list(design.notes),
+        "change_detection": {"watches": watched(bp), "event_pattern": event_pattern(table_name)}
+        if bp.alarms.enabled else None,
     }
 
 

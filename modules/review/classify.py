@@ -76,6 +76,7 @@ class IndexFacets:
     key_types: tuple[str | None, str | None]
     projection: tuple[str, tuple[str, ...]]
     capacity: tuple[Any, Any]
+    throughput: tuple[tuple[Any, Any], tuple[Any, Any]] = ((None, None), (None, None))  # on-demand max, warm
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,16 @@ class TableFacets:
     deletion_protection: bool
     tags: dict[str, str]
     capacity: tuple[Any, Any]
+    throughput: tuple[tuple[Any, Any], tuple[Any, Any]] = ((None, None), (None, None))  # on-demand max, warm
+
+
+def _throughput(body: dict[str, Any]) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """The on-demand maximum (read, write) and the warm throughput (read, write) of a table or GSI block;
+    a maximum of 0 (how the provider reads back a removed one) is none."""
+    limit, warm = _block(body.get("on_demand_throughput")), _block(body.get("warm_throughput"))
+    maximum = tuple(None if limit.get(k) in (0, -1) else limit.get(k)
+                    for k in ("max_read_request_units", "max_write_request_units"))
+    return ((maximum[0], maximum[1]), (warm.get("read_units_per_second"), warm.get("write_units_per_second")))
 
 
 def table_facets(body: dict[str, Any]) -> TableFacets:
@@ -110,7 +121,7 @@ def table_facets(body: dict[str, Any]) -> TableFacets:
     gsis = {
         gsi["name"]: IndexFacets((gsi.get("hash_key"), gsi.get("range_key")),
                                  key_types(gsi.get("hash_key"), gsi.get("range_key")), projection(gsi),
-                                 (gsi.get("read_capacity"), gsi.get("write_capacity")))
+                                 (gsi.get("read_capacity"), gsi.get("write_capacity")), _throughput(gsi))
         for gsi in _blocks(body.get("global_secondary_index"))
     }
     lsis = tuple(sorted((lsi["name"], lsi.get("range_key") or "", *projection(lsi))
@@ -132,6 +143,7 @@ def table_facets(body: dict[str, Any]) -> TableFacets:
         deletion_protection=bool(body.get("deletion_protection_enabled")),
         tags=dict(body.get("tags") or {}),
         capacity=(body.get("read_capacity"), body.get("write_capacity")),
+        throughput=_throughput(body),
     )
 
 
@@ -194,10 +206,30 @@ def _index_changes(address: str, before: TableFacets, after: TableFacets) -> lis
                                   f"{_index_label(old)} -> {_index_label(new)}: a GSI's keys and projection cannot "
                                   "change in place, so it is deleted and rebuilt; queries on it fail until the "
                                   "new one is ACTIVE"))
-        elif old.capacity != new.capacity and before.billing_mode == after.billing_mode:
-            changes.append(Change(address, "update", "capacity", f"{subject} capacity", "safe",
-                                  f"read/write {old.capacity[0]}/{old.capacity[1]} -> "
-                                  f"{new.capacity[0]}/{new.capacity[1]}"))
+        else:
+            if old.capacity != new.capacity and before.billing_mode == after.billing_mode:
+                changes.append(Change(address, "update", "capacity", f"{subject} capacity", "safe",
+                                      f"read/write {old.capacity[0]}/{old.capacity[1]} -> "
+                                      f"{new.capacity[0]}/{new.capacity[1]}"))
+            changes += _throughput_changes(address, subject, old.throughput, new.throughput)
+    return changes
+
+
+def _limit(pair: tuple[Any, Any]) -> str:
+    return "none" if pair == (None, None) else f"{pair[0]}/{pair[1]}"
+
+
+def _throughput_changes(address: str, subject: str, old: tuple[tuple[Any, Any], tuple[Any, Any]],
+                        new: tuple[tuple[Any, Any], tuple[Any, Any]]) -> list[Change]:
+    """The on-demand maximum and warm throughput change in place, without touching the data (a lower warm
+    throughput replaces the table: Terraform plans that as a replace, blocked above)."""
+    changes = []
+    if old[0] != new[0]:
+        changes.append(Change(address, "update", "capacity", f"{subject} on-demand maximum", "safe",
+                              f"read/write {_limit(old[0])} -> {_limit(new[0])}: requests above it are throttled"))
+    if old[1] != new[1] and new[1] != (None, None):
+        changes.append(Change(address, "update", "capacity", f"{subject} warm throughput", "safe",
+                              f"read/write {_limit(old[1])} -> {_limit(new[1])}"))
     return changes
 
 
@@ -250,6 +282,7 @@ def _table_updates(address: str, before: TableFacets, after: TableFacets, produc
         changes.append(Change(address, "update", "capacity", f"{table}: capacity", "safe",
                               f"read/write {before.capacity[0]}/{before.capacity[1]} -> "
                               f"{after.capacity[0]}/{after.capacity[1]}"))
+    changes += _throughput_changes(address, f"{table}:", before.throughput, after.throughput)
     if not changes:
         changes.append(Change(address, "update", "table", f"{table}: other arguments", "window",
                               "a change Tablewright does not recognise: applied in the window, review it by hand"))
