@@ -186,6 +186,10 @@ def test_max_throughput_suggested_numbers_and_unlimited(write_blueprint, tmp_pat
                                              "max_write_request_units": loads["table"]["suggested_write"][1]}
     [gsi] = table["global_secondary_index"]
     assert gsi["on_demand_throughput"]["max_read_request_units"] == loads["GSI1"]["suggested_read"][1]
+    text = suggested["resource"]["aws_cloudwatch_metric_alarm"]["orders_gsi1_write_max_throughput_throttles"][
+        "alarm_description"]
+    assert f"on-demand maximum of {loads['GSI1']['suggested_write'][1]:,} write request units" in text
+    assert "set `table.max_throughput` to numbers above it (it is `suggested`" in text
     # The GSI's own setting wins over the table's; `unlimited` writes -1, the provider's way to remove one.
     own = synthesized("max_throughput: {read: 5000, write: 2000}", "unlimited")
     table = own["resource"]["aws_dynamodb_table"]["orders"]

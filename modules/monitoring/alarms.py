@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from modules.blueprint.model import Blueprint, Operation
-from modules.blueprint.throughput import has_maximum
+from modules.blueprint.throughput import has_maximum, max_throughput_setting
 from modules.design.model import TableDesign
 
 NAMESPACE = "AWS/DynamoDB"
@@ -159,13 +159,15 @@ def _key_range_text(where: str, direction: str) -> str:
             "`python main.py lint` computes the shard count.")
 
 
-def _max_text(where: str, direction: str, setting: str, maximum: int | None) -> str:
+def _max_text(where: str, direction: str, setting: str, suggested: bool, maximum: int | None) -> str:
     noun = direction.capitalize()
     cap = f"of {maximum:,} {direction} request units per second" if maximum else "set for it"
+    raise_it = (f"set `{setting}` to numbers above it (it is `suggested`, from the declared rates)" if suggested
+                else f"raise `{setting}.{direction}`")
     return (f"{noun} requests to {where} were throttled at its on-demand maximum {cap} "
             f"({noun}MaxOnDemandThroughputThrottleEvents): the cost guard `{setting}` is turning traffic away. "
-            f"First check whether the traffic is expected (a launch, a backfill) and raise `{setting}.{direction}`; "
-            "otherwise find the client sending it.")
+            f"First check whether the traffic is expected (a launch, a backfill) and {raise_it}; otherwise find "
+            "the client sending it.")
 
 
 def alarm_specs(design: TableDesign, table_ref: str,
@@ -200,7 +202,8 @@ def alarm_specs(design: TableDesign, table_ref: str,
                 setting = f"indexes.{index}.max_throughput" if own else "table.max_throughput"
                 maximum = maxima[label][position] if maxima and label in maxima else None
                 add("max_throughput_throttles", f"{label}_{direction}_max_throughput_throttles",
-                    f"{suffix}{direction}-max-throughput", _max_text(where, direction, setting, maximum),
+                    f"{suffix}{direction}-max-throughput",
+                    _max_text(where, direction, setting, max_throughput_setting(bp, index) == "suggested", maximum),
                     filled(metric("m1", f"{noun}MaxOnDemandThroughputThrottleEvents", "Sum", TableName=table_ref,
                                   **extra), f"{direction} requests over the on-demand maximum"))
             if bp.table.billing == "provisioned":
