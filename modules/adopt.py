@@ -58,11 +58,17 @@ class ProjectionDescription(Aws):
     NonKeyAttributes: list[str] = Field(default_factory=list)
 
 
+class OnDemandMaximum(Aws):
+    MaxReadRequestUnits: int = -1  # -1: none
+    MaxWriteRequestUnits: int = -1
+
+
 class IndexDescription(Aws):
     IndexName: str
     KeySchema: list[KeyElement] = Field(min_length=1, max_length=2)
     Projection: ProjectionDescription
     ProvisionedThroughput: Throughput | None = None
+    OnDemandThroughput: OnDemandMaximum | None = None
 
 
 class BillingMode(Aws):
@@ -98,6 +104,7 @@ class TableDescription(Aws):
     TableClassSummary: TableClass | None = None
     DeletionProtectionEnabled: bool = False
     Replicas: list[dict[str, Any]] = Field(default_factory=list)
+    OnDemandThroughput: OnDemandMaximum | None = None
 
 
 class TtlDescription(Aws):
@@ -263,7 +270,7 @@ def adopted_blueprint(described: Description, name: str | None = None, schema: s
     keys = _keys(table.KeySchema, types)
     if keys != "{pk: \"PK\", sk: \"SK\"}":
         lines.append(f"  keys: {keys}")
-    lines += _billing(table, scaling, "table", "  ")
+    lines += _billing(table, scaling, "  ")
     lines += _ttl(described, adoption)
     lines += _pitr(described, adoption)
     lines.append(f"  deletion_protection: {_bool(table.DeletionProtectionEnabled)}")
@@ -363,14 +370,25 @@ def _dimension_of(namespace: str, resource: str, dimension: str, prefix: str) ->
     return index.group(1) or "table", match.group(2).lower()
 
 
-def _billing(table: TableDescription, scaling: Scaling, owner: str, indent: str,
-             throughput: Throughput | None = None) -> list[str]:
+def _billing(table: TableDescription, scaling: Scaling, indent: str,
+             index: IndexDescription | None = None) -> list[str]:
+    """Billing and capacity of the table (`index` None) or of one GSI: autoscaling bounds, targets and cooldowns
+    when provisioned, the on-demand maximum when on demand."""
+    owner = "table" if index is None else index.IndexName
     on_demand = table.BillingModeSummary is not None and table.BillingModeSummary.BillingMode == "PAY_PER_REQUEST"
     if on_demand:
-        return [f"{indent}billing: on_demand"] if owner == "table" else []
-    current = throughput or table.ProvisionedThroughput or Throughput()
+        limit = (table if index is None else index).OnDemandThroughput
+        lines = [f"{indent}billing: on_demand"] if index is None else []
+        if limit is not None and limit.MaxReadRequestUnits > 0 and limit.MaxWriteRequestUnits > 0:
+            lines.append(f"{indent}max_throughput: {{read: {limit.MaxReadRequestUnits}, "
+                         f"write: {limit.MaxWriteRequestUnits}}}")
+        elif limit is not None and max(limit.MaxReadRequestUnits, limit.MaxWriteRequestUnits) > 0:
+            raise adopt_error(f"{owner} has an on-demand maximum in one direction only",
+                              "Tablewright sets both (`max_throughput: {read, write}`): set the other on the table "
+                              "first (update-table --on-demand-throughput)")
+        return lines
+    current = (index.ProvisionedThroughput if index is not None else table.ProvisionedThroughput) or Throughput()
     directions = {}
-    targets = set()
     for direction, units in (("read", current.ReadCapacityUnits), ("write", current.WriteCapacityUnits)):
         live = scaling.get((owner, direction))
         if live is None:  # no autoscaling: Tablewright's target keeps the capacity where it is
@@ -384,7 +402,6 @@ def _billing(table: TableDescription, scaling: Scaling, owner: str, indent: str,
                 raise adopt_error(f"the {direction} target of {owner} is {tracking.TargetValue:g}%",
                                   "Tablewright writes whole percents from 20 to 90: change the policy first")
             settings.append(f"target_utilization: {int(tracking.TargetValue)}")
-            targets.add(int(tracking.TargetValue))
             settings += [f"{name}: {value}" for name, value in (("scale_in_cooldown", tracking.ScaleInCooldown),
                                                                  ("scale_out_cooldown", tracking.ScaleOutCooldown))
                          if value is not None]
@@ -451,8 +468,7 @@ def _indexes(table: TableDescription, types: dict[str, str], scaling: Scaling) -
             lines.append("    type: local")
         lines.append(f"    keys: {_keys(index.KeySchema, types)}")
         lines.append(f"    projection: {_projection(index.Projection)}")
-        lines += _billing(table, scaling, index.IndexName, "    ", index.ProvisionedThroughput) if kind == "global" \
-            else []
+        lines += _billing(table, scaling, "    ", index) if kind == "global" else []
     return lines
 
 

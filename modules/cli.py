@@ -165,7 +165,7 @@ def _with_breaking_changes(spec: str, stacks: list[Stack]) -> list[Stack]:
 def command_capacity(args: argparse.Namespace) -> int:
     from modules.report import capacity as report
 
-    render = report.render_json if args.format == "json" else report.render_text
+    render = {"text": report.render_text, "json": report.render_json, "infracost": report.render_infracost}[args.format]
     sys.stdout.write(render(stacks_of(args)))
     return 0
 
@@ -366,7 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--against", metavar="OLD",
                       help="also flag breaking changes from OLD (a path, or GITREF:path) without a major version bump")
     capacity = add("capacity", "read/write units, suggested autoscaling bounds, monthly cost", command_capacity)
-    capacity.add_argument("--format", choices=("text", "json"), default="text")
+    capacity.add_argument("--format", choices=("text", "json", "infracost"), default="text",
+                          help="infracost: an Infracost usage file (YAML) from the declared rates")
     review = commands.add_parser("review", help="classify the Terraform changes between two blueprint versions")
     review.add_argument("blueprints", nargs="*",
                         help="with --changed-since: the blueprints to consider (default: those cdktf.json names)")

@@ -1,8 +1,8 @@
 """The spine: each stack of each blueprint computed once, by one function, and handed to every command.
 
 A `Stack` is a loaded blueprint (one environment of it), its design, the capacity estimated from the
-design and the lint findings of both. Commands and the review build stacks here and render them
-(modules/report); nothing downstream recomputes any of the four.
+design, its monthly cost and the lint findings. Commands and the review build stacks here and render
+them (modules/report); nothing downstream recomputes any of them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from modules.blueprint.load import LoadedBlueprint
+from modules.capacity.cost import CostReport, monthly_cost
 from modules.capacity.model import CapacityReport, estimate
+from modules.capacity.prices import prices_of
 from modules.design.model import TableDesign
 from modules.design.plan import design
 from modules.errors import BlueprintError, TablewrightError
@@ -24,6 +26,7 @@ class Stack:
     source: LoadedBlueprint
     design: TableDesign
     capacity: CapacityReport
+    cost: CostReport
     lint: LintResult
 
     @property
@@ -43,8 +46,8 @@ def build_stack(loaded: LoadedBlueprint) -> Stack:
         table = design(loaded.model, loaded.lock)
     except TablewrightError as error:
         raise loaded.locate(error) from None
-    capacity = estimate(table)
-    return Stack(loaded, table, capacity, lint_loaded(loaded, table, capacity))
+    capacity = estimate(table, prices_of(loaded.prices, loaded.prices_file))
+    return Stack(loaded, table, capacity, monthly_cost(table, capacity), lint_loaded(loaded, table, capacity))
 
 
 def build_stacks(blueprints: Sequence[LoadedBlueprint]) -> list[Stack]:

@@ -9,6 +9,10 @@ Shims (listed in the README's testing section):
   RegisterScalableTarget (moto ignores them): tags per scalable target ARN.
 - SSM documents of type ChangeCalendar in TEXT format (iCalendar): moto only stores JSON and YAML
   documents; TEXT change calendars are stored as given, as AWS does.
+- DynamoDB `OnDemandThroughput` of tables and GSIs (CreateTable, UpdateTable, DescribeTable): moto
+  ignores it; the table and each GSI keep what CreateTable or UpdateTable set and describe it back.
+- CloudTrail StartLogging, StopLogging and DeleteTrail by trail ARN (the AWS provider passes the ARN,
+  which the API accepts; moto looks trails up by name only there).
 
 Isolation: every `Emulator` starts and stops with moto's in-process backends empty, and puts back
 the moto functions it patches when it stops (use it as a context manager). Within one emulator,
@@ -34,7 +38,8 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 
 from tests.terraform_support import slow_tier_only
 
-SERVICES = ["dynamodb", "applicationautoscaling", "cloudwatch", "sns", "kms", "events", "ssm", "sts", "iam"]
+SERVICES = ["dynamodb", "applicationautoscaling", "cloudwatch", "sns", "kms", "events", "ssm", "sts", "iam", "s3",
+            "cloudtrail"]
 REGION = "us-east-1"
 
 
@@ -54,6 +59,8 @@ def _patch_moto() -> None:
         _patch_users += 1
         if _patch_users == 1:
             _patch_undo.append(_allow_text_change_calendars())
+            _patch_undo.append(_keep_on_demand_throughput())
+            _patch_undo.append(_trails_by_arn())
 
 
 def _unpatch_moto() -> None:
@@ -94,6 +101,94 @@ def _allow_text_change_calendars() -> Callable[[], None]:
     def restore() -> None:
         models._validate_document_format = validate
         models.Document.__init__ = original_init
+
+    return restore
+
+
+def _keep_on_demand_throughput() -> Callable[[], None]:
+    """moto drops `OnDemandThroughput` (the maximum request units of an on-demand table or GSI): keep what
+    CreateTable and UpdateTable set, and describe it back as DynamoDB does. Returns the undo."""
+    from moto.dynamodb.models import table as tables
+    from moto.dynamodb.responses import DynamoHandler
+
+    gsi = tables.GlobalSecondaryIndex
+    originals = (gsi.create, gsi.update, gsi.describe, tables.Table.describe, DynamoHandler.create_table,
+                 DynamoHandler.update_table)
+    create_gsi, update_gsi, describe_gsi, describe_table, create_table, update_table = originals
+
+    def create(dct: dict[str, Any], table_key_attrs: list[str]) -> Any:
+        index = create_gsi(dct, table_key_attrs)
+        index.on_demand_throughput = dct.get("OnDemandThroughput")
+        return index
+
+    def update(self: Any, u: dict[str, Any]) -> None:
+        update_gsi(self, u)
+        if "OnDemandThroughput" in u:
+            self.on_demand_throughput = u["OnDemandThroughput"]
+
+    def described_gsi(self: Any) -> dict[str, Any]:
+        answer = describe_gsi(self)
+        if getattr(self, "on_demand_throughput", None):
+            answer["OnDemandThroughput"] = self.on_demand_throughput
+        return answer
+
+    def described_table(self: Any, base_key: str = "TableDescription") -> dict[str, Any]:
+        answer = describe_table(self, base_key)
+        if getattr(self, "on_demand_throughput", None):
+            answer[base_key]["OnDemandThroughput"] = self.on_demand_throughput
+        return answer
+
+    def keeping(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """CreateTable or UpdateTable as moto does it, then the table's `OnDemandThroughput` kept and the
+        answer described again with it."""
+        def call(self: Any) -> Any:
+            from moto.dynamodb.responses import DynamoResult
+
+            result = handler(self)
+            body = self.body  # moto's parsed request
+            if "OnDemandThroughput" not in body:
+                return result
+            table = self.dynamodb_backend.tables[body["TableName"]]
+            table.on_demand_throughput = body["OnDemandThroughput"]
+            return DynamoResult(table.describe())
+        return call
+
+    gsi.create = staticmethod(create)  # type: ignore[method-assign]
+    gsi.update = update  # type: ignore[method-assign]
+    gsi.describe = described_gsi  # type: ignore[method-assign]
+    tables.Table.describe = described_table  # type: ignore[method-assign]
+    DynamoHandler.create_table = keeping(create_table)  # type: ignore[method-assign]
+    DynamoHandler.update_table = keeping(update_table)  # type: ignore[method-assign]
+
+    def restore() -> None:
+        gsi.create = staticmethod(create_gsi)  # type: ignore[method-assign]
+        gsi.update, gsi.describe = update_gsi, describe_gsi  # type: ignore[method-assign]
+        tables.Table.describe = describe_table  # type: ignore[method-assign]
+        DynamoHandler.create_table, DynamoHandler.update_table = create_table, update_table  # type: ignore
+
+    return restore
+
+
+def _trails_by_arn() -> Callable[[], None]:
+    """moto's StartLogging, StopLogging and DeleteTrail take a trail's name only; AWS also takes its ARN.
+    Returns the undo."""
+    from moto.cloudtrail.models import CloudTrailBackend
+
+    originals = {name: getattr(CloudTrailBackend, name) for name in ("start_logging", "stop_logging", "delete_trail")}
+
+    def by_name(method: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+        def call(self: Any, name: str) -> None:
+            if name.startswith("arn:"):
+                name = self.get_trail(name).trail_name
+            method(self, name)
+        return call
+
+    for name, method in originals.items():
+        setattr(CloudTrailBackend, name, by_name(method))
+
+    def restore() -> None:
+        for name, method in originals.items():
+            setattr(CloudTrailBackend, name, method)
 
     return restore
 
@@ -296,5 +391,6 @@ class Emulator:
             "skip_credentials_validation": True,
             "skip_metadata_api_check": True,
             "skip_region_validation": True,
+            "s3_use_path_style": True,  # buckets as paths of the emulator's one host
             "endpoints": [{service: self.endpoint for service in SERVICES}],
         }]}}

@@ -72,6 +72,8 @@ SHOP_VARIANTS: dict[str, dict[str, Any]] = {
     "move-maintenance-window": {"maintenance_window": {"start": "03:00"}},
 }
 
+# Alarm topics are in the stack's region: the development topic of the CRM variants in eu-west-1.
+DEV_EU = {"dev": {"alarms": {"notify": ["arn:aws:sns:eu-west-1:111122223333:dev-dynamodb-alarms"]}}}
 # Overlays of blueprints/crm.yaml, each renamed so that the whole corpus synthesizes in one run.
 CRM_VARIANTS: dict[str, dict[str, Any]] = {
     "crm-cmk": {"table": {"encryption": "customer_managed"}},
@@ -85,12 +87,12 @@ CRM_VARIANTS: dict[str, dict[str, Any]] = {
                                          "dynamodb_table": "state-locks",
                                          "key": "tw/{blueprint}/{env}/{stack}.tfstate"}}},
     "crm-s3-plain": {"terraform": {"backend": {"type": "s3", "bucket": "state-bucket"}}},
-    "crm-region-v6": {"region": "eu-west-1", "terraform": {"aws_provider": ">= 6.11"}},
+    "crm-region-v6": {"region": "eu-west-1", "terraform": {"aws_provider": ">= 6.11"}, "environments": DEV_EU},
     "crm-insights-all": {"terraform": {"aws_provider": "~> 6.20"},
                          "contributor_insights": "accessed_and_throttled_keys"},
     "crm-insights-off": {"contributor_insights": "off"},
     "crm-no-alarms": {"alarms": {"enabled": False}},
-    "crm-account-alarms": {"alarms": {
+    "crm-account-alarms": {"region": "eu-west-1", "environments": DEV_EU, "alarms": {
         "account_level": True,
         "notify": ["arn:aws:sns:eu-west-1:111122223333:oncall", "arn:aws:sns:eu-west-1:111122223333:audit"],
         "throttles": {"threshold": 2.5, "period": 120, "evaluation_periods": 4, "datapoints": 4},
@@ -104,6 +106,14 @@ CRM_VARIANTS: dict[str, dict[str, Any]] = {
     "crm-unprotected": {"production": False, "environments": {"prod": {"production": False}},
                         "table": {"deletion_protection": False, "point_in_time_recovery": False,
                                   "ttl_attribute": None}},
+    "crm-trail": {"change_rules": {"trail": "create"}},
+    "crm-on-demand-guarded": {"table": {"billing": "on_demand", "capacity": None, "table_class":
+                                        "standard_infrequent_access", "max_throughput": {"read": 3000, "write": 900}},
+                              "indexes": {"GSI1": {"max_throughput": "suggested"}, "GSI2": {"max_throughput":
+                                                                                            "unlimited"}}},
+    "crm-warm-v613": {"terraform": {"aws_provider": ">= 6.13, < 7.0"},
+                      "table": {"warm_throughput": {"read": 20000, "write": 8000}},
+                      "indexes": {"GSI1": {"warm_throughput": {"read": 12000, "write": 4000}}}},
     "crm-gsi-settings": {"indexes": {"GSI1": {"projection": "keys_only",
                                               "capacity": {"read": {"min": 3, "max": 30},
                                                            "write": {"min": 2, "max": 20}}},

@@ -211,15 +211,24 @@ def test_each_missing_description_is_a_warning_and_a_todo(tmp_path, capsys):
 
 def test_on_demand_hash_only_table(tmp_path, capsys):
     described = describe_table(BillingModeSummary={"BillingMode": "PAY_PER_REQUEST"}, KeySchema=_key("email"),
-                               GlobalSecondaryIndexes=[], LocalSecondaryIndexes=[], SSEDescription=None,
-                               StreamSpecification={"StreamEnabled": False}, TableClassSummary=None)
+                               GlobalSecondaryIndexes=[{"IndexName": "by.status", "KeySchema": _key("status"),
+                                                        "Projection": {"ProjectionType": "ALL"}, "OnDemandThroughput": {
+                                                            "MaxReadRequestUnits": 50, "MaxWriteRequestUnits": 20}}],
+                               LocalSecondaryIndexes=[], SSEDescription=None, TableClassSummary=None,
+                               StreamSpecification={"StreamEnabled": False},
+                               OnDemandThroughput={"MaxReadRequestUnits": 400, "MaxWriteRequestUnits": 100})
     code, path = adopt(tmp_path, {"table.json": described})
     assert code == 0, capsys.readouterr().err
     bp = load_blueprint(path).model
     assert bp.table.billing == "on_demand" and bp.table.capacity is None and bp.table.encryption == "aws_owned"
     assert bp.table.keys is not None and bp.table.keys.sort is None and bp.table.stream == "off"
+    assert bp.table.max_throughput is not None and not isinstance(bp.table.max_throughput, str)
+    assert (bp.table.max_throughput.read, bp.table.max_throughput.write) == (400, 100)
     [table] = _synthesized(path, tmp_path)["resource"]["aws_dynamodb_table"].values()
     assert table["hash_key"] == "email" and "range_key" not in table
+    assert table["on_demand_throughput"] == {"max_read_request_units": 400, "max_write_request_units": 100}
+    [gsi] = table["global_secondary_index"]
+    assert gsi["on_demand_throughput"] == {"max_read_request_units": 50, "max_write_request_units": 20}
 
 
 def test_lint_explains_the_missing_entities(tmp_path, capsys):
@@ -233,6 +242,9 @@ def test_lint_explains_the_missing_entities(tmp_path, capsys):
 
 BAD = [
     ("replicas", {"table.json": describe_table(Replicas=[{"RegionName": "us-east-1"}])}, "global table"),
+    ("one-sided maximum", {"table.json": describe_table(BillingModeSummary={"BillingMode": "PAY_PER_REQUEST"},
+                                                        OnDemandThroughput={"MaxReadRequestUnits": 10})},
+     "an on-demand maximum in one direction only"),
     ("step scaling", {**FULL, "policies.json": {"ScalingPolicies": [
         {**_policy("table/orders.live", "table", "Read", 70.0), "PolicyType": "StepScaling"}]}},
      "not a target-tracking policy"),

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from modules.capacity.cost import monthly_cost
 from modules.capacity.model import estimate, write_units
 from modules.capacity.size import batch_read_units, item_size, read_units, value_size
 from modules.design.plan import design
@@ -184,29 +185,36 @@ def test_an_unbounded_query_reads_at_most_a_1_mb_page():
 
 def test_suggested_bounds_and_monthly_cost():
     item = {**entity(1000, writes=10), "key": {"pk": "ITEM#{id}", "sk": "ITEM"}}
-    bp = blueprint({"Item": item}, {"one": {"entity": "Item", "where": {"id": "="}, "rps": 100}})
-    report = estimate(design(bp))
+    bp = blueprint({"Item": item}, {"one": {"entity": "Item", "where": {"id": "="}, "rps": 100}}, region="us-east-1")
+    designed = design(bp)
+    report = estimate(designed)
     table = report.load("table")
     # Reads: 100/s x 0.5 = 50 RCU/s; at 70% the minimum is ceil(50 / 0.7) = 72, the peak (x3) ceil(150 / 0.7) = 215.
     assert (table.read_units_per_second, table.suggested_read) == (50.0, (72, 215))
     # Writes: 10 WCU/s -> ceil(10 / 0.7) = 15 and ceil(30 / 0.7) = 43.
     assert table.suggested_write == (15, 43)
-    # On-demand: 2,628,000 s x (50 x $0.125 + 10 x $0.625) per million = $32.85.
-    assert report.cost.on_demand == 32.85
-    # Provisioned at the minimums: 730 h x (72 x $0.00013 + 15 x $0.00065) = $13.95.
-    assert report.cost.provisioned == 13.95
-    assert report.cost.price_date == "2024-11-01"
+    cost = monthly_cost(designed, report)
+    # On-demand (this table's billing): 2,628,000 s x (50 x $0.125 + 10 x $0.625) per million = $16.43 + $16.43.
+    assert (cost.amount("on-demand read requests"), cost.amount("on-demand write requests")) == (16.43, 16.43)
+    # Provisioned at the minimums, for comparison: 730 h x 72 x $0.00013 + 730 h x 15 x $0.00065 = $6.83 + $7.12.
+    provisioned = (cost.line("provisioned read capacity"), cost.line("provisioned write capacity"))
+    assert [line.monthly for line in provisioned] == [6.83, 7.12] and not any(line.billed for line in provisioned)
+    assert cost.dates is not None and (cost.dates.effective, cost.dates.checked) == ("2024-11-01", "2026-11-30")
+    assert {line.region for line in cost.lines} == {"us-east-1"}
 
 
 def test_capacity_command_text_and_json(run_cli):
     code, out, _ = run_cli("capacity")
-    assert code == 0 and "Suggested read min-max" in out and "Monthly cost (us-east-1" in out
+    assert code == 0 and "Suggested read min-max" in out
+    assert "Monthly cost (us-east-1 prices, USD, effective 2024-11-01, checked 2026-11-30" in out
     code, out, _ = run_cli("capacity", "--format", "json", "--env", "prod")
     [crm, _orders] = json.loads(out)
     recent = next(r for r in crm["reads"] if r["pattern"] == "recent_contacts")
     # 3 contacts x 800 bytes = 2,400 bytes -> one unit, eventually consistent: 0.5 RCU; 500 calls/s.
     assert recent["units_per_call"] == 0.5 and recent["rps"] == 500
-    assert crm["prices"]["date"] == "2024-11-01"
+    assert crm["cost"]["prices"] == {"effective": "2024-11-01", "checked": "2026-11-30",
+                                     "file": "modules/capacity/prices.json"}
+    assert all(line["region"] == "us-east-1" for line in crm["cost"]["lines"])
 
 
 def test_explain_shows_per_pattern_figures(run_cli):

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from modules.blueprint.load import load_blueprint
 from modules.stack import Stack, build_stacks
 from modules.synth import synthesize
 from modules.verify.verify import verify_table
-from tests.conftest import bundled_stacks
+from tests.conftest import BUNDLED, bundled_stacks
 from tests.emulator import Emulator
 from tests.terraform_support import terraform, terraform_environment
 
@@ -80,8 +81,10 @@ def synthesized(tmp_path_factory) -> Path:
     return out
 
 
-def apply_stack(emulator: Emulator, synthesized: Path, name: str, workdir: Path) -> AppliedStack:
-    """Apply a copy of stack `name`'s synthesis, from `workdir`, to a fresh account of the emulator."""
+def apply_stack(emulator: Emulator, synthesized: Path, name: str, workdir: Path,
+                stacks: list[Stack] = STACKS) -> AppliedStack:
+    """Apply a copy of stack `name`'s synthesis (one of `stacks`), from `workdir`, to a fresh account of the
+    emulator."""
     account = emulator.new_account()
     shutil.copytree(synthesized / "stacks" / name, workdir)
     (workdir / "provider_override.tf.json").write_text(json.dumps(emulator.provider_override(account)))
@@ -89,7 +92,7 @@ def apply_stack(emulator: Emulator, synthesized: Path, name: str, workdir: Path)
     terraform(["init", "-input=false"], workdir, env)
     terraform(["apply", "-input=false", "-auto-approve"], workdir, env)
     config = json.loads((workdir / "cdk.tf.json").read_text())
-    return AppliedStack(next(s for s in STACKS if s.name == name), workdir, env, config, emulator, account)
+    return AppliedStack(next(s for s in stacks if s.name == name), workdir, env, config, emulator, account)
 
 
 @pytest.fixture(scope="module")
@@ -199,3 +202,36 @@ def test_access_patterns_pass_on_the_table_terraform_created(name, applied):
     result = verify_table(stack.client("dynamodb"), stack.stack.design, stack.config, create=False)
     assert result.table == stack.table
     assert result.results and result.passed, [(r.pattern, r.failure) for r in result.results if not r.passed]
+
+
+def test_alarms_read_back_as_metric_math_and_on_demand_maxima_as_set(applied):
+    """What the emulator holds after the apply: every alarm metric math over filled metrics, and the
+    orders table's on-demand maximum on the table and its GSI (the empty re-plan above proves the
+    provider reads both back as written)."""
+    stack = applied("orders-prod")
+    alarms = stack.client("cloudwatch").describe_alarms(AlarmNamePrefix="prod-orders_main-")["MetricAlarms"]
+    assert alarms and all("MetricName" not in alarm and alarm["Metrics"] for alarm in alarms)
+    for alarm in alarms:
+        [watched] = [m for m in alarm["Metrics"] if m.get("ReturnData")]
+        assert "FILL(" in watched["Expression"], alarm["AlarmName"]
+    table = stack.client("dynamodb").describe_table(TableName=stack.table)["Table"]
+    assert table["OnDemandThroughput"] == {"MaxReadRequestUnits": 1600, "MaxWriteRequestUnits": 600}
+    assert table["GlobalSecondaryIndexes"][0]["OnDemandThroughput"] == table["OnDemandThroughput"]
+
+
+def test_a_stack_that_creates_its_trail_applies_and_replans_empty(emulator, tmp_path):
+    """`change_rules.trail: create`: the bucket, its policy and the trail apply, and nothing drifts."""
+    shutil.copytree(BUNDLED[0].parent / "shared", tmp_path / "blueprints" / "shared")
+    path = tmp_path / "blueprints" / "crm.yaml"
+    path.write_text(BUNDLED[0].read_text().replace("maintenance_window:", "change_rules: {trail: create}\n"
+                                                                          "maintenance_window:"))
+    stacks = build_stacks([load_blueprint(path, "dev")])
+    synthesize(stacks, tmp_path / "out")
+    stack = apply_stack(emulator, tmp_path / "out", "crm-dev", tmp_path / "applied", stacks)
+    code, output = stack.replan_exit_code()
+    assert code == 0, output
+    [trail] = stack.client("cloudtrail").describe_trails()["trailList"]
+    assert trail["Name"] == "tablewright-dev-crm-main-changes" and trail["LogFileValidationEnabled"]
+    assert trail["S3BucketName"].startswith("tw-trail-dev-crm-main-")
+    policy = json.loads(stack.client("s3").get_bucket_policy(Bucket=trail["S3BucketName"])["Policy"])
+    assert {statement["Sid"] for statement in policy["Statement"]} == {"AWSCloudTrailAclCheck", "AWSCloudTrailWrite"}

@@ -1070,7 +1070,7 @@ FUZZ_BASE: dict[str, Any] = {
     **yaml.safe_load(SHOP_TEXT),
     "description": "Orders and customers",
     "owner": "team-shop",
-    "region": "eu-west-1",
+    "region": "us-east-1",
     "tags": {"service": "shop", "owner": "team-shop"},
     "required_tags": ["service"],
     "naming": {"table": "{env}-{table}"},

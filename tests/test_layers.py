@@ -15,6 +15,7 @@ STAGES = [
     ["modules.blueprint"],  # the blueprint language, key templates and value encodings included
     ["modules.window"],
     ["modules.design"],
+    ["modules.monitoring"],  # the alarms and the change rule as data (priced by capacity, written by constructs)
     ["modules.capacity"],
     ["modules.lint"],
     # one stack value (blueprint, design, capacity, findings); the catalog; blueprints of existing tables

@@ -230,10 +230,17 @@ def test_tw303_item_over_400_kb():
 
 
 def test_tw304_all_projection_with_its_cost():
-    found = [f for f in findings({"Order": order(writes=100, size=3000)}, BY_STATUS,
+    found = [f for f in findings({"Order": order(writes=100, size=3000)}, BY_STATUS, region="us-east-1",
                                  indexes={"GSI1": {"projection": "all"}}) if f.code == "TW304"]
-    assert found and "WCU/s more" in found[0].message and "$" in found[0].message
+    assert found and "WCU/s more" in found[0].message and "/month provisioned in us-east-1" in found[0].message
     assert "TW304" not in codes({"Order": order()}, BY_STATUS)
+    # Without prices for the region (or without a region) the finding stays, its cost is not guessed.
+    for region, words in ((None, "no prices for a blueprint without `region`"),
+                          ("eu-west-1", "no prices for eu-west-1")):
+        extra = {"region": region} if region else {}
+        [unpriced] = [f for f in findings({"Order": order(writes=100, size=3000)}, BY_STATUS, **extra,
+                                          indexes={"GSI1": {"projection": "all"}}) if f.code == "TW304"]
+        assert words in unpriced.message and "$" not in unpriced.message
 
 
 def test_tw305_accepted_scan_with_its_cost():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import json
+import re
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,8 +15,8 @@ from icalendar import Calendar
 
 from modules.blueprint.load import load_blueprint
 from modules.blueprint.model import MaintenanceWindow
-from modules.constructs import alarms as alarm_module
 from modules.design.plan import design
+from modules.monitoring import alarms as alarm_module
 from modules.stack import build_stacks
 from modules.synth import synthesize
 from modules.window import calendar_text, is_open, next_opening
@@ -34,6 +34,8 @@ DIMENSIONS = {
     "ProvisionedReadCapacityUnits": TABLE_OR_INDEX,
     "ProvisionedWriteCapacityUnits": TABLE_OR_INDEX,
     "OnlineIndexThrottleEvents": TABLE_OR_INDEX,
+    "ReadMaxOnDemandThroughputThrottleEvents": TABLE_OR_INDEX,
+    "WriteMaxOnDemandThroughputThrottleEvents": TABLE_OR_INDEX,
     "SuccessfulRequestLatency": {"TableName", "Operation"},
     "SystemErrors": {"TableName", "Operation"},
     "ConditionalCheckFailedRequests": {"TableName"},
@@ -44,6 +46,14 @@ DIMENSIONS = {
 STATISTICS = {"SuccessfulRequestLatency": {"p99"}, "ProvisionedReadCapacityUnits": {"Average"},
               "ProvisionedWriteCapacityUnits": {"Average"}, "AccountProvisionedReadCapacityUtilization": {"Maximum"},
               "AccountProvisionedWriteCapacityUtilization": {"Maximum"}}
+# The metrics DynamoDB publishes every minute (Developer Guide, "DynamoDB metrics and dimensions"); all
+# others every five minutes, so an alarm period on them is a multiple of 300 seconds.
+PER_MINUTE = {"ConditionalCheckFailedRequests", "ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits",
+              "ReadKeyRangeThroughputThrottleEvents", "ReadMaxOnDemandThroughputThrottleEvents", "ReadThrottleEvents",
+              "SuccessfulRequestLatency", "SystemErrors", "UserErrors", "WriteKeyRangeThroughputThrottleEvents",
+              "WriteMaxOnDemandThroughputThrottleEvents", "WriteThrottleEvents"}
+# Metrics DynamoDB publishes only for periods in which something happened: every alarm reads them filled.
+SPARSE = PER_MINUTE - {"ConsumedReadCapacityUnits", "ConsumedWriteCapacityUnits"}
 
 
 def synth_config(path: Path, tmp_path: Path, environment: str | None = "prod") -> dict:
@@ -53,11 +63,14 @@ def synth_config(path: Path, tmp_path: Path, environment: str | None = "prod") -
 
 def metrics_of(alarm: dict) -> list[tuple[str, dict, str]]:
     """(metric name, dimensions, statistic) of every metric an alarm reads."""
-    if "metric_name" in alarm:
-        return [(alarm["metric_name"], alarm.get("dimensions", {}),
-                 alarm.get("statistic") or alarm.get("extended_statistic"))]
     return [(q["metric"]["metric_name"], q["metric"].get("dimensions", {}), q["metric"]["stat"])
             for q in alarm["metric_query"] if "metric" in q]
+
+
+def watched(alarm: dict) -> str:
+    """The expression an alarm evaluates (the query that returns data)."""
+    [expression] = [q["expression"] for q in alarm["metric_query"] if q.get("return_data")]
+    return expression
 
 
 @pytest.fixture(scope="module")
@@ -65,25 +78,46 @@ def crm_prod(tmp_path_factory) -> dict:
     return synth_config(BUNDLED[0], tmp_path_factory.mktemp("crm"))
 
 
-def test_every_alarm_uses_documented_metrics_dimensions_and_statistics(crm_prod):
-    alarms = crm_prod["resource"]["aws_cloudwatch_metric_alarm"]
-    for name, alarm in alarms.items():
-        assert alarm["treat_missing_data"] in ("notBreaching", "ignore"), name
-        assert "First" in alarm["alarm_description"], name
-        assert alarm["alarm_actions"] == ["${aws_sns_topic.crm_alarms.arn}"] == alarm["ok_actions"]
-        metrics = metrics_of(alarm)
-        assert 1 <= len(metrics) <= 10, name
-        for metric, dimensions, stat in metrics:
-            assert set(dimensions) <= DIMENSIONS[metric], (name, metric)
-            if "TableName" in DIMENSIONS[metric]:
-                assert dimensions["TableName"] == "${aws_dynamodb_table.crm.name}", name
-            assert stat in STATISTICS.get(metric, {"Sum"}), (name, metric, stat)
-        if "metric_query" in alarm:
-            assert all(q.get("metric", {}).get("namespace", "AWS/DynamoDB") == "AWS/DynamoDB"
-                       for q in alarm["metric_query"])
+@pytest.mark.parametrize("environment", ["prod", "dev"])
+def test_every_alarm_is_metric_math_over_documented_metrics_filled_where_sparse(environment, tmp_path):
+    for path in BUNDLED:
+        config = synth_config(path, tmp_path / path.stem / environment, environment)
+        table = next(iter(config["resource"]["aws_dynamodb_table"]))
+        alarms = config["resource"]["aws_cloudwatch_metric_alarm"]
+        for name, alarm in alarms.items():
+            assert "metric_name" not in alarm and alarm["metric_query"], name  # metric math, always
+            assert alarm["treat_missing_data"] in ("notBreaching", "ignore"), name
+            assert "First" in alarm["alarm_description"], name
+            assert alarm["alarm_actions"] == alarm["ok_actions"], name
+            metrics = metrics_of(alarm)
+            assert 1 <= len(metrics) <= 10, name
+            expression = watched(alarm)
+            for query in (q for q in alarm["metric_query"] if "metric" in q):
+                metric, dimensions, stat = (query["metric"]["metric_name"], query["metric"].get("dimensions", {}),
+                                            query["metric"]["stat"])
+                assert query["metric"]["namespace"] == "AWS/DynamoDB", name
+                assert set(dimensions) <= DIMENSIONS[metric], (name, metric)
+                if "TableName" in DIMENSIONS[metric]:
+                    assert dimensions["TableName"] == f"${{aws_dynamodb_table.{table}.name}}", name
+                assert stat in STATISTICS.get(metric, {"Sum"}), (name, metric, stat)
+                assert query["metric"]["period"] % (60 if metric in PER_MINUTE else 300) == 0, (name, metric)
+                # A metric published only when non-zero is read as 0 where DynamoDB sent nothing.
+                assert (f"FILL({query['id']}, 0)" in expression) == (metric in SPARSE or metric.startswith("Consumed")
+                                                                     or metric.startswith("Account")), (name, metric)
             assert sum(1 for q in alarm["metric_query"] if q.get("return_data")) == 1
-        else:
-            assert alarm["namespace"] == "AWS/DynamoDB"
+
+
+def test_throttle_and_error_alarms_return_to_ok(crm_prod):
+    """Every throttle and error alarm watches FILL(metric, 0): a period without data evaluates 0, below
+    every threshold, so the alarm leaves ALARM when the throttling stops (CloudWatch ignores missing data
+    of AWS/DynamoDB metrics whatever treat_missing_data says)."""
+    alarms = crm_prod["resource"]["aws_cloudwatch_metric_alarm"]
+    kinds = [a for n, a in alarms.items() if re.search(r"throttles$|system_errors$|conditional_check_failed$", n)]
+    assert len(kinds) == 3 * 2 * 2 + 2
+    for alarm in kinds:
+        ids = [q["id"] for q in alarm["metric_query"] if "metric" in q]
+        assert watched(alarm) == " + ".join(f"FILL({i}, 0)" for i in ids)
+        assert alarm["threshold"] >= 0 and alarm["comparison_operator"] == "GreaterThanThreshold"
 
 
 def test_the_alarm_set_of_the_crm_production_stack(crm_prod):
@@ -91,30 +125,85 @@ def test_the_alarm_set_of_the_crm_production_stack(crm_prod):
     targets = ["table", "gsi1", "gsi2"]
     expected = {f"crm_{t}_{d}_{kind}" for t in targets for d in ("read", "write")
                 for kind in ("throttles", "key_range_throttles", "utilization")}
-    expected |= {"crm_gsi1_online_index_throttles", "crm_gsi2_online_index_throttles"}
     expected |= {f"crm_{op}_latency" for op in ("getitem", "query", "putitem", "updateitem")}
     expected |= {"crm_system_errors", "crm_conditional_check_failed"}
-    assert set(alarms) == expected
+    assert set(alarms) == expected  # online index throttles are off by default; no max throughput when provisioned
     hot = alarms["crm_gsi1_write_key_range_throttles"]
-    assert (hot["metric_name"], hot["dimensions"]["GlobalSecondaryIndexName"]) == (
-        "WriteKeyRangeThroughputThrottleEvents", "GSI1")
-    assert "Contributor Insights" in hot["alarm_description"] and "hot key" in hot["alarm_description"]
+    assert [(m, d["GlobalSecondaryIndexName"]) for m, d, _ in metrics_of(hot)] == [
+        ("WriteKeyRangeThroughputThrottleEvents", "GSI1")]
+    text = hot["alarm_description"]
+    assert "one partition went over its limit of 1,000 write units per second" in text and "per key" not in text
+    assert "Contributor Insights" in text and "hot key" in text
+    assert "3,000 read units" in alarms["crm_table_read_key_range_throttles"]["alarm_description"]
     latency = alarms["crm_query_latency"]
-    assert (latency["extended_statistic"], latency["dimensions"]["Operation"], latency["threshold"]) == (
-        "p99", "Query", 50)
+    assert metrics_of(latency) == [("SuccessfulRequestLatency", {"Operation": "Query",
+                                                                 "TableName": "${aws_dynamodb_table.crm.name}"}, "p99")]
+    assert latency["threshold"] == 50 and watched(latency) == "FILL(m1, 0)"
     errors = alarms["crm_system_errors"]
-    operations = sorted(q["metric"]["dimensions"]["Operation"] for q in errors["metric_query"] if "metric" in q)
+    operations = sorted(d["Operation"] for _, d, _ in metrics_of(errors))
     assert operations == ["GetItem", "PutItem", "Query", "UpdateItem"]
-    expression = next(q for q in errors["metric_query"] if "expression" in q)
-    assert expression["expression"] == "m1 + m2 + m3 + m4"
-    utilization = next(q for q in alarms["crm_table_read_utilization"]["metric_query"] if "expression" in q)
-    assert utilization["expression"] == "100 * (consumed / PERIOD(consumed)) / provisioned"
+    assert watched(errors) == "FILL(m1, 0) + FILL(m2, 0) + FILL(m3, 0) + FILL(m4, 0)"
+    utilization = alarms["crm_table_read_utilization"]
+    assert watched(utilization) == "100 * (FILL(consumed, 0) / PERIOD(consumed)) / provisioned"
+    assert {q["metric"]["period"] for q in utilization["metric_query"] if "metric" in q} == {300}
 
 
-def test_on_demand_tables_have_no_utilization_alarms(tmp_path):
-    alarms = synth_config(BUNDLED[1], tmp_path)["resource"]["aws_cloudwatch_metric_alarm"]
-    assert not [name for name in alarms if "utilization" in name]
+def test_on_demand_tables_get_max_throughput_alarms_and_no_provisioned_ones(write_blueprint, tmp_path):
+    text = BUNDLED[1].read_text().replace("access_patterns:", "alarms: {account_level: true}\naccess_patterns:")
+    config = synth_config(write_blueprint(text, "orders.yaml"), tmp_path)
+    alarms = config["resource"]["aws_cloudwatch_metric_alarm"]
+    assert not [name for name in alarms if "utilization" in name]  # nor the account's provisioned capacity
+    assert "orders_account_user_errors" in alarms
     assert "orders_batchgetitem_latency" not in alarms  # no follow-up reads in this design
+    guards = {name: alarm for name, alarm in alarms.items() if name.endswith("max_throughput_throttles")}
+    assert sorted(guards) == [f"orders_{t}_{d}_max_throughput_throttles" for t in ("gsi1", "table")
+                              for d in ("read", "write")]
+    table_read = guards["orders_table_read_max_throughput_throttles"]
+    assert metrics_of(table_read)[0][0] == "ReadMaxOnDemandThroughputThrottleEvents"
+    assert watched(table_read) == "FILL(m1, 0)"
+    assert "on-demand maximum of 1,600 read request units per second" in table_read["alarm_description"]
+    gsi_write = guards["orders_gsi1_write_max_throughput_throttles"]
+    assert metrics_of(gsi_write)[0][1] == {"GlobalSecondaryIndexName": "GSI1",
+                                           "TableName": "${aws_dynamodb_table.orders.name}"}
+    table = config["resource"]["aws_dynamodb_table"]["orders"]
+    assert table["on_demand_throughput"] == {"max_read_request_units": 1600, "max_write_request_units": 600}
+    assert [g["on_demand_throughput"] for g in table["global_secondary_index"]] == [table["on_demand_throughput"]]
+
+
+def test_max_throughput_suggested_numbers_and_unlimited(write_blueprint, tmp_path, run_cli):
+    def synthesized(table_setting: str, index_setting: str = "") -> dict:
+        text = BUNDLED[1].read_text().replace("max_throughput: {read: 1600, write: 600}", table_setting)
+        if index_setting:
+            text = text.replace("access_patterns:", f"indexes: {{GSI1: {{max_throughput: {index_setting}}}}}\n"
+                                                    "access_patterns:")
+        return synth_config(write_blueprint(text, "orders.yaml"), tmp_path / str(len(list(tmp_path.iterdir()))))
+
+    suggested = synthesized("max_throughput: suggested")
+    _, out, _ = run_cli("capacity", BUNDLED[1], "--env", "prod", "--format", "json")
+    loads = {load["index"]: load for load in json.loads(out)[0]["loads"]}
+    table = suggested["resource"]["aws_dynamodb_table"]["orders"]
+    assert table["on_demand_throughput"] == {"max_read_request_units": loads["table"]["suggested_read"][1],
+                                             "max_write_request_units": loads["table"]["suggested_write"][1]}
+    [gsi] = table["global_secondary_index"]
+    assert gsi["on_demand_throughput"]["max_read_request_units"] == loads["GSI1"]["suggested_read"][1]
+    text = suggested["resource"]["aws_cloudwatch_metric_alarm"]["orders_gsi1_write_max_throughput_throttles"][
+        "alarm_description"]
+    assert f"on-demand maximum of {loads['GSI1']['suggested_write'][1]:,} write request units" in text
+    assert "set `table.max_throughput` to numbers above it (it is `suggested`" in text
+    # The GSI's own setting wins over the table's; `unlimited` writes -1, the provider's way to remove one.
+    own = synthesized("max_throughput: {read: 5000, write: 2000}", "unlimited")
+    table = own["resource"]["aws_dynamodb_table"]["orders"]
+    assert table["on_demand_throughput"] == {"max_read_request_units": 5000, "max_write_request_units": 2000}
+    assert table["global_secondary_index"][0]["on_demand_throughput"] == {"max_read_request_units": -1,
+                                                                          "max_write_request_units": -1}
+    alarms = own["resource"]["aws_cloudwatch_metric_alarm"]
+    assert "orders_table_read_max_throughput_throttles" in alarms
+    assert "orders_gsi1_read_max_throughput_throttles" not in alarms  # nothing to be throttled at
+    # Without a setting: no block (a maximum set before stays: the README says to write `unlimited`).
+    none = synthesized("")
+    table = none["resource"]["aws_dynamodb_table"]["orders"]
+    assert "on_demand_throughput" not in table and "on_demand_throughput" not in table["global_secondary_index"][0]
+    assert not [n for n in none["resource"]["aws_cloudwatch_metric_alarm"] if "max_throughput" in n]
 
 
 def test_system_errors_split_at_ten_metrics(monkeypatch):
@@ -123,6 +212,7 @@ def test_system_errors_split_at_ten_metrics(monkeypatch):
     specs = [s for s in alarm_module.alarm_specs(bundled, "t") if s.kind == "system_errors"]
     assert [s.name for s in specs] == ["prod-crm_main-system-errors-1", "prod-crm_main-system-errors-2"]
     assert [s.metric_count for s in specs] == [3, 1]
+    assert [s.expression for s in specs] == ["FILL(m1, 0) + FILL(m2, 0) + FILL(m3, 0)", "FILL(m1, 0)"]
 
 
 def test_alarm_settings_override_defaults_and_account_alarms_are_opt_in(write_blueprint, tmp_path):
@@ -135,24 +225,66 @@ def test_alarm_settings_override_defaults_and_account_alarms_are_opt_in(write_bl
         indexes:                          # planned"""))
     alarms = synth_config(write_blueprint(text, "crm.yaml"), tmp_path)["resource"]["aws_cloudwatch_metric_alarm"]
     throttles = alarms["crm_table_read_throttles"]
-    assert (throttles["threshold"], throttles["period"], throttles["evaluation_periods"],
+    assert (throttles["threshold"], throttles["metric_query"][0]["metric"]["period"], throttles["evaluation_periods"],
             throttles["datapoints_to_alarm"]) == (5, 120, 4, 2)
     assert alarms["crm_getitem_latency"]["threshold"] == 12
     assert "crm_conditional_check_failed" not in alarms
     user_errors = alarms["crm_account_user_errors"]
-    assert (user_errors["metric_name"], "dimensions" in user_errors) == ("UserErrors", False)
-    assert alarms["crm_account_write_utilization"]["statistic"] == "Maximum"
+    assert metrics_of(user_errors) == [("UserErrors", {}, "Sum")] and watched(user_errors) == "FILL(m1, 0)"
+    assert metrics_of(alarms["crm_account_write_utilization"])[0][2] == "Maximum"
+    assert {q["metric"]["period"] for q in alarms["crm_account_write_utilization"]["metric_query"]
+            if "metric" in q} == {300}
+
+
+@pytest.mark.parametrize("kind, period", [("online_index_throttles", 60), ("utilization", 120),
+                                          ("account_utilization", 540)])
+def test_five_minute_metrics_refuse_shorter_periods(kind, period, write_blueprint, run_cli, tmp_path):
+    anchor = "indexes:                          # planned"
+    text = BUNDLED[0].read_text().replace(anchor, f"alarms:\n  {kind}: {{period: {period}}}\n{anchor}")
+    path = write_blueprint(text, "crm.yaml")
+    code, _, stderr = run_cli("synth", path, "--out", tmp_path / "out")
+    line = text.splitlines().index(f"  {kind}: {{period: {period}}}") + 1
+    assert code == 2 and stderr.startswith(f"error: {path}:{line}:")
+    assert "DynamoDB publishes" in stderr and "every 300 seconds" in stderr and "fix: use a multiple of 300" in stderr
+
+
+def test_online_index_throttles_are_opt_in_at_five_minutes(write_blueprint, tmp_path):
+    text = BUNDLED[0].read_text().replace("indexes:                          # planned",
+                                          "alarms: {online_index_throttles: {enabled: true}}\n"
+                                          "indexes:                          # planned")
+    alarms = synth_config(write_blueprint(text, "crm.yaml"), tmp_path)["resource"]["aws_cloudwatch_metric_alarm"]
+    build = alarms["crm_gsi1_online_index_throttles"]
+    assert metrics_of(build)[0][0] == "OnlineIndexThrottleEvents"
+    assert build["metric_query"][0]["metric"]["period"] == 300 and watched(build) == "FILL(m1, 0)"
 
 
 def test_alarms_route_to_given_topics_without_creating_one(tmp_path):
     config = synth_config(BUNDLED[0], tmp_path, "dev")
     topic = "arn:aws:sns:us-east-1:111122223333:dev-dynamodb-alarms"
+    assert config["provider"]["aws"] == [{"region": "us-east-1"}]  # the topic's region is the stack's
     assert "aws_sns_topic" not in config["resource"]
     assert all(alarm["alarm_actions"] == [topic]
                for alarm in config["resource"]["aws_cloudwatch_metric_alarm"].values())
     assert not [n for n in config["resource"]["aws_cloudwatch_metric_alarm"] if n.endswith("_latency")]
     [target] = config["resource"]["aws_cloudwatch_event_target"].values()
     assert target["arn"] == topic
+
+
+@pytest.mark.parametrize("region, words, fix", [
+    ("eu-west-1", "the topic arn:aws:sns:us-east-1:111122223333:dev-dynamodb-alarms is in us-east-1, the stack in "
+                  "eu-west-1", "fix: use a topic in eu-west-1"),
+    (None, "alarms.notify names a topic in us-east-1, but the blueprint sets no `region`",
+     "fix: set `region: us-east-1`"),
+])
+def test_a_notify_topic_in_another_region_is_refused(region, words, fix, write_blueprint, run_cli, tmp_path):
+    base = (write_blueprint("", "unused.yaml").parent / "shared" / "platform-base.yaml")
+    text = base.read_text().replace("region: us-east-1\n", f"region: {region}\n" if region else "")
+    base.write_text(text)
+    path = write_blueprint(BUNDLED[0].read_text(), "crm.yaml")
+    code, _, stderr = run_cli("synth", path, "--out", tmp_path / "out")
+    line = text.splitlines().index('      notify: ["arn:aws:sns:us-east-1:111122223333:dev-dynamodb-alarms"]') + 1
+    assert code == 2 and stderr.startswith(f"error: {base}:{line}:"), stderr  # where the topic is named
+    assert "alarms.notify[0]" in stderr and words in stderr and fix in stderr and "[E204]" in stderr
 
 
 def test_the_created_topic_is_encrypted_and_only_cloudwatch_and_eventbridge_publish(crm_prod):
@@ -269,25 +401,32 @@ def test_bad_windows_are_refused(field, value, words):
         MaintenanceWindow(**fields)
 
 
-# --- change detection --------------------------------------------------------------------------------
+# --- warm throughput ---------------------------------------------------------------------------------
 
 
-def test_change_rule_matches_cloudtrail_updates_of_this_table_only(crm_prod):
-    from moto.events.models import EventPattern
+def test_warm_throughput_needs_provider_6_13(write_blueprint, run_cli, tmp_path):
+    text = BUNDLED[1].read_text().replace("  stream: new_and_old_images",
+                                          "  stream: new_and_old_images\n  warm_throughput: {read: 15000, write: 5000}")
+    path = write_blueprint(text, "orders.yaml")
+    code, _, stderr = run_cli("synth", path, "--out", tmp_path / "out")
+    line = text.splitlines().index("  warm_throughput: {read: 15000, write: 5000}") + 1
+    assert code == 2 and stderr.startswith(f"error: {path}:{line}:")
+    assert "table.warm_throughput: warm_throughput needs hashicorp/aws >= 6.13" in stderr and "'~> 5.100'" in stderr
+    assert 'fix: set `terraform: {aws_provider: ">= 6.13"}`' in stderr and "[E204]" in stderr
+    newer = write_blueprint(text.replace("access_patterns:", 'terraform: {aws_provider: ">= 6.13, < 7.0"}\n'
+                                         "indexes: {GSI1: {warm_throughput: {read: 12000, write: 4000}}}\n"
+                                         "access_patterns:"), "orders.yaml")
+    table = synth_config(newer, tmp_path / "b")["resource"]["aws_dynamodb_table"]["orders"]
+    assert table["warm_throughput"] == {"read_units_per_second": 15000, "write_units_per_second": 5000}
+    assert table["global_secondary_index"][0]["warm_throughput"] == {"read_units_per_second": 12000,
+                                                                     "write_units_per_second": 4000}
 
-    rule = crm_prod["resource"]["aws_cloudwatch_event_rule"]["crm_changes"]
-    pattern = EventPattern.load(rule["event_pattern"])
-    event = json.loads((Path(__file__).parent / "data" / "cloudtrail-updatetable.json").read_text())
-    assert pattern.matches_event(event)
-    other_table = copy.deepcopy(event)
-    other_table["detail"]["requestParameters"]["tableName"] = "prod-orders_main"
-    assert not pattern.matches_event(other_table)
-    read = copy.deepcopy(event)
-    read["detail"]["eventName"] = "DescribeTable"
-    assert not pattern.matches_event(read)
-    [target] = crm_prod["resource"]["aws_cloudwatch_event_target"].values()
-    assert (target["rule"], target["arn"]) == ("${aws_cloudwatch_event_rule.crm_changes.name}",
-                                               "${aws_sns_topic.crm_alarms.arn}")
+
+def test_warm_throughput_below_the_on_demand_default_is_refused(write_blueprint, run_cli, tmp_path):
+    text = BUNDLED[1].read_text().replace("  stream: new_and_old_images",
+                                          "  stream: new_and_old_images\n  warm_throughput: {read: 500, write: 5000}")
+    code, _, stderr = run_cli("lint", write_blueprint(text, "orders.yaml"))
+    assert code == 2 and "table.warm_throughput.read: `read` must be at least 12000, not 500" in stderr
 
 
 def test_production_tables_are_protected_from_destroy(crm_prod, tmp_path):

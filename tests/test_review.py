@@ -5,6 +5,7 @@ sides of the maintenance window and across time-zone changes; the Markdown a rev
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from datetime import datetime
 from pathlib import Path
@@ -252,7 +253,8 @@ def test_review_json_has_the_markdown_content(tmp_path, run_cli):
     [stack] = json.loads(out)["stacks"]
     assert code == 0 and stack["data_changes"][0]["breaking"] is True
     assert {"changes", "lint", "capacity", "design", "warnings", "maintenance_window"} <= stack.keys()
-    assert stack["capacity"]["before"]["monthly"] > 0 and stack["design"]["table"] == "shop_main"
+    assert stack["capacity"]["before"]["total"] > 0 and stack["design"]["table"] == "shop_main"
+    assert stack["capacity"]["before"]["region"] == "us-east-1" and stack["capacity"]["before"]["lines"]
     assert any(f["code"] == "TW401" for f in stack["lint"])
 
 
@@ -261,7 +263,7 @@ def test_review_of_a_bad_head_names_the_side_and_the_line(tmp_path, run_cli):
     head.write_text(BASE.read_text().replace("billing: provisioned", "billing: reserved"))
     code, out, err = run_cli("review", "--base", BASE, "--head", head)
     assert code == 2 and out == ""
-    assert err.startswith(f"error: {head}:12:") and "table.billing: in the head blueprint" in err
+    assert err.startswith(f"error: {head}:13:") and "table.billing: in the head blueprint" in err
     assert "fix: use one of" in err
 
 
@@ -297,3 +299,22 @@ def test_the_gate_json_of_every_real_plan_follows_its_schema_and_the_policy(case
         assert code == {"apply": 0, "hold": 1, "wait": 4}[document["decision"]], err
         assert document["verdict"] == case.verdict
         assert (evaluate(POLICY, document)["deny"] == []) is document["passed"]
+def test_a_changed_on_demand_maximum_is_a_safe_capacity_change(tmp_path):
+    """Raising the cost guard, or lifting it on a GSI, changes no data: safe, named for what it is."""
+    shutil.copytree(ROOT / "blueprints" / "shared", tmp_path / "shared")
+    head = tmp_path / "orders.yaml"
+    head.write_text((ROOT / "blueprints" / "orders.yaml").read_text()
+                    .replace("max_throughput: {read: 1600, write: 600}", "max_throughput: {read: 3200, write: 600}")
+                    .replace("access_patterns:", "indexes: {GSI1: {max_throughput: unlimited}}\naccess_patterns:"))
+    review = build_review(str(ROOT / "blueprints" / "orders.yaml"), str(head))
+    [prod] = [stack for stack in review.stacks if stack.stack == "orders-prod"]
+    found = sorted((c.cls, c.category, c.subject, c.reason) for c in prod.changes if c.category == "capacity")
+    assert found == [
+        ("safe", "capacity", "GSI GSI1 on-demand maximum", "read/write 1600/600 -> none: requests above it are "
+                                                           "throttled"),
+        ("safe", "capacity", "table prod-orders_main: on-demand maximum", "read/write 1600/600 -> 3200/600: "
+                                                                          "requests above it are throttled"),
+    ]
+    alarms = {c.subject: c.reason for c in prod.changes if c.category == "alarms"}
+    assert alarms["alarms: orders_gsi1_read_max_throughput_throttles"] == "removed"  # nothing left to alarm on
+    assert review.verdict == "safe"

@@ -170,11 +170,33 @@ def test_terraform_validate_accepts_every_optional_setting(write_blueprint, tmp_
     text = (BUNDLED[0].read_text()
             .replace("  ttl_attribute: expiresAt", "  ttl_attribute: expiresAt\n  encryption: customer_managed\n"
                      "  stream: keys_only\n  table_class: standard_infrequent_access\n  deletion_protection: false")
-            .replace("tags:", "region: eu-west-1\ntags:")
+            .replace("tags:", "region: eu-west-1\nchange_rules: {trail: create}\nenvironments: {dev: {alarms: "
+                              "{notify: [arn:aws:sns:eu-west-1:111122223333:dev]}}}\ntags:")
             .replace("  GSI2:\n", "  GSI2:\n    projection: keys_only\n"))
     out = tmp_path / "out"
     config = synth_one(write_blueprint(text), out)
     assert config["provider"]["aws"] == [{"region": "eu-west-1"}]
+    assert config["resource"]["aws_cloudtrail"]["crm_trail"]["is_multi_region_trail"] is False
+    validate(out / "stacks" / "crm-prod", terraform_environment(tmp_path))
+
+
+@pytest.mark.terraform
+def test_terraform_validate_accepts_on_demand_maxima_of_every_kind(write_blueprint, tmp_path):
+    """Numbers on the table, `suggested` on one GSI, `unlimited` (-1) on the other, Standard-IA."""
+    text = (BUNDLED[0].read_text()
+            .replace("  billing: provisioned", "  billing: on_demand\n  table_class: standard_infrequent_access\n"
+                                               "  max_throughput: {read: 3000, write: 900}")
+            .replace("  GSI1:\n", "  GSI1:\n    max_throughput: suggested\n")
+            .replace("  GSI2:\n", "  GSI2:\n    max_throughput: unlimited\n"))
+    text = text[:text.index("  capacity:  ")] + text[text.index("  ttl_attribute:"):]
+    out = tmp_path / "out"
+    config = synth_one(write_blueprint(text), out)
+    table = config["resource"]["aws_dynamodb_table"]["crm"]
+    assert table["billing_mode"] == "PAY_PER_REQUEST"
+    assert table["on_demand_throughput"] == {"max_read_request_units": 3000, "max_write_request_units": 900}
+    limits = {g["name"]: g["on_demand_throughput"] for g in table["global_secondary_index"]}
+    assert limits["GSI2"] == {"max_read_request_units": -1, "max_write_request_units": -1}
+    assert limits["GSI1"]["max_read_request_units"] > 0
     validate(out / "stacks" / "crm-prod", terraform_environment(tmp_path))
 
 

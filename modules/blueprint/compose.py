@@ -132,6 +132,32 @@ def repository_root(blueprint: Path) -> Path:
     return working if start.resolve().is_relative_to(working) else start.resolve()
 
 
+def resolve_inside(root: Path, entry: str, relative_to: Path, location: SourceLocation, field: str,
+                   code: str) -> Path:
+    """The file `entry` names, relative to the directory `relative_to`, refused unless it stays inside `root`
+    (checked before the file is looked up, and again after symbolic links are resolved)."""
+    def refuse(problem: str, hint: str) -> BlueprintError:
+        return BlueprintError(f"`{field}: {entry}` {problem}", location=location, code=code, hint=hint)
+
+    if not entry or Path(entry).is_absolute():
+        raise refuse("is not a relative path", f"paths in `{field}` are relative to the file that names them")
+    candidate = relative_to / entry
+    outside = refuse(f"leaves the repository root {root}",
+                     f"keep the file inside the repository (or set {ROOT_ENVIRONMENT})")
+    if not Path(os.path.normpath(os.path.abspath(candidate))).is_relative_to(root):
+        raise outside
+    try:
+        resolved = candidate.resolve(strict=True)
+    except FileNotFoundError:
+        raise refuse(f"names no file ({candidate})", f"paths in `{field}` are relative to the file that "
+                                                     "names them") from None
+    except (OSError, RuntimeError):
+        raise refuse("cannot be resolved (a symbolic link loop?)", "point it at a real file") from None
+    if not resolved.is_relative_to(root):
+        raise outside
+    return resolved
+
+
 def _extends_entries(data: dict[str, Any], source: SourceMap) -> list[tuple[str, SourceLocation]]:
     raw = data.pop("extends", None)
     if raw is None:

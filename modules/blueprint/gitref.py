@@ -151,15 +151,26 @@ def _blob(spec: str, commit: str, path: PurePosixPath, root: Path) -> str:
         raise _spec_error(spec, f"{path} is not valid UTF-8", "save the file as UTF-8") from None
 
 
+def _price_files(data: object) -> list[object]:
+    """The `pricing.file` entries of a blueprint document, at the top and in its environments."""
+    if not isinstance(data, dict):
+        return []
+    overlays = data.get("environments")
+    documents = [data, *(overlays.values() if isinstance(overlays, dict) else [])]
+    pricing = [document.get("pricing") for document in documents if isinstance(document, dict)]
+    return [entry.get("file") for entry in pricing if isinstance(entry, dict)]
+
+
 def _extended(text: str, path: PurePosixPath) -> list[PurePosixPath]:
-    """Repository paths a blueprint text extends (the loader reports anything malformed itself)."""
+    """Repository paths a blueprint text extends or takes prices from (the loader reports anything malformed)."""
     try:
         data, _ = parse_yaml(text, str(path))
     except TablewrightError:
         return []
     raw = data.get("extends") if isinstance(data, dict) else None
+    entries = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
     found = []
-    for entry in [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []:
+    for entry in [*entries, *_price_files(data)]:
         if isinstance(entry, str) and entry and not entry.startswith("/"):
             try:
                 found.append(_repository_path(entry, str(path.parent / entry)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -11,11 +12,19 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from modules.blueprint.compose import Composer, Document, environment_documents, read_document, repository_root
+from modules.blueprint.compose import (
+    Composer,
+    Document,
+    environment_documents,
+    read_document,
+    repository_root,
+    resolve_inside,
+)
 from modules.blueprint.lock import DEFAULT_ENVIRONMENT, StackLock, lock_path, read_lock
 from modules.blueprint.model import KMS_KEY_ARN, REGION, S3_BUCKET, SEMVER, Blueprint
+from modules.blueprint.prices import PriceBook
 from modules.blueprint.references import check_references
-from modules.blueprint.yamlsource import SourceMap
+from modules.blueprint.yamlsource import SourceMap, load_yaml
 from modules.errors import BlueprintError, ErrorList, FieldPath, TablewrightError, combined
 
 # What each name pattern means, in words a blueprint author can act on.
@@ -43,6 +52,8 @@ class LoadedBlueprint:
     environment: str | None = None
     composed: dict[str, Any] | None = None  # the merged document, as written across files
     lock: StackLock | None = None  # this stack's entry in the design lock beside the blueprint
+    prices: PriceBook | None = None  # the prices `pricing.file` names (None: the built-in prices)
+    prices_file: str | None = None  # that file, as named (relative to the blueprint that names it)
 
     @property
     def stack_name(self) -> str:
@@ -66,7 +77,35 @@ def load_blueprints(path: Path | str, root: Path | None = None) -> list[LoadedBl
     document = read_document(path, root)
     stacks = [_validate(doc, path, environment) for environment, doc in environment_documents(document).items()]
     _check_distinct_stacks(stacks)
-    return _with_locks(stacks, path, root or repository_root(path))
+    root = root or repository_root(path)
+    books: dict[Path, PriceBook] = {}
+    return _with_locks([_with_prices(stack, root, books) for stack in stacks], path, root)
+
+
+def _with_prices(stack: LoadedBlueprint, root: Path, books: dict[Path, PriceBook]) -> LoadedBlueprint:
+    """The stack with the price file its `pricing.file` names, read once per file and validated (errors
+    located in that file), confined to the repository root like `extends`."""
+    entry = stack.model.pricing.file
+    if entry is None:
+        return stack
+    location = stack.source.locate(("pricing", "file"))
+    named_by = Path(location.file)
+    resolved = resolve_inside(root.resolve(), entry, named_by.parent, location, "pricing.file", "E400")
+    if resolved.suffix not in (".json", ".yaml", ".yml"):
+        raise BlueprintError(f"`pricing.file: {entry}` is not a price file", location=location, code="E400",
+                             hint="name a .json or .yaml file in the format of modules/capacity/prices.json")
+    if resolved not in books:
+        books[resolved] = read_price_file(named_by.parent / entry)
+    return replace(stack, prices=books[resolved], prices_file=os.path.normpath(named_by.parent / entry))
+
+
+def read_price_file(path: Path) -> PriceBook:
+    """A price file (JSON or YAML), validated; every problem located in it."""
+    data, source = load_yaml(path)
+    try:
+        return PriceBook.model_validate(data)
+    except ValidationError as error:
+        raise _all_errors(error, data, source, PriceBook) from None
 
 
 def _with_locks(stacks: list[LoadedBlueprint], path: Path, root: Path) -> list[LoadedBlueprint]:
@@ -215,8 +254,9 @@ def check_required_tags(model: Blueprint) -> None:
         )
 
 
-def _all_errors(error: ValidationError, data: Any, source: SourceMap) -> TablewrightError:
-    """Every problem pydantic found in the file, each located, in file order."""
+def _all_errors(error: ValidationError, data: Any, source: SourceMap,
+                root: type[BaseModel] = Blueprint) -> TablewrightError:
+    """Every problem pydantic found in the file (a `root` document), each located, in file order."""
     errors = []
     for detail in _without_losing_branches(error.errors()):
         path = _data_path(data, detail["loc"])
@@ -226,7 +266,7 @@ def _all_errors(error: ValidationError, data: Any, source: SourceMap) -> Tablewr
             path = _data_path(data, (*path, field))
         if detail["type"] == "missing":
             path = (*path, detail["loc"][-1]) if len(path) < len(detail["loc"]) else path
-        message, hint, code = _describe(detail, path, data)
+        message, hint, code = _describe(detail, path, root)
         errors.append(BlueprintError(message, path=path, hint=hint, location=source.locate(path), code=code))
     unique = list({(str(e.location), e.message): e for e in errors}.values())
     return combined(unique)
@@ -262,19 +302,19 @@ _BOUNDS = {"greater_than": "above {gt}", "greater_than_equal": "at least {ge}", 
            "less_than_equal": "at most {le}", "multiple_of": "a multiple of {multiple_of}"}
 
 
-def _describe(detail: dict[str, Any], path: FieldPath, data: Any) -> tuple[str, str, str]:
+def _describe(detail: dict[str, Any], path: FieldPath, root: type[BaseModel]) -> tuple[str, str, str]:
     """(message, fix, error code) for one pydantic error."""
     kind = detail["type"]
     value = detail.get("input")
     ctx = detail.get("ctx", {})
     name = str(path[-1]) if path else "blueprint"
-    field = _field_info(path)
+    field = _field_info(path, root)
     about = f" ({field.description.rstrip('.')})" if field and field.description else ""
     example = f"e.g. `{name}: {_flow(field.examples[0])}`" if field and field.examples else ""
     if kind == "missing":
         return f"missing required field `{name}`{about}", f"add `{name}:` {example}".rstrip(), "E201"
     if kind == "extra_forbidden":
-        allowed = _allowed_fields(path[:-1])
+        allowed = _allowed_fields(path[:-1], root)
         close = difflib.get_close_matches(name, allowed, n=1)
         hint = f"did you mean `{close[0]}`? " if close else ""
         return f"unknown field `{name}`", f"{hint}allowed here: {', '.join(allowed)}" if allowed else \
@@ -316,9 +356,9 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _annotation_at(path: FieldPath) -> Any:
+def _annotation_at(path: FieldPath, root: type[BaseModel]) -> Any:
     """The type annotation describing the value at `path`, or None when the path leaves the schema."""
-    annotation: Any = Blueprint
+    annotation: Any = root
     for step in path:
         item = _container_item(annotation)
         if item is not None:
@@ -352,18 +392,18 @@ def _container_item(annotation: Any) -> Any:
     return None
 
 
-def _model_at(path: FieldPath) -> type[BaseModel] | None:
-    annotation = _annotation_at(path)
+def _model_at(path: FieldPath, root: type[BaseModel]) -> type[BaseModel] | None:
+    annotation = _annotation_at(path, root)
     if annotation is None or _container_item(annotation) is not None:
         return None
     return _model_in(annotation)
 
 
-def _field_info(path: FieldPath) -> Any:
-    model = _model_at(path[:-1]) if path else None
+def _field_info(path: FieldPath, root: type[BaseModel]) -> Any:
+    model = _model_at(path[:-1], root) if path else None
     return model.model_fields.get(str(path[-1])) if model else None
 
 
-def _allowed_fields(parent: FieldPath) -> list[str]:
-    model = _model_at(parent)
+def _allowed_fields(parent: FieldPath, root: type[BaseModel]) -> list[str]:
+    model = _model_at(parent, root)
     return list(model.model_fields) if model else []

@@ -54,6 +54,11 @@ MAX_PATTERNS = 1_000
 MAX_INDEXES = 25  # 20 global + 5 local: DynamoDB's limits
 MAX_EXAMPLES = 100
 MAX_NOTIFY_TARGETS = 5  # CloudWatch alarm actions per state and EventBridge targets per rule
+# Alarm kinds whose metrics DynamoDB publishes every five minutes (Developer Guide, "DynamoDB metrics and
+# dimensions": only the throttle, error, latency, consumed-capacity and request metrics are per minute).
+PUBLISHED_EVERY = {"utilization": 300, "online_index_throttles": 300, "account_utilization": 300}
+PUBLISHED_METRICS = {"utilization": "Provisioned*CapacityUnits", "online_index_throttles": "OnlineIndexThrottleEvents",
+                     "account_utilization": "AccountProvisioned*CapacityUtilization"}
 REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$"
 KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z]{2}(-[a-z]+)+-[0-9]{1,2}:[0-9]{12}:(key|alias)/[A-Za-z0-9/_-]{1,256}$"
 S3_BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
@@ -474,6 +479,37 @@ class Capacity(Strict):
     )
 
 
+class Throughput(Strict):
+    """Request units per second, read and write (an on-demand maximum)."""
+
+    read: int = Field(ge=1, le=MAX_RATE, description="Read request units per second.")
+    write: int = Field(ge=1, le=MAX_RATE, description="Write request units per second.")
+
+
+# What `max_throughput` takes besides numbers: `suggested` (from the declared rates) or `unlimited`.
+MaxThroughput = Throughput | Literal["suggested", "unlimited"]
+MAX_THROUGHPUT_DESCRIPTION = (
+    "On-demand billing only: the most request units per second DynamoDB serves (`on_demand_throughput`, a cost "
+    "guard; requests above it are throttled and counted in Read/WriteMaxOnDemandThroughputThrottleEvents). "
+    "`{read: N, write: N}`; `suggested`: the declared peak at the target utilization (what `capacity` suggests as "
+    "the autoscaling maximum); `unlimited`: remove a maximum set before. Unset: no maximum is written, and one set "
+    "before stays."
+)
+
+
+class WarmThroughput(Strict):
+    """Throughput DynamoDB keeps ready without scaling up first (hashicorp/aws >= 6.13)."""
+
+    read: int = Field(ge=12_000, le=MAX_RATE, description="Read units per second, at least 12,000.")
+    write: int = Field(ge=4_000, le=MAX_RATE, description="Write units per second, at least 4,000.")
+
+
+WARM_THROUGHPUT_DESCRIPTION = (
+    "Pre-warmed read and write units per second (`warm_throughput`; needs hashicorp/aws >= 6.13). It can only be "
+    "raised: the provider replaces the table (or recreates the index) to lower it."
+)
+
+
 class TableSpec(Strict):
     name: TableName
     keys: KeyAttributes | None = Field(
@@ -494,7 +530,12 @@ class TableSpec(Strict):
         default=None, description="An existing KMS key (or alias) ARN for `customer_managed` encryption.",
         examples=["arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"])
     stream: Literal["off", "keys_only", "new_image", "old_image", "new_and_old_images"] = "off"
-    table_class: Literal["standard", "standard_infrequent_access"] = "standard"
+    table_class: Literal["standard", "standard_infrequent_access"] = Field(
+        default="standard",
+        description="`standard_infrequent_access`: cheaper storage, dearer reads and writes (priced by `capacity`).")
+    max_throughput: MaxThroughput | None = Field(default=None, description=MAX_THROUGHPUT_DESCRIPTION,
+                                                 examples=[{"read": 4000, "write": 1000}])
+    warm_throughput: WarmThroughput | None = Field(default=None, description=WARM_THROUGHPUT_DESCRIPTION)
 
     @model_validator(mode="after")
     def _consistent(self) -> TableSpec:
@@ -513,6 +554,12 @@ class TableSpec(Strict):
             raise Invalid(
                 "`kms_key_arn` needs `encryption: customer_managed`", "set `encryption: customer_managed`",
                 "kms_key_arn",
+            )
+        if self.billing == "provisioned" and self.max_throughput is not None:
+            raise Invalid(
+                "`max_throughput` applies to on-demand billing only; a provisioned table is bounded by its capacity",
+                "remove `max_throughput` (the autoscaler stops at `capacity.read.max` / `capacity.write.max`)",
+                "max_throughput",
             )
         return self
 
@@ -550,15 +597,21 @@ class IndexSpec(Strict):
         description="The index's key attributes when they are not `<index>PK`/`<index>SK` (an adopted index; a "
         "local index's `pk` is the table's). Declaring them keeps the index even when no pattern reads it.",
     )
+    max_throughput: MaxThroughput | None = Field(
+        default=None, description="On-demand maximum of this GSI (see `table.max_throughput`); default: the table's.")
+    warm_throughput: WarmThroughput | None = Field(
+        default=None, description="Warm throughput of this GSI (see `table.warm_throughput`; hashicorp/aws >= 6.13).")
 
     @model_validator(mode="after")
     def _local(self) -> IndexSpec:
-        if self.type == "local" and (self.capacity is not None or self.shards is not None):
-            raise Invalid(
-                "a local index shares the table's partition key and capacity",
-                "remove `capacity` and `shards` from it",
-                "capacity" if self.capacity is not None else "shards",
-            )
+        if self.type == "local":
+            for field in ("capacity", "shards", "max_throughput", "warm_throughput"):
+                if getattr(self, field) is not None:
+                    raise Invalid(
+                        "a local index shares the table's partition key and throughput",
+                        f"remove `{field}` from it (set it on the table)",
+                        field,
+                    )
         return self
 
 
@@ -630,8 +683,20 @@ class Alarms(Strict):
     system_errors: AlarmRule = Field(default_factory=AlarmRule)
     conditional_checks: AlarmRule = Field(default_factory=AlarmRule)
     online_index_throttles: AlarmRule = Field(default_factory=AlarmRule)
+    max_throughput_throttles: AlarmRule = Field(default_factory=AlarmRule)
     user_errors: AlarmRule = Field(default_factory=AlarmRule)
     account_utilization: AlarmRule = Field(default_factory=AlarmRule)
+
+    @model_validator(mode="after")
+    def _periods(self) -> Alarms:
+        for kind, seconds in PUBLISHED_EVERY.items():
+            period = getattr(self, kind).period
+            if period is not None and period % seconds:
+                raise Invalid(
+                    f"`{kind}.period: {period}`: DynamoDB publishes {PUBLISHED_METRICS[kind]} every {seconds} "
+                    "seconds, so a shorter or unaligned period sees no data in most periods",
+                    f"use a multiple of {seconds}", kind, code="E203")
+        return self
 
     @field_validator("notify")
     @classmethod
@@ -789,6 +854,29 @@ class Adopted(Strict):
 
     def imports_target(self, index: str, direction: Direction) -> bool:
         return direction in self.scaling.get(index, {})
+class ChangeRules(Strict):
+    """How out-of-band changes to the table are seen (the EventBridge rule on CloudTrail events)."""
+
+    trail: Literal["existing", "create"] = Field(
+        default="existing",
+        description="EventBridge sees CloudTrail API calls only while a trail logs management events in the "
+        "region. `existing`: the account has one (an organization trail, say); Terraform cannot check it. "
+        "`create`: this stack creates a single-region trail with its own S3 bucket.",
+    )
+
+
+PRICE_FILE = r"^[A-Za-z0-9_.][A-Za-z0-9_./-]{0,1023}$"
+
+
+class Pricing(Strict):
+    """Where `capacity` and `review` take prices from."""
+
+    file: Annotated[str, StringConstraints(pattern=PRICE_FILE)] | None = Field(
+        default=None,
+        description="A price file (JSON or YAML, the format of modules/capacity/prices.json), relative to the "
+        "blueprint that names it and inside the repository. Default: the built-in prices.",
+        examples=["prices/acme-2026.json"],
+    )
 
 
 class Blueprint(Strict):
@@ -801,8 +889,11 @@ class Blueprint(Strict):
     version: SemVer = Field(description="Semantic version of this blueprint.", examples=["1.0.0"])
     description: str | None = Field(default=None, max_length=4096)
     owner: str | None = Field(default=None, max_length=256)
-    region: Region | None = Field(default=None, description="AWS region; default: the provider's environment.",
-                                  examples=["eu-west-1"])
+    region: Region | None = Field(
+        default=None, examples=["eu-west-1"],
+        description="AWS region of the stack: the provider's region, the region of every topic in `alarms.notify`, "
+        "and the prices `capacity` uses. Unset: Terraform takes the region from its environment, `alarms.notify` "
+        "cannot name topics and `capacity` prices nothing.")
     tags: dict[str, str] = Field(default_factory=dict, description="Tags for every taggable resource.")
     table: TableSpec
     entities: dict[EntityName, EntitySpec] = Field(
@@ -819,6 +910,8 @@ class Blueprint(Strict):
         "when the AWS provider constraint allows it (>= 6.11), else accessed_and_throttled_keys.",
     )
     alarms: Alarms = Field(default_factory=Alarms)
+    change_rules: ChangeRules = Field(default_factory=ChangeRules)
+    pricing: Pricing = Field(default_factory=Pricing)
     maintenance_window: MaintenanceWindow | None = Field(
         default=None, description="When window-class changes (index builds, billing switches) may be applied."
     )

@@ -8,6 +8,8 @@ from modules.blueprint.model import Blueprint, ContributorInsightsMode
 
 # `mode` on aws_dynamodb_contributor_insights arrived in hashicorp/aws 6.11.
 INSIGHTS_MODE_SINCE = (6, 11, 0)
+# `warm_throughput` on aws_dynamodb_table (and its GSIs) arrived in hashicorp/aws 6.13.
+WARM_THROUGHPUT_SINCE = (6, 13, 0)
 # ASCII only: Python's `\d` and `\s` admit other scripts' digits and line separators (U+2028).
 _CLAUSE = re.compile(r" *(>=|<=|!=|~>|>|<|=)? *([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))? *")
 
@@ -27,9 +29,18 @@ def lowest_version(constraint: str) -> tuple[int, int, int] | None:
     return lowest
 
 
-def supports_insights_mode(bp: Blueprint) -> bool:
+def admits_only_since(bp: Blueprint, version: tuple[int, int, int]) -> bool:
+    """The constraint admits no provider version older than `version`."""
     lowest = lowest_version(bp.terraform.aws_provider)
-    return lowest is not None and lowest >= INSIGHTS_MODE_SINCE
+    return lowest is not None and lowest >= version
+
+
+def supports_insights_mode(bp: Blueprint) -> bool:
+    return admits_only_since(bp, INSIGHTS_MODE_SINCE)
+
+
+def supports_warm_throughput(bp: Blueprint) -> bool:
+    return admits_only_since(bp, WARM_THROUGHPUT_SINCE)
 
 
 def insights_mode(bp: Blueprint) -> ContributorInsightsMode:

@@ -12,7 +12,7 @@ from typing import Any
 from modules.blueprint.encoding import parse_value
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, KeySpec, Migration
-from modules.blueprint.provider import lowest_version, supports_insights_mode
+from modules.blueprint.provider import lowest_version, supports_insights_mode, supports_warm_throughput
 from modules.blueprint.templates import entity_tag, parse_template
 from modules.errors import BlueprintError, FieldPath, TablewrightError, combined
 
@@ -44,6 +44,9 @@ def check_references(bp: Blueprint) -> None:
         collect(_check_pattern, bp, name, pattern)
     collect(_check_ttl, bp)
     collect(_check_provider, bp)
+    collect(_check_warm_throughput, bp)
+    collect(_check_index_throughput, bp)
+    collect(_check_notify_region, bp)
     collect(_check_lint_codes, bp)
     for position, migration in enumerate(bp.migrations):
         collect(_check_migration, bp, position, migration)
@@ -360,6 +363,63 @@ def _check_provider(bp: Blueprint) -> None:
             hint="set `terraform: {aws_provider: \">= 6.11\"}`, or use `accessed_and_throttled_keys` (or `off`)",
             code="E204",
         )
+
+
+def _check_warm_throughput(bp: Blueprint) -> None:
+    paths: list[FieldPath] = [("table", "warm_throughput")] if bp.table.warm_throughput else []
+    paths += [("indexes", name, "warm_throughput") for name, spec in bp.indexes.items() if spec.warm_throughput]
+    if paths and not supports_warm_throughput(bp):
+        raise BlueprintError(
+            f"warm_throughput needs hashicorp/aws >= 6.13 (the `warm_throughput` argument); the constraint "
+            f"{bp.terraform.aws_provider!r} allows older versions, which do not know it",
+            path=paths[0],
+            hint="set `terraform: {aws_provider: \">= 6.13\"}`, or remove `warm_throughput`",
+            code="E204",
+        )
+
+
+def _check_index_throughput(bp: Blueprint) -> None:
+    if bp.table.billing != "provisioned":
+        return
+    for name, spec in bp.indexes.items():
+        if spec.max_throughput is not None:
+            raise BlueprintError(
+                "`max_throughput` applies to on-demand tables only; this table is provisioned",
+                path=("indexes", name, "max_throughput"),
+                hint=f"remove it; the autoscaler stops at `indexes.{name}.capacity` (or the table's capacity)",
+                code="E204",
+            )
+
+
+def arn_region(arn: str) -> str:
+    """The region field of an ARN (`arn:partition:service:region:account:resource`)."""
+    return arn.split(":")[3]
+
+
+def _check_notify_region(bp: Blueprint) -> None:
+    """CloudWatch alarm actions and EventBridge rule targets must be in the alarm's and the rule's own region."""
+    if bp.alarms.notify == "create" or not bp.alarms.enabled:
+        return
+    for position, arn in enumerate(bp.alarms.notify):
+        topic_region = arn_region(arn)
+        if bp.region is None:
+            raise BlueprintError(
+                f"alarms.notify names a topic in {topic_region}, but the blueprint sets no `region`: alarms and the "
+                "change rule can notify topics of their own region only, and the stack's region would be whatever "
+                "Terraform's environment says",
+                path=("alarms", "notify", position),
+                hint=f"set `region: {topic_region}` (the region the stack deploys to), or write `notify: create`",
+                code="E204",
+            )
+        if topic_region != bp.region:
+            raise BlueprintError(
+                f"the topic {arn} is in {topic_region}, the stack in {bp.region}: CloudWatch alarms and EventBridge "
+                "rules notify topics of their own region only",
+                path=("alarms", "notify", position),
+                hint=f"use a topic in {bp.region} (one per region, subscribed to the same on-call), or write "
+                     "`notify: create`",
+                code="E204",
+            )
 
 
 def _check_ttl(bp: Blueprint) -> None:

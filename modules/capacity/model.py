@@ -15,15 +15,14 @@ the table's writes.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from modules.blueprint.encoding import example_value
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.traits import mutable
+from modules.capacity.prices import BUILT_IN, Prices
 from modules.capacity.size import WRITE_UNIT_BYTES, item_size, read_units
 from modules.design.items import build_item
 from modules.design.model import TABLE, QueryPlan, Shape, TableDesign
@@ -31,8 +30,6 @@ from modules.design.model import TABLE, QueryPlan, Shape, TableDesign
 HOURS_PER_MONTH = 730
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
 STORAGE_OVERHEAD_BYTES = 100  # per item, in the table and in every index (Developer Guide)
-DEFAULT_REGION = "us-east-1"
-PRICES = json.loads((Path(__file__).parent / "prices.json").read_text())
 
 
 PAGE_BYTES = 2**20  # a Query or Scan returns at most 1 MB per request
@@ -99,21 +96,11 @@ class IndexLoad:
 
 
 @dataclass(frozen=True)
-class MonthlyCost:
-    provisioned: float
-    on_demand: float
-    storage: float
-    region: str
-    price_date: str
-    note: str
-
-
-@dataclass(frozen=True)
 class CapacityReport:
     reads: tuple[ReadCost, ...]
     writes: tuple[WriteCost, ...]
     loads: tuple[IndexLoad, ...]
-    cost: MonthlyCost
+    prices: Prices  # what `modules/capacity/cost.py` prices this estimate with
 
     def read(self, pattern: str) -> ReadCost:
         return next(read for read in self.reads if read.pattern == pattern)
@@ -339,7 +326,7 @@ def _bounds(average: float, peak_factor: float, target_percent: int) -> tuple[in
     return low, max(low, math.ceil(average * peak_factor / target))
 
 
-def estimate(design: TableDesign) -> CapacityReport:
+def estimate(design: TableDesign, prices: Prices = BUILT_IN) -> CapacityReport:
     bp = design.blueprint
     reads = tuple(read_cost(design, plan) for plan in design.plans)
     writes = tuple(write_cost(design, entity) for entity in sorted(bp.entities))
@@ -355,33 +342,4 @@ def estimate(design: TableDesign) -> CapacityReport:
         policy = design.capacity[index]
         loads.append(IndexLoad(index, read, write, _bounds(read, bp.traffic.peak_factor, policy.scaling("read").target),
                                _bounds(write, bp.traffic.peak_factor, policy.scaling("write").target)))
-    return CapacityReport(reads, writes, tuple(loads), monthly_cost(design, tuple(loads)))
-
-
-def prices_for(region: str | None) -> tuple[str, dict[str, float], str]:
-    wanted = region or DEFAULT_REGION
-    if wanted in PRICES["regions"]:
-        return wanted, PRICES["regions"][wanted], ""
-    return DEFAULT_REGION, PRICES["regions"][DEFAULT_REGION], f"no prices for {wanted}; {DEFAULT_REGION} prices shown"
-
-
-def monthly_cost(design: TableDesign, loads: tuple[IndexLoad, ...]) -> MonthlyCost:
-    region, price, note = prices_for(design.blueprint.region)
-    reads = sum(load.read_units_per_second for load in loads)
-    writes = sum(load.write_units_per_second for load in loads)
-    on_demand = SECONDS_PER_MONTH * (reads * price["on_demand_read_request_unit"]
-                                     + writes * price["on_demand_write_request_unit"])
-    # The autoscaler keeps provisioned capacity near consumption / target utilization.
-    provisioned = HOURS_PER_MONTH * sum(
-        load.suggested_read[0] * price["provisioned_rcu_hour"] + load.suggested_write[0] * price["provisioned_wcu_hour"]
-        for load in loads
-    )
-    stored = 0.0
-    for name, spec in design.blueprint.entities.items():
-        count = spec.item_count or 0
-        for index in design.shapes[name]:
-            share = presence(design, name, index) if index != TABLE else 1.0
-            stored += count * share * (entry_bytes(design, name, index) + STORAGE_OVERHEAD_BYTES)
-    storage = stored / 2**30 * price["storage_gb_month"]
-    return MonthlyCost(round(provisioned, 2), round(on_demand, 2), round(storage, 2), region, PRICES["date"], note)
-
+    return CapacityReport(reads, writes, tuple(loads), prices)

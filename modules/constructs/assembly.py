@@ -1,14 +1,18 @@
 """Everything that belongs to one table, as Terraform blocks: the table (and its key), autoscaling,
-Contributor Insights, the change calendar, and, with alarms on, the change rule, the alarm topic and
-the alarms. Plain data: no cdktf here (see `construct.py` for the construct that emits it)."""
+Contributor Insights, the change calendar, and, with alarms on, the change rule (and the trail it
+needs, when the stack creates one), the alarm topic and the alarms. Plain data: no cdktf here (see
+`construct.py` for the construct that emits it)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from modules.capacity.model import CapacityReport
+from modules.capacity.throughput import on_demand_maxima
 from modules.constructs.alarms import alarms
 from modules.constructs.autoscaling import autoscaling
-from modules.constructs.change_rules import calendar_ref, change_calendar, change_rule, rule_targets
+from modules.constructs.change_rules import calendar_ref, change_calendar, change_rule, rule_targets, trail
 from modules.constructs.insights import contributor_insights
 from modules.constructs.notifications import alarm_topic, topic_arn
 from modules.constructs.table import table, table_ref
@@ -31,21 +35,25 @@ def stack_tags(design: TableDesign) -> dict[str, str]:
     return {"tablewright:blueprint": design.blueprint.blueprint, **design.blueprint.tags}
 
 
-def table_blocks(design: TableDesign) -> list[Block]:
+def table_blocks(design: TableDesign, capacity: CapacityReport) -> list[Block]:
+    """The table's blocks; `capacity` (its estimate) resolves `max_throughput: suggested`."""
     tags = stack_tags(design)
     table_name = table_ref(design, "name")
+    maxima = on_demand_maxima(design, capacity)
     # An adopted table and its scalable targets keep the tags they have, so importing them changes nothing
     # (the blueprint's `tags` are the table's live tags; describe-scalable-targets reports none).
     adopted = design.blueprint.adopted is not None
-    blocks = table(design, design.blueprint.tags if adopted else tags)
+    blocks = table(design, design.blueprint.tags if adopted else tags, maxima)
     blocks += autoscaling(design, table_name, {} if adopted else tags)
     blocks += contributor_insights(design, table_name)
-    blocks += observability(design, table_name, tags) + change_calendar(design, tags)
+    blocks += observability(design, table_name, tags, maxima) + change_calendar(design, tags)
     return blocks
 
 
-def observability(design: TableDesign, table_name: str, tags: dict[str, str]) -> list[Block]:
-    """Alarms, and the rule that reports out-of-band changes, both delivered to the alarm topic(s)."""
+def observability(design: TableDesign, table_name: str, tags: dict[str, str],
+                  maxima: Mapping[str, tuple[int, int]]) -> list[Block]:
+    """Alarms, and the rule that reports out-of-band changes (with its trail, if the stack creates one), both
+    delivered to the alarm topic(s)."""
     settings = design.blueprint.alarms
     if not settings.enabled:
         return []
@@ -56,7 +64,8 @@ def observability(design: TableDesign, table_name: str, tags: dict[str, str]) ->
         topics = [topic_arn(design)]
     else:
         topics = list(settings.notify)
-    return blocks + rule_targets(design, rule, topics) + alarms(design, table_name, topics, tags)
+    blocks += rule_targets(design, rule, topics) + trail(design, tags)
+    return blocks + alarms(design, table_name, topics, tags, maxima)
 
 
 def table_references(design: TableDesign) -> TableReferences:

@@ -1,28 +1,35 @@
 """Change rules around the maintenance window: the SSM Change Calendar that says when changes may be
-applied (the single source of truth pipelines query), and an EventBridge rule that reports every
-change made to the table through the API, in or out of the window, to the alarm topic."""
+applied (the single source of truth pipelines query), an EventBridge rule that reports every change
+made to the table through the API, in or out of the window, to the alarm topic (the autoscaler's
+capacity changes excepted: `modules/monitoring/changes.py`), and, with `change_rules.trail: create`,
+the CloudTrail trail the rule needs."""
 
 from __future__ import annotations
 
+import json
+
+from modules.constructs.keys import ACCOUNT, ACCOUNT_DATA
 from modules.constructs.naming import logical_id
-from modules.constructs.notifications import event_pattern
-from modules.constructs.resources import CloudwatchEventRule, CloudwatchEventTarget, SsmDocument
-from modules.constructs.terraform import Block, reference, resource
+from modules.constructs.resources import (
+    Cloudtrail,
+    CloudwatchEventRule,
+    CloudwatchEventTarget,
+    EventSelector,
+    IamPolicyDocumentData,
+    PolicyCondition,
+    PolicyPrincipal,
+    PolicyStatement,
+    S3Bucket,
+    S3BucketPolicy,
+    S3BucketPublicAccessBlock,
+    SsmDocument,
+)
+from modules.constructs.terraform import Block, data_source, reference, resource
 from modules.design.model import TableDesign
+from modules.monitoring.changes import event_pattern, trail_name
 from modules.window import calendar_text
 
-# Management API calls that change a table and name it in requestParameters.tableName.
-CHANGE_EVENTS = [
-    "DeleteTable",
-    "DisableKinesisStreamingDestination",
-    "EnableKinesisStreamingDestination",
-    "UpdateContinuousBackups",
-    "UpdateContributorInsights",
-    "UpdateKinesisStreamingDestination",
-    "UpdateTable",
-    "UpdateTableReplicaAutoScaling",
-    "UpdateTimeToLive",
-]
+CLOUDTRAIL = "cloudtrail.amazonaws.com"
 
 
 def calendar_name(design: TableDesign) -> str:
@@ -33,8 +40,9 @@ def change_rule(design: TableDesign, tags: dict[str, str]) -> Block:
     table = design.blueprint.table.name
     return resource(CloudwatchEventRule(
         name=f"{table}-changes"[:64],
-        description=f"API changes to DynamoDB table {table} (CloudTrail), in or out of the maintenance window",
-        event_pattern=event_pattern(table, CHANGE_EVENTS),
+        description=f"API changes to DynamoDB table {table} (CloudTrail), in or out of the maintenance window; "
+                    "not the autoscaler's",
+        event_pattern=json.dumps(event_pattern(table), sort_keys=True),
         tags=tags or None,
     ), logical_id(design.blueprint.blueprint, "changes"))
 
@@ -45,6 +53,40 @@ def rule_targets(design: TableDesign, rule: Block, topic_arns: list[str]) -> lis
                  logical_id(design.blueprint.blueprint, "changes", f"target_{number}"))
         for number, arn in enumerate(topic_arns, start=1)
     ]
+
+
+def trail(design: TableDesign, tags: dict[str, str]) -> list[Block]:
+    """`change_rules.trail: create`: a single-region trail of management write events, logging to a private
+    bucket of its own whose policy admits CloudTrail for this trail only (AWS's bucket policy for trails,
+    with `aws:SourceArn`). Nothing without it."""
+    bp = design.blueprint
+    if bp.change_rules.trail != "create" or not bp.alarms.enabled:
+        return []
+    base = logical_id(bp.blueprint, "trail")
+    name = trail_name(bp.table.name)
+    table = name.removeprefix("tablewright-").removesuffix("-changes").lower()
+    prefix = "tw-trail-" + "".join(c for c in table if c.isalnum() or c == "-")
+    bucket = resource(S3Bucket(bucket_prefix=prefix[:36].rstrip("-") + "-", tags=tags or None), base)
+    private = resource(S3BucketPublicAccessBlock(bucket=bucket.ref("id")), logical_id(base, "private"))
+    trail_arn = f"arn:{ACCOUNT.partition}:cloudtrail:{ACCOUNT.region}:{ACCOUNT.id}:trail/{name}"
+    this_trail = PolicyCondition(test="StringEquals", variable="aws:SourceArn", values=[trail_arn])
+    cloudtrail = [PolicyPrincipal(type="Service", identifiers=[CLOUDTRAIL])]
+    document = data_source(IamPolicyDocumentData(statement=[
+        PolicyStatement(sid="AWSCloudTrailAclCheck", actions=["s3:GetBucketAcl"], resources=[bucket.ref("arn")],
+                        principals=cloudtrail, condition=[this_trail]),
+        PolicyStatement(sid="AWSCloudTrailWrite", actions=["s3:PutObject"],
+                        resources=[f"{bucket.ref('arn')}/AWSLogs/{ACCOUNT.id}/*"], principals=cloudtrail,
+                        condition=[PolicyCondition(test="StringEquals", variable="s3:x-amz-acl",
+                                                   values=["bucket-owner-full-control"]), this_trail]),
+    ]), logical_id(base, "bucket_policy"))
+    policy = resource(S3BucketPolicy(bucket=bucket.ref("id"), policy=document.ref("json")), logical_id(base, "policy"))
+    logging = resource(Cloudtrail(
+        name=name, s3_bucket_name=bucket.ref("id"), include_global_service_events=False, is_multi_region_trail=False,
+        enable_log_file_validation=True,
+        event_selector=[EventSelector(read_write_type="WriteOnly", include_management_events=True)],
+        tags=tags or None,
+    ), base, depends_on=[policy])  # CloudTrail checks that it may write to the bucket when the trail is created
+    return [*ACCOUNT_DATA, bucket, private, document, policy, logging]
 
 
 def calendar_ref(design: TableDesign, attribute: str) -> str:

@@ -44,7 +44,7 @@ class TablewrightTable(Construct):
     """The Terraform of one blueprint stack (`stack`: loaded, designed), without provider or backend."""
 
     def __init__(self, scope: Construct, id: str, *, stack: Stack) -> None:
-        blocks = table_blocks(stack.design)
+        blocks = table_blocks(stack.design, stack.capacity)
         scope_path = scope.node.path
         _claim(scope, addresses(blocks) - _SHARED, f"{scope_path}/{id}")
         super().__init__(scope, id)

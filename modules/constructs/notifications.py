@@ -8,8 +8,6 @@ EventBridge rule publish, nothing else.
 
 from __future__ import annotations
 
-import json
-
 from modules.constructs.keys import ACCOUNT, key_ref, kms_key
 from modules.constructs.naming import logical_id, physical_name
 from modules.constructs.resources import (
@@ -62,16 +60,3 @@ def alarm_topic(design: TableDesign, rule_arn: str, tags: dict[str, str]) -> lis
     ]), logical_id(base, "topic_policy"))
     policy = resource(SnsTopicPolicy(arn=arn, policy=topic_policy.ref("json")), logical_id(base, "policy"))
     return [*key, topic, topic_policy, policy]
-
-
-def event_pattern(table_name: str, event_names: list[str]) -> str:
-    """EventBridge pattern for CloudTrail management events that change this table."""
-    return json.dumps({
-        "source": ["aws.dynamodb"],
-        "detail-type": ["AWS API Call via CloudTrail"],
-        "detail": {
-            "eventSource": ["dynamodb.amazonaws.com"],
-            "eventName": event_names,
-            "requestParameters": {"tableName": [table_name]},
-        },
-    }, sort_keys=True)

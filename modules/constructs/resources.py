@@ -25,6 +25,7 @@ ScalableDimension = Literal[
 PredefinedMetricType = Literal["DynamoDBReadCapacityUtilization", "DynamoDBWriteCapacityUtilization"]
 InsightsMode = Literal["ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS"]
 TreatMissingData = Literal["breaching", "notBreaching", "ignore", "missing"]
+ReadWriteType = Literal["All", "ReadOnly", "WriteOnly"]
 Statistic = Literal["Sum", "Average", "Maximum", "Minimum", "SampleCount"]
 
 
@@ -55,6 +56,22 @@ class GlobalSecondaryIndex(Block):
     non_key_attributes: list[str] | None = None
     read_capacity: Number | None = None
     write_capacity: Number | None = None
+    on_demand_throughput: OnDemandThroughput | None = None
+    warm_throughput: WarmThroughputBlock | None = None
+
+
+class OnDemandThroughput(Block):
+    """hashicorp/aws >= 5.72: the most request units per second an on-demand table or GSI serves; -1 removes it."""
+
+    max_read_request_units: int = Field(ge=-1)
+    max_write_request_units: int = Field(ge=-1)
+
+
+class WarmThroughputBlock(Block):
+    """hashicorp/aws >= 6.13: throughput kept ready without scaling up first."""
+
+    read_units_per_second: int = Field(ge=12_000)
+    write_units_per_second: int = Field(ge=4_000)
 
 
 class LocalSecondaryIndex(Block):
@@ -96,6 +113,8 @@ class DynamodbTable(ResourceArguments):
     stream_enabled: bool
     stream_view_type: StreamViewType | None = None
     table_class: TableClass
+    on_demand_throughput: OnDemandThroughput | None = None
+    warm_throughput: WarmThroughputBlock | None = None
     tags: dict[str, str] | None = None
 
 
@@ -274,6 +293,43 @@ class CloudwatchEventRule(ResourceArguments):
     tags: dict[str, str] | None = None
 
 
+class EventSelector(Block):
+    read_write_type: ReadWriteType
+    include_management_events: bool
+
+
+class Cloudtrail(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_cloudtrail"
+    name: str = Field(pattern=r"^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$", min_length=3, max_length=128)
+    s3_bucket_name: str
+    include_global_service_events: bool
+    is_multi_region_trail: bool
+    enable_log_file_validation: bool
+    event_selector: list[EventSelector]
+    tags: dict[str, str] | None = None
+
+
+class S3Bucket(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_s3_bucket"
+    bucket_prefix: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,36}$")
+    tags: dict[str, str] | None = None
+
+
+class S3BucketPublicAccessBlock(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_s3_bucket_public_access_block"
+    bucket: str
+    block_public_acls: bool = True
+    block_public_policy: bool = True
+    ignore_public_acls: bool = True
+    restrict_public_buckets: bool = True
+
+
+class S3BucketPolicy(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_s3_bucket_policy"
+    bucket: str
+    policy: str
+
+
 class CloudwatchEventTarget(ResourceArguments):
     terraform_type: ClassVar[str] = "aws_cloudwatch_event_target"
     rule: str
@@ -288,3 +344,6 @@ class SsmDocument(ResourceArguments):
     document_format: Literal["TEXT"] = "TEXT"
     content: str
     tags: dict[str, str] | None = None
+
+
+GlobalSecondaryIndex.model_rebuild()

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from modules.blueprint.model import TableSpec
+from modules.blueprint.provider import supports_warm_throughput
+from modules.blueprint.throughput import warm_throughput_setting
 from modules.constructs.keys import key_ref, kms_key
 from modules.constructs.naming import logical_id, physical_name
 from modules.constructs.resources import (
@@ -12,15 +16,17 @@ from modules.constructs.resources import (
     GlobalSecondaryIndex,
     KmsAlias,
     LocalSecondaryIndex,
+    OnDemandThroughput,
     PointInTimeRecovery,
     ServerSideEncryption,
     StreamViewType,
     TableAttribute,
     TableClass,
     Ttl,
+    WarmThroughputBlock,
 )
 from modules.constructs.terraform import Block, data_source, import_block, local, reference, resource
-from modules.design.model import IndexDesign, TableDesign, key_types
+from modules.design.model import TABLE, IndexDesign, TableDesign, key_types
 
 STREAM_VIEW: dict[str, StreamViewType] = {"keys_only": "KEYS_ONLY", "new_image": "NEW_IMAGE", "old_image": "OLD_IMAGE",
                                           "new_and_old_images": "NEW_AND_OLD_IMAGES"}
@@ -37,8 +43,10 @@ def table_ref(design: TableDesign, attribute: str) -> str:
     return reference(table_address(design), attribute)
 
 
-def table(design: TableDesign, tags: dict[str, str]) -> list[Block]:
-    """The table, the lookup of its live GSI capacity and its customer-managed key, if any."""
+def table(design: TableDesign, tags: dict[str, str],
+          maxima: Mapping[str, tuple[int, int]] | None = None) -> list[Block]:
+    """The table, the lookup of its live GSI capacity and its customer-managed key, if any. `maxima`: the
+    on-demand maximum (read, write; -1 removes one) of the table (`"table"`) and each GSI that has one."""
     spec = design.blueprint.table
     base = logical_id(design.blueprint.blueprint)
     provisioned = spec.billing == "provisioned"
@@ -58,7 +66,8 @@ def table(design: TableDesign, tags: dict[str, str]) -> list[Block]:
         read_capacity=spec.capacity.read.min if spec.capacity else None,
         write_capacity=spec.capacity.write.min if spec.capacity else None,
         attribute=[TableAttribute(name=name, type=types.get(name, "S")) for name in sorted(design.key_attributes)],
-        global_secondary_index=[_gsi(index, design, live_gsis) for index in design.global_indexes] or None,
+        global_secondary_index=[_gsi(index, design, live_gsis, maxima or {})
+                                for index in design.global_indexes] or None,
         local_secondary_index=[_lsi(index) for index in design.local_indexes] or None,
         point_in_time_recovery=PointInTimeRecovery(enabled=spec.point_in_time_recovery),
         server_side_encryption=encryption,
@@ -68,6 +77,8 @@ def table(design: TableDesign, tags: dict[str, str]) -> list[Block]:
         stream_enabled=spec.stream != "off",
         stream_view_type=STREAM_VIEW.get(spec.stream),
         table_class=TABLE_CLASS[spec.table_class],
+        on_demand_throughput=_on_demand(maxima or {}, TABLE),
+        warm_throughput=_warm(design, None),
         tags=tags or None,
     )
     # The autoscaler owns provisioned capacity once the table exists: never set it back.
@@ -81,7 +92,24 @@ def table(design: TableDesign, tags: dict[str, str]) -> list[Block]:
     return blocks + key_blocks
 
 
-def _gsi(index: IndexDesign, design: TableDesign, live_gsis: str) -> GlobalSecondaryIndex:
+def _on_demand(maxima: Mapping[str, tuple[int, int]], target: str) -> OnDemandThroughput | None:
+    if target not in maxima:
+        return None
+    read, write = maxima[target]
+    return OnDemandThroughput(max_read_request_units=read, max_write_request_units=write)
+
+
+def _warm(design: TableDesign, index: str | None) -> WarmThroughputBlock | None:
+    """`warm_throughput`, written only when the provider constraint guarantees it (the loader refuses the
+    setting otherwise)."""
+    setting = warm_throughput_setting(design.blueprint, index)
+    if setting is None or not supports_warm_throughput(design.blueprint):
+        return None
+    return WarmThroughputBlock(read_units_per_second=setting.read, write_units_per_second=setting.write)
+
+
+def _gsi(index: IndexDesign, design: TableDesign, live_gsis: str,
+         maxima: Mapping[str, tuple[int, int]]) -> GlobalSecondaryIndex:
     projection = index.projection
     read = write = None
     policy = design.capacity[index.name]
@@ -96,6 +124,8 @@ def _gsi(index: IndexDesign, design: TableDesign, live_gsis: str) -> GlobalSecon
         non_key_attributes=list(projection.attributes) if projection.type == "INCLUDE" else None,
         read_capacity=read,
         write_capacity=write,
+        on_demand_throughput=_on_demand(maxima, index.name),
+        warm_throughput=_warm(design, index.name),
     )
 
 

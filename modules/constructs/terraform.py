@@ -47,10 +47,12 @@ def reference(address: str, attribute: str) -> str:
 
 
 def resource(arguments: ResourceArguments, name: str, *, ignore_changes: list[str] | None = None,
-             prevent_destroy: bool | None = None) -> Block:
+             prevent_destroy: bool | None = None, depends_on: list[Block] | None = None) -> Block:
     body = arguments.arguments()
     lifecycle = {key: value for key, value in (("ignore_changes", ignore_changes), ("prevent_destroy", prevent_destroy))
                  if value is not None}
+    if depends_on:
+        body["depends_on"] = [block.address for block in depends_on]
     if lifecycle:
         body["lifecycle"] = lifecycle
     return Block("resource", arguments.terraform_type, name, body)

@@ -12,7 +12,6 @@ from modules.capacity.model import (
     collection,
     entry_bytes,
     item_bytes,
-    prices_for,
     projected_bytes,
     write_units,
 )
@@ -78,7 +77,8 @@ def item_too_large(ctx: Context) -> Iterator[Issue]:
       "Project only what the patterns return (the default); ALL copies every attribute into the index.")
 def all_projection(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
-    region, price, _ = prices_for(design.blueprint.region)
+    region = design.blueprint.region
+    price = ctx.capacity.prices.table_class(region, design.blueprint.table.table_class)
     bounds = design.blueprint.table.capacity
     target = (bounds.target_utilization if bounds else 70) / 100
     for index in design.indexes:
@@ -91,12 +91,12 @@ def all_projection(ctx: Context) -> Iterator[Issue]:
             full = write_units(entry_bytes(design, entity, index.name))
             minimal = write_units(projected_bytes(design, entity, index.name, needed))
             extra += (full - minimal) * writes
-        monthly = extra / target * HOURS_PER_MONTH * price["provisioned_wcu_hour"]
+        cost = (f"~${extra / target * HOURS_PER_MONTH * price.provisioned_wcu_hour:,.2f}/month provisioned in "
+                f"{region}" if price else f"not priced: no prices for {region or 'a blueprint without `region`'}")
         yield Issue(
             "warning",
             f"{index.name} projects ALL attributes: every write copies whole items into it, about {extra:,.1f} WCU/s "
-            f"more than projecting what its patterns return (~${monthly:,.2f}/month provisioned in {region}), plus "
-            "the storage of full copies",
+            f"more than projecting what its patterns return ({cost}), plus the storage of full copies",
             f"remove `projection: all` from indexes.{index.name} to project only the returned attributes",
             ("indexes", index.name),
         )

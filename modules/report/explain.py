@@ -9,6 +9,7 @@ from typing import Any
 from modules.capacity.model import CapacityReport, presence
 from modules.design.cookbook import follow_up_request, request
 from modules.design.model import TABLE, IndexDesign, QueryPlan, TableDesign
+from modules.monitoring.changes import event_pattern, watched
 from modules.report import diagrams
 from modules.report.capacity import assumption_lines
 from modules.report.markdown import sanitize
@@ -99,6 +100,8 @@ def render_text(stack: Stack) -> str:
     if design.indexes:
         parts += ["", "Secondary indexes", *(f"  {line}" for line in index_lines(design))]
     parts += ["", "Where the figures come from", *(f"  {line}" for line in assumption_lines(stack.capacity))]
+    if bp.alarms.enabled:
+        parts += ["", "Change detection (EventBridge rule on CloudTrail)", *(f"  {line}" for line in watched(bp))]
     return "\n".join(parts) + "\n"
 
 
@@ -122,6 +125,8 @@ def render_markdown(stack: Stack, hot_keys: bool = True) -> str:
         parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
     parts += diagrams.markdown(stack, hot=hot_keys)
     parts += ["", "#### Where the figures come from", "", *assumption_lines(stack.capacity)]
+    if bp.alarms.enabled:
+        parts += ["", "#### Change detection", "", *(f"- {line}" for line in watched(bp))]
     return sanitize("\n".join(parts) + "\n")
 
 
@@ -184,6 +189,8 @@ def explain_data(stack: Stack) -> dict[str, Any]:
             for plan in design.plans
         ],
         "notes": list(design.notes),
+        "change_detection": {"watches": watched(bp), "event_pattern": event_pattern(table_name)}
+        if bp.alarms.enabled else None,
     }
 
 

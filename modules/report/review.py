@@ -10,14 +10,17 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
+from functools import partial
 from typing import Any
 
+from modules.capacity.cost import CostReport
 from modules.report import diagrams, explain
+from modules.report.capacity import cost_data, price_line
 from modules.report.markdown import one_line, sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.review.classify import CLASSES, Change, counts
 from modules.review.gate import Decision
-from modules.review.review import Cost, Review, StackReview
+from modules.review.review import Review, StackReview
 from modules.window import describe
 
 VERDICT_TEXT = {
@@ -60,23 +63,49 @@ def _money(value: float) -> str:
     return f"${value:,.2f}"
 
 
-def _cost_rows(before: Cost | None, after: Cost | None) -> list[list[str]]:
-    def cell(cost: Cost | None, pick: Callable[[Cost], str]) -> str:
-        return pick(cost) if cost else "-"
+def _billed(cost: CostReport, items: tuple[str, ...]) -> float | None:
+    """The month's figure of the billed lines among `items`; None when one of them is not priced."""
+    lines = [line for line in cost.billed if line.item in items]
+    if any(line.monthly is None for line in lines):
+        return None
+    return round(sum(line.monthly or 0.0 for line in lines), 2)
 
-    def delta(pick: Callable[[Cost], float]) -> str:
-        if not before or not after:
+
+THROUGHPUT = ("provisioned read capacity", "provisioned write capacity", "on-demand read requests",
+              "on-demand write requests")
+
+
+def _cost_rows(before: CostReport | None, after: CostReport | None,
+               rows: list[tuple[str, Callable[[CostReport], float | None]]]) -> list[list[str]]:
+    def cell(cost: CostReport | None, pick: Callable[[CostReport], float | None]) -> str:
+        if cost is None:
             return "-"
-        change = pick(after) - pick(before)
+        value = pick(cost)
+        return "not priced" if value is None else _money(value)
+
+    def delta(pick: Callable[[CostReport], float | None]) -> str:
+        old, new = (pick(before), pick(after)) if before and after else (None, None)
+        if old is None or new is None:
+            return "-"
+        change = new - old
         return f"{'+' if change >= 0 else '-'}{_money(abs(change))}"
 
-    return [
-        ["Billing", cell(before, lambda c: c.billing), cell(after, lambda c: c.billing), ""],
-        ["Throughput per month", cell(before, lambda c: _money(c.monthly)), cell(after, lambda c: _money(c.monthly)),
-         delta(lambda c: c.monthly)],
-        ["Storage per month", cell(before, lambda c: _money(c.storage)), cell(after, lambda c: _money(c.storage)),
-         delta(lambda c: c.storage)],
-    ]
+    def billing(cost: CostReport | None) -> str:
+        return f"{cost.billing}, {cost.table_class}" if cost else "-"
+
+    return [["Billing", billing(before), billing(after), ""],
+            *([label, cell(before, pick), cell(after, pick), delta(pick)] for label, pick in rows)]
+
+
+def _summary_rows() -> list[tuple[str, Callable[[CostReport], float | None]]]:
+    return [("Total per month (priced lines)", lambda cost: cost.total)]
+
+
+def _item_rows(before: CostReport | None, after: CostReport | None) -> list[tuple[str, Callable[[CostReport],
+                                                                                                 float | None]]]:
+    items = list(dict.fromkeys(line.item for cost in (before, after) if cost for line in cost.billed))
+    return [("Throughput", partial(_billed, items=THROUGHPUT)),
+            *((f"{item[0].upper()}{item[1:]}", partial(_billed, items=(item,))) for item in items)]
 
 
 def _data_section(stack: StackReview) -> list[str]:
@@ -142,11 +171,14 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
     lines += diagrams.hot_key_section(stack.head) if stack.head is not None else []
     cost = stack.cost_after or stack.cost_before
     if cost:
-        detail = cost.detail
-        lines += ["#### Capacity and cost", "", markdown_table(("", "Before", "After", "Change"),
-                                                               _cost_rows(stack.cost_before, stack.cost_after)),
-                  "", f"Estimated from the blueprint's rates ({detail.region} prices of {detail.price_date}; "
-                      "provisioned at the suggested autoscaling minimums). `python main.py capacity` has the detail.",
+        before, after = stack.cost_before, stack.cost_after
+        headers = ("", "Before", "After", "Change")
+        lines += ["#### Capacity and cost", "", markdown_table(headers, _cost_rows(before, after, _summary_rows())),
+                  "", f"Estimated from the blueprint's rates ({price_line(cost)}; provisioned at the suggested "
+                      "autoscaling minimums). `python main.py capacity` has every line.",
+                  *(f"> {note}" for note in cost.notes), "",
+                  "<details>", "<summary>Monthly cost by item</summary>", "",
+                  markdown_table(headers, _cost_rows(before, after, _item_rows(before, after))), "", "</details>",
                   ""]
     if stack.head is not None:
         lines += ["<details>", "<summary>Design: entities, access patterns and indexes</summary>", "",
@@ -176,9 +208,8 @@ def render_markdown(review: Review) -> str:
     return sanitize("\n".join(lines).rstrip() + "\n")
 
 
-def _cost_data(cost: Cost | None) -> dict[str, Any] | None:
-    return None if cost is None else {"billing": cost.billing, "monthly": cost.monthly, "storage": cost.storage,
-                                      "region": cost.detail.region, "price_date": cost.detail.price_date}
+def _cost_data(cost: CostReport | None) -> dict[str, Any] | None:
+    return None if cost is None else cost_data(cost)
 
 
 def stack_data(stack: StackReview) -> dict[str, Any]:

@@ -81,6 +81,7 @@ class IndexFacets:
     key_types: tuple[str | None, str | None]
     projection: tuple[str, tuple[str, ...]]
     capacity: tuple[Any, Any]
+    throughput: tuple[tuple[Any, Any], tuple[Any, Any]] = ((None, None), (None, None))  # on-demand max, warm
 
 
 # Arguments of aws_dynamodb_table the facets below read, and per nested block the keys they read (None:
@@ -88,12 +89,14 @@ class IndexFacets:
 RECOGNISED_TABLE_ARGUMENTS: dict[str, frozenset[str] | None] = {
     "name": None, "hash_key": None, "range_key": None, "attribute": None, "billing_mode": None,
     "stream_enabled": None, "stream_view_type": None, "table_class": None, "deletion_protection_enabled": None,
-    "tags": None, "read_capacity": None, "write_capacity": None, "replica": None,
+    "tags": None, "read_capacity": None, "write_capacity": None, "replica": None, "on_demand_throughput": None,
+    "warm_throughput": None,
     "point_in_time_recovery": frozenset({"enabled", "recovery_period_in_days"}),
     "ttl": frozenset({"enabled", "attribute_name"}),
     "server_side_encryption": frozenset({"enabled", "kms_key_arn"}),
     "global_secondary_index": frozenset({"name", "hash_key", "range_key", "projection_type", "non_key_attributes",
-                                         "read_capacity", "write_capacity"}),
+                                         "read_capacity", "write_capacity", "on_demand_throughput",
+                                         "warm_throughput"}),
     "local_secondary_index": frozenset({"name", "range_key", "projection_type", "non_key_attributes"}),
 }
 # Values the provider computes from the others (never configured): they change when those do.
@@ -148,6 +151,16 @@ class TableFacets:
     replicas: tuple[str, ...]
     tags: dict[str, str]
     capacity: tuple[Any, Any]
+    throughput: tuple[tuple[Any, Any], tuple[Any, Any]] = ((None, None), (None, None))  # on-demand max, warm
+
+
+def _throughput(body: dict[str, Any]) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """The on-demand maximum (read, write) and the warm throughput (read, write) of a table or GSI block;
+    a maximum of 0 (how the provider reads back a removed one) is none."""
+    limit, warm = _block(body.get("on_demand_throughput")), _block(body.get("warm_throughput"))
+    maximum = tuple(None if limit.get(k) in (0, -1) else limit.get(k)
+                    for k in ("max_read_request_units", "max_write_request_units"))
+    return ((maximum[0], maximum[1]), (warm.get("read_units_per_second"), warm.get("write_units_per_second")))
 
 
 def table_facets(body: dict[str, Any]) -> TableFacets:
@@ -162,7 +175,7 @@ def table_facets(body: dict[str, Any]) -> TableFacets:
     gsis = {
         gsi["name"]: IndexFacets((gsi.get("hash_key"), gsi.get("range_key")),
                                  key_types(gsi.get("hash_key"), gsi.get("range_key")), projection(gsi),
-                                 (gsi.get("read_capacity"), gsi.get("write_capacity")))
+                                 (gsi.get("read_capacity"), gsi.get("write_capacity")), _throughput(gsi))
         for gsi in _blocks(body.get("global_secondary_index"))
     }
     lsis = tuple(sorted((lsi["name"], lsi.get("range_key") or "", *projection(lsi))
@@ -187,6 +200,7 @@ def table_facets(body: dict[str, Any]) -> TableFacets:
         tuple(sorted(str(r.get("region_name")) for r in _blocks(body.get("replica")))),
         tags=dict(body.get("tags") or {}),
         capacity=(body.get("read_capacity"), body.get("write_capacity")),
+        throughput=_throughput(body),
     )
 
 
@@ -261,10 +275,30 @@ def _index_changes(address: str, before: TableFacets, after: TableFacets) -> lis
                                   f"{_index_label(old)} -> {_index_label(new)}: a GSI's keys and projection cannot "
                                   "change in place, so it is deleted and rebuilt; queries on it fail until the "
                                   "new one is ACTIVE"))
-        elif old.capacity != new.capacity and before.billing_mode == after.billing_mode:
-            changes.append(Change(address, "update", "capacity", f"{subject} capacity", "safe",
-                                  f"read/write {old.capacity[0]}/{old.capacity[1]} -> "
-                                  f"{new.capacity[0]}/{new.capacity[1]}"))
+        else:
+            if old.capacity != new.capacity and before.billing_mode == after.billing_mode:
+                changes.append(Change(address, "update", "capacity", f"{subject} capacity", "safe",
+                                      f"read/write {old.capacity[0]}/{old.capacity[1]} -> "
+                                      f"{new.capacity[0]}/{new.capacity[1]}"))
+            changes += _throughput_changes(address, subject, old.throughput, new.throughput)
+    return changes
+
+
+def _limit(pair: tuple[Any, Any]) -> str:
+    return "none" if pair == (None, None) else f"{pair[0]}/{pair[1]}"
+
+
+def _throughput_changes(address: str, subject: str, old: tuple[tuple[Any, Any], tuple[Any, Any]],
+                        new: tuple[tuple[Any, Any], tuple[Any, Any]]) -> list[Change]:
+    """The on-demand maximum and warm throughput change in place, without touching the data (a lower warm
+    throughput replaces the table: Terraform plans that as a replace, blocked above)."""
+    changes = []
+    if old[0] != new[0]:
+        changes.append(Change(address, "update", "capacity", f"{subject} on-demand maximum", "safe",
+                              f"read/write {_limit(old[0])} -> {_limit(new[0])}: requests above it are throttled"))
+    if old[1] != new[1] and new[1] != (None, None):
+        changes.append(Change(address, "update", "capacity", f"{subject} warm throughput", "safe",
+                              f"read/write {_limit(old[1])} -> {_limit(new[1])}"))
     return changes
 
 
@@ -368,6 +402,7 @@ def _table_updates(address: str, before: TableFacets, after: TableFacets, produc
         changes.append(Change(address, "update", "capacity", f"{table}: capacity", "safe",
                               f"read/write {before.capacity[0]}/{before.capacity[1]} -> "
                               f"{after.capacity[0]}/{after.capacity[1]}"))
+    changes += _throughput_changes(address, f"{table}:", before.throughput, after.throughput)
     return changes
 
 

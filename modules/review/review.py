@@ -12,7 +12,7 @@ from typing import Any
 from modules.blueprint.gitref import as_given, exists, is_git_spec, load_spec
 from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.model import MaintenanceWindow
-from modules.capacity.model import MonthlyCost
+from modules.capacity.cost import CostReport
 from modules.design.locked import key_facts, lock_changes, lock_of
 from modules.errors import TablewrightError
 from modules.lint.engine import LintResult
@@ -33,20 +33,6 @@ from modules.synth import synthesize
 from modules.window import describe
 
 
-@dataclass(frozen=True)
-class Cost:
-    billing: str
-    monthly: float  # what the billing mode costs: provisioned at the suggested minimums, or on-demand
-    storage: float
-    detail: MonthlyCost
-
-    @classmethod
-    def of(cls, stack: Stack) -> Cost:
-        cost = stack.capacity.cost
-        billing = stack.design.blueprint.table.billing
-        return cls(billing, cost.provisioned if billing == "provisioned" else cost.on_demand, cost.storage, cost)
-
-
 @dataclass
 class StackReview:
     stack: str
@@ -57,8 +43,8 @@ class StackReview:
     lock_diff: list[str] = field(default_factory=list)  # what changes in the design lock
     warnings: list[str] = field(default_factory=list)
     lint: LintResult | None = None
-    cost_before: Cost | None = None
-    cost_after: Cost | None = None
+    cost_before: CostReport | None = None
+    cost_after: CostReport | None = None
     head: Stack | None = None  # the stack after the change: its design charts
 
 
@@ -145,10 +131,10 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     if new is not None:
         extra = breaking_changes(old.source, old.design, new.source, new.design, search) if old is not None else []
         result.lint = new.with_findings(extra).lint
-        result.cost_after = Cost.of(new)
+        result.cost_after = new.cost
         result.head = new
     if old is not None:
-        result.cost_before = Cost.of(old)
+        result.cost_before = old.cost
     if old is not None and new is not None:
         before, after = lock_of(old.design), lock_of(new.design)
         migrations = new.design.blueprint.migrations

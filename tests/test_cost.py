@@ -1,0 +1,305 @@
+"""The monthly cost: table classes as the price data says, PITR, Contributor Insights and alarms as lines,
+regions stated and never borrowed, a platform's own price file, and the Infracost usage file."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import textwrap
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from modules.blueprint.load import load_blueprint
+from modules.capacity.cost import GIB, SECONDS_PER_MONTH, CostReport, stored_bytes
+from modules.stack import Stack, build_stacks
+from modules.synth import synthesize
+from tests.conftest import BUNDLED, ROOT
+
+PRICES = json.loads((ROOT / "modules" / "capacity" / "prices.json").read_text())
+THROUGHPUT = {"provisioned read capacity": "provisioned_rcu_hour", "provisioned write capacity": "provisioned_wcu_hour",
+              "on-demand read requests": "on_demand_read_request_unit",
+              "on-demand write requests": "on_demand_write_request_unit"}
+
+ONE_TABLE = """\
+blueprint: ledger
+version: 1.0.0
+{region}
+contributor_insights: {insights}
+terraform: {{aws_provider: "{provider}"}}
+table:
+  name: ledger_main
+  billing: {billing}
+  table_class: {table_class}
+  point_in_time_recovery: {pitr}
+entities:
+  Entry:
+    attributes: {{accountId: string, at: timestamp, note: string}}
+    key: {{pk: "ACCOUNT#{{accountId}}", sk: "ENTRY#{{at}}"}}
+    item_bytes: 2000
+    item_count: 3000000
+    writes_per_second: 2
+access_patterns:
+  entry:
+    entity: Entry
+    where: {{accountId: "=", at: "="}}
+    rps: 10
+  entries:
+    entity: Entry
+    where: {{accountId: "="}}
+    items: 10
+    rps: 5
+"""
+
+
+def stack_of(tmp_path: Path, *, region: str | None = "us-east-1", table_class: str = "standard",
+             billing: str = "on_demand", pitr: bool = True, insights: str = "accessed_and_throttled_keys",
+             provider: str = "~> 5.100", name: str = "ledger.yaml") -> Stack:
+    path = tmp_path / name
+    path.write_text(ONE_TABLE.format(region=f"region: {region}" if region else "", table_class=table_class,
+                                     billing=billing, pitr=str(pitr).lower(), insights=insights, provider=provider))
+    return build_stacks([load_blueprint(path)])[0]
+
+
+def test_standard_infrequent_access_costs_what_the_price_data_says(tmp_path):
+    standard = stack_of(tmp_path, name="a.yaml").cost
+    infrequent = stack_of(tmp_path, table_class="standard_infrequent_access", name="b.yaml").cost
+    prices = PRICES["regions"]["us-east-1"]["table_classes"]
+    for item, figure in THROUGHPUT.items():
+        a, b = standard.line(item), infrequent.line(item)
+        assert a.quantity == b.quantity  # the same traffic ...
+        assert (a.price, b.price) == (prices["standard"][figure], prices["standard_infrequent_access"][figure])
+        assert b.monthly == round(b.quantity * prices["standard_infrequent_access"][figure], 2) != a.monthly
+    # ... and the same items: IA storage is cheaper, by the ratio of the two prices.
+    a, b = standard.line("storage (standard)"), infrequent.line("storage (standard_infrequent_access)")
+    assert a.quantity == b.quantity and b.monthly == round(a.quantity * 0.10, 2) < a.monthly
+    assert infrequent.table_class == "standard_infrequent_access"
+    assert "unconfirmed figure" in b.note and "unconfirmed" not in a.note  # IA prices are third-party copies
+    # The storage is the items and their index entries with 100 bytes of overhead each: 3M x 2,100 bytes.
+    assert a.quantity == pytest.approx(3_000_000 * (2000 + 100) / GIB)
+
+
+def test_pitr_contributor_insights_and_alarms_are_lines(tmp_path):
+    cost = stack_of(tmp_path).cost
+    items = [line.item for line in cost.billed]
+    assert items == ["on-demand read requests", "on-demand write requests", "storage (standard)",
+                     "point-in-time recovery", "Contributor Insights rules", "Contributor Insights events",
+                     "CloudWatch alarms"]
+    region = PRICES["regions"]["us-east-1"]
+    pitr = cost.line("point-in-time recovery")
+    assert (pitr.unit, pitr.price) == ("GB-months", region["pitr"]["gb_month"])
+    assert pitr.quantity == pytest.approx(3_000_000 * 2100 / GIB)
+    # Rules: the most accessed and the most throttled keys, for the partition key and for the sort key.
+    rules = cost.line("Contributor Insights rules")
+    assert (rules.quantity, rules.price) == (4, region["contributor_insights"]["rule_month"])
+    # Events (accessed and throttled keys): a GetItem is one event per key part (2), a Query is one event,
+    # an item written one per key part: 10 x 2 + 5 x 1 + 2 x 2 = 29 a second.
+    events = cost.line("Contributor Insights events")
+    assert events.quantity == pytest.approx(29 * SECONDS_PER_MONTH / 1_000_000)
+    assert events.monthly == round(events.quantity * 0.03, 2)
+    alarms = cost.line("CloudWatch alarms")
+    assert alarms.price == region["alarms"]["metric_month"] and alarms.unit == "alarm metrics"
+    assert cost.total == round(sum(line.monthly or 0 for line in cost.billed), 2) > 0 and not cost.unpriced
+
+
+def test_the_alarm_line_counts_the_metrics_the_synthesized_alarms_read(tmp_path):
+    for stack in build_stacks([load_blueprint(BUNDLED[0], "prod"), load_blueprint(BUNDLED[1], "dev")]):
+        [written] = synthesize([stack], tmp_path / stack.name)
+        alarms = json.loads(written.read_text())["resource"]["aws_cloudwatch_metric_alarm"].values()
+        metrics = sum(1 for alarm in alarms for query in alarm["metric_query"] if "metric" in query)
+        assert stack.cost.line("CloudWatch alarms").quantity == metrics, stack.name
+
+
+def test_lines_follow_what_the_stack_has(tmp_path):
+    off = stack_of(tmp_path, pitr=False, insights="off", name="a.yaml").cost
+    assert not {"point-in-time recovery", "Contributor Insights rules"} & {line.item for line in off.lines}
+    throttled = stack_of(tmp_path, insights="throttled_keys", provider=">= 6.11", name="b.yaml").cost
+    events = throttled.line("Contributor Insights events")
+    assert events.quantity == 0 and "only throttled requests are events" in events.note
+    provisioned = stack_of(tmp_path, billing="provisioned\n  capacity: {read: {min: 5, max: 50}, write: {min: 5, "
+                                              "max: 50}}", name="c.yaml").cost
+    assert [line.item for line in provisioned.lines if line.billed][:2] == ["provisioned read capacity",
+                                                                            "provisioned write capacity"]
+    assert "if the table were on-demand" in provisioned.line("on-demand read requests").note
+
+
+@pytest.mark.parametrize("region, note", [
+    (None, "no `region` in the blueprint: nothing is priced"),
+    ("eu-west-1", "no prices for eu-west-1 in modules/capacity/prices.json: nothing is priced"),
+])
+def test_a_region_without_prices_is_said_never_priced_as_another(region, note, tmp_path, run_cli):
+    cost = stack_of(tmp_path, region=region).cost
+    [said] = cost.notes
+    assert said.startswith(note) and cost.dates is None
+    assert all(line.price is None and line.monthly is None for line in cost.lines)
+    assert cost.total == 0 and set(cost.unpriced) == {line.item for line in cost.billed}
+    assert all(line.region == region for line in cost.lines)
+    code, out, _ = run_cli("capacity", tmp_path / "ledger.yaml")
+    assert code == 0 and f"Note: {note}" in out and "us-east-1" not in out and "$0.25" not in out
+
+
+def test_a_region_lacking_a_table_class_or_an_item_prices_what_it_has(tmp_path):
+    cost = stack_of(tmp_path, region="us-east-2", table_class="standard_infrequent_access").cost
+    assert cost.notes == ("no standard_infrequent_access prices for us-east-2 in modules/capacity/prices.json: "
+                          "throughput and storage are not priced",)
+    assert cost.line("point-in-time recovery").price == PRICES["regions"]["us-east-2"]["pitr"]["gb_month"]
+    for item in ("on-demand read requests", "Contributor Insights rules", "CloudWatch alarms"):
+        line = cost.line(item)
+        assert line.price is None and line.region == "us-east-2", item
+    assert cost.line("CloudWatch alarms").note == "no price in modules/capacity/prices.json for us-east-2"
+    assert cost.total == cost.line("point-in-time recovery").monthly
+
+
+def test_on_demand_ceiling_when_every_target_has_a_maximum(run_cli):
+    [orders] = build_stacks([load_blueprint(BUNDLED[1], "prod")])
+    standard = PRICES["regions"]["us-east-1"]["table_classes"]["standard"]
+    per_second = 2 * (1600 * standard["on_demand_read_request_unit"] + 600 * standard["on_demand_write_request_unit"])
+    assert orders.cost.ceiling == round(per_second * SECONDS_PER_MONTH, 2)
+    code, out, _ = run_cli("capacity", BUNDLED[1], "--env", "prod")
+    assert code == 0 and f"at most ${orders.cost.ceiling:,.2f} a month for throughput" in out
+    assert "table: max_throughput read 1,600, write 600; suggested read" in out
+    [crm] = build_stacks([load_blueprint(BUNDLED[0], "prod")])
+    assert crm.cost.ceiling is None  # provisioned: the autoscaling maximum bounds it instead
+
+
+# --- a platform's own price file ---------------------------------------------------------------------
+
+
+def platform(tmp_path: Path, prices: str, pricing: str = "pricing: {file: prices/acme.yaml}") -> Path:
+    """The bundled CRM blueprint over a platform base that names its own price file."""
+    shutil.copytree(ROOT / "blueprints" / "shared", tmp_path / "shared")
+    base = tmp_path / "shared" / "platform-base.yaml"
+    base.write_text(base.read_text().replace("region: us-east-1\n", f"region: us-east-1\n{pricing}\n"))
+    (tmp_path / "shared" / "prices").mkdir()
+    (tmp_path / "shared" / "prices" / "acme.yaml").write_text(textwrap.dedent(prices))
+    path = tmp_path / "crm.yaml"
+    path.write_text((ROOT / "blueprints" / "crm.yaml").read_text())
+    return path
+
+
+ACME = """\
+    currency: USD
+    regions:
+      us-east-1:
+        effective: "2026-01-01"
+        checked: "2026-11-02"
+        table_classes:
+          standard:
+            provisioned_rcu_hour: 0.0001
+            provisioned_wcu_hour: 0.0005
+            on_demand_read_request_unit: 0.0000001
+            on_demand_write_request_unit: 0.0000005
+            storage_gb_month: 0.2
+            source: ACME's enterprise agreement, schedule B
+"""
+
+
+def test_a_platform_base_supplies_its_own_price_file(tmp_path, monkeypatch, run_cli):
+    monkeypatch.setenv("TABLEWRIGHT_ROOT", str(tmp_path))
+    path = platform(tmp_path, ACME)
+    [prod] = build_stacks([load_blueprint(path, "prod")])
+    cost: CostReport = prod.cost
+    assert cost.dates is not None and (cost.dates.effective, cost.dates.checked) == ("2026-01-01", "2026-11-02")
+    assert cost.dates.file == str(tmp_path / "shared" / "prices" / "acme.yaml")
+    assert cost.line("provisioned read capacity").price == 0.0001
+    # The file prices what it lists and nothing more: no PITR, insights or alarm prices, and it says so.
+    assert set(cost.unpriced) == {"point-in-time recovery", "CloudWatch alarms", "Contributor Insights rules",
+                                  "Contributor Insights events"}
+    code, out, _ = run_cli("capacity", path, "--env", "prod")
+    assert code == 0 and "effective 2026-01-01, checked 2026-11-02, from " in out
+
+
+@pytest.mark.parametrize("prices, pricing, words, code", [
+    (ACME.replace("0.0001\n", "-0.0001\n"), None, "`provisioned_rcu_hour` must be at least 0", "E203"),
+    (ACME.replace('        checked: "2026-11-02"\n', ""), None, "missing required field `checked`", "E201"),
+    (ACME.replace('"2026-11-02"', '"2 Nov 2026"'), None, "'2 Nov 2026' is not a date", "E203"),
+    (ACME.replace("us-east-1:", "moon-base:"), None, "'moon-base' is not valid", "E203"),
+    (ACME.replace("            source:", "            storage_per_gb: 0.2\n            source:"), None,
+     "unknown field `storage_per_gb`", "E200"),
+    (ACME, "pricing: {file: ../../outside.yaml}", "leaves the repository root", "E400"),
+    (ACME, "pricing: {file: prices/missing.yaml}", "names no file", "E400"),
+    (ACME, "pricing: {file: /etc/passwd}", "is not valid for `file`", "E203"),
+])
+def test_a_bad_price_file_is_one_located_error(prices, pricing, words, code, tmp_path, monkeypatch, run_cli):
+    monkeypatch.setenv("TABLEWRIGHT_ROOT", str(tmp_path))
+    path = platform(tmp_path, prices, *([pricing] if pricing else []))
+    (tmp_path.parent / "outside.yaml").write_text(textwrap.dedent(ACME))
+    status, out, err = run_cli("capacity", path, "--env", "prod")
+    assert status == 2 and out == "" and words in err and f"[{code}]" in err, err
+    assert err.startswith("error: ") and err.count("error: ") == 1 and "\n  fix: " in err
+    where = "prices/acme.yaml" if pricing is None else "shared/platform-base.yaml"
+    assert err.split(":")[1].endswith(where), err  # the file (and line) that holds the problem
+
+
+# --- Infracost ---------------------------------------------------------------------------------------
+
+# Infracost's usage file (infracost/infracost: internal/usage/usage_file.go accepts version 0.1; the
+# usage schemas of internal/resources/aws/dynamodb_table.go and app_autoscaling_target.go, every key an
+# Int64), as a JSON Schema.
+INFRACOST_SCHEMA = {
+    "type": "object",
+    "required": ["version", "resource_usage"],
+    "additionalProperties": False,
+    "properties": {
+        "version": {"enum": ["0.1", "v0.1", 0.1]},
+        "resource_type_default_usage": {"type": "object"},
+        "resource_usage": {
+            "type": "object",
+            "patternProperties": {
+                r"^aws_dynamodb_table\.[A-Za-z_][A-Za-z0-9_-]*$": {
+                    "type": "object", "additionalProperties": False,
+                    "properties": {key: {"type": "integer", "minimum": 0} for key in (
+                        "monthly_write_request_units", "monthly_read_request_units", "storage_gb",
+                        "pitr_backup_storage_gb", "on_demand_backup_storage_gb", "monthly_data_restored_gb",
+                        "monthly_streams_read_request_units")}},
+                r"^aws_appautoscaling_target\.[A-Za-z_][A-Za-z0-9_-]*$": {
+                    "type": "object", "additionalProperties": False,
+                    "properties": {"capacity": {"type": "integer", "minimum": 1}}},
+            },
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def infracost_file(run_cli, *args: object) -> dict:
+    code, out, err = run_cli("capacity", *args, "--format", "infracost")
+    assert code == 0, err
+    assert out.startswith("# Infracost usage file") and "\nversion: 0.1\n" in out
+    data = yaml.safe_load(out)
+    jsonschema.Draft202012Validator(INFRACOST_SCHEMA).validate(data)
+    for values in data["resource_usage"].values():  # integers, not floats or booleans (Infracost's Int64)
+        assert all(type(value) is int for value in values.values())
+    return data
+
+
+def test_the_infracost_usage_file_follows_infracosts_schema(run_cli, tmp_path):
+    data = infracost_file(run_cli, "--env", "prod")
+    stacks = build_stacks([load_blueprint(path, "prod") for path in BUNDLED])
+    written = synthesize(stacks, tmp_path / "out")
+    addresses = {f"{kind}.{name}" for path in written
+                 for kind, blocks in json.loads(path.read_text())["resource"].items() for name in blocks}
+    assert set(data["resource_usage"]) <= addresses  # every address is a resource of the synthesis
+    crm, orders = stacks
+    table = data["resource_usage"]["aws_dynamodb_table.crm"]
+    assert table == {"storage_gb": math.ceil(stored_bytes(crm.design) / GIB),
+                     "pitr_backup_storage_gb": math.ceil(stored_bytes(crm.design, table_only=True) / GIB)}
+    # Provisioned: Infracost reads the table's capacity from its autoscaling targets' `capacity`.
+    load = crm.capacity.load("table")
+    assert data["resource_usage"]["aws_appautoscaling_target.crm_read"] == {"capacity": load.suggested_read[0]}
+    assert data["resource_usage"]["aws_appautoscaling_target.crm_write"] == {"capacity": load.suggested_write[0]}
+    # On demand: the month's request units of the table and its GSIs, billed alike.
+    usage = data["resource_usage"]["aws_dynamodb_table.orders"]
+    reads = sum(load.read_units_per_second for load in orders.capacity.loads)
+    assert usage["monthly_read_request_units"] == round(reads * SECONDS_PER_MONTH)
+    assert usage["monthly_write_request_units"] == round(orders.cost.line("on-demand write requests").quantity)
+
+
+def test_infracost_needs_one_stack_per_address(run_cli):
+    code, out, err = run_cli("capacity", BUNDLED[0], "--format", "infracost")
+    assert code == 2 and out == ""
+    assert "stacks crm-dev and crm-prod both have aws_dynamodb_table.crm" in err and "[E600]" in err
+    assert "fix: pass `--env NAME`" in err
