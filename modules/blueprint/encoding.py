@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from modules.blueprint import regex
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.templates import SEPARATOR
 
@@ -220,6 +221,15 @@ def sort_problem(name: str, spec: AttributeSpec) -> str | None:
     if spec.type == "timestamp" and not timestamp_sorts(spec.timestamp_format):
         return f"`{name}` uses timestamp format {spec.timestamp_format!r}, which does not sort chronologically"
     return None
+
+
+def admits_separator(spec: AttributeSpec) -> bool:
+    """Whether a value of this attribute may hold the key separator: free text, no `values:`, and no
+    `pattern:` that refuses '#'."""
+    if spec.type != "string" or spec.values:
+        return False
+    probes = (SEPARATOR, f"a{SEPARATOR}b", f"x{SEPARATOR}", f"1{SEPARATOR}2")
+    return spec.pattern is None or any(regex.fullmatch(spec.pattern, probe) for probe in probes)
 
 
 def describe_stored(spec: AttributeSpec) -> str:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from modules.blueprint import regex
-from modules.blueprint.encoding import EPOCH_WIDTH, sort_problem
+from modules.blueprint.encoding import EPOCH_WIDTH, admits_separator, sort_problem
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.templates import SEPARATOR, KeyTemplate
 from modules.blueprint.traits import mutable
@@ -109,11 +108,6 @@ def _ordering_patterns(design: TableDesign, entity: str, index: str, attribute: 
     return sorted(found)
 
 
-def _excludes_separator(pattern: str) -> bool:
-    probes = (SEPARATOR, f"a{SEPARATOR}b", f"x{SEPARATOR}", f"1{SEPARATOR}2")
-    return not any(regex.fullmatch(pattern, probe) for probe in probes)
-
-
 @rule("TW203", "Separator allowed inside a key value",
       "Declare `values:` or a `pattern:` without '#' for text attributes followed by other key components.")
 def separator_in_values(ctx: Context) -> Iterator[Issue]:
@@ -130,7 +124,7 @@ def separator_in_values(ctx: Context) -> Iterator[Issue]:
                 if attribute is None or segment.bucket or (entity, attribute) in seen:
                     continue
                 spec = specs[attribute]
-                if spec.type != "string" or spec.values or (spec.pattern and _excludes_separator(spec.pattern)):
+                if not admits_separator(spec):
                     continue
                 seen.add((entity, attribute))
                 later = template.prefix(position + 1).text
