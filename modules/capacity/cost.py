@@ -122,7 +122,7 @@ def _read_events(design: TableDesign, read: ReadCost) -> float:
     else:
         events = float(read.items_per_call * _keys(design, target))
     if plan.follow_up:
-        events += read.items_per_call * _keys(design, TABLE)
+        events += read.fetched_items * _keys(design, TABLE)
     return events
 
 
