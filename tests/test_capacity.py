@@ -281,3 +281,20 @@ def test_a_follow_up_fetches_only_the_items_a_sharded_call_returns():
     # keeps 3 of the 15 and fetches those 3 from the table, 5,000 bytes each: 3 x ceil(5,000 / 4,096) / 2 = 3.0.
     assert (read.items_per_call, read.units_per_call) == (15.0, 2.5)
     assert (read.fetched_items, read.table_units_per_call, read.requests_per_call) == (3.0, 3.0, 6)
+
+
+def test_a_collection_of_several_entities_weighs_entry_sizes_by_item_count():
+    order = {"attributes": {"orderId": "string", "note": "string"}, "key": {"pk": "ORDER#{orderId}", "sk": "ORDER"},
+             "item_bytes": 2000, "item_count": 1000}
+    line = {"attributes": {"orderId": "string", "sku": "string"}, "key": {"pk": "ORDER#{orderId}", "sk": "ITEM#{sku}"},
+            "item_bytes": 400, "item_count": 9000}
+    patterns = {"order_with_items": {"entity": ["Order", "OrderItem"], "where": {"orderId": "="}}}
+    read = estimate(design(blueprint({"Order": order, "OrderItem": line}, patterns))).read("order_with_items")
+    # 10,000 items over 1,000 orders = 10 per call. Average entry (2,000 x 1,000 + 400 x 9,000) / 10,000 = 560
+    # bytes (not the plain mean, 1,200): 5,600 bytes -> 2 units, halved: 1.0 RCU (the mean would say 1.5).
+    assert (read.items_per_call, read.bytes_per_item, read.units_per_call) == (10.0, 560, 1.0)
+    # Without every entity's count (10 items declared), the plain mean: 10 x 1,200 = 12,000 bytes -> 3 units: 1.5.
+    uncounted = {k: v for k, v in line.items() if k != "item_count"}
+    patterns["order_with_items"]["items"] = 10
+    read = estimate(design(blueprint({"Order": order, "OrderItem": uncounted}, patterns))).read("order_with_items")
+    assert (read.bytes_per_item, read.units_per_call) == (1200, 1.5)

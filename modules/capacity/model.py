@@ -276,8 +276,15 @@ def collection(design: TableDesign, plan: QueryPlan) -> tuple[float | None, str]
 
 
 def read_entry_bytes(design: TableDesign, plan: QueryPlan) -> int:
-    """The average entry a read of the plan returns."""
+    """The average entry a read of the plan returns: with several entities, each entity's entry size weighted
+    by its items on the index (`item_count` x presence) when every entity declares a count, else their mean."""
     sizes = [entry_bytes(design, entity, plan.index) for entity in plan.entities]
+    counts = [design.blueprint.entities[entity].item_count for entity in plan.entities]
+    if len(sizes) > 1 and all(count is not None for count in counts):
+        weights = [(count or 0) * (presence(design, entity, plan.index) if plan.index != TABLE else 1.0)
+                   for entity, count in zip(plan.entities, counts, strict=True)]
+        if sum(weights) > 0:
+            return math.ceil(sum(s * w for s, w in zip(sizes, weights, strict=True)) / sum(weights))
     return math.ceil(sum(sizes) / len(sizes))
 
 
