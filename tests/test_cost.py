@@ -287,10 +287,12 @@ def test_the_infracost_usage_file_follows_infracosts_schema(run_cli, tmp_path):
     table = data["resource_usage"]["aws_dynamodb_table.crm"]
     assert table == {"storage_gb": math.ceil(stored_bytes(crm.design) / GIB),
                      "pitr_backup_storage_gb": math.ceil(stored_bytes(crm.design, table_only=True) / GIB)}
-    # Provisioned: Infracost reads the table's capacity from its autoscaling targets' `capacity`.
+    # Provisioned: Infracost reads the table's capacity from its autoscaling targets' `capacity`: the suggested
+    # minimums (1,733 RCU, 136 WCU) raised to the configured minimums (read 1,800, write 140), as `capacity` prices.
     load = crm.capacity.load("table")
-    assert data["resource_usage"]["aws_appautoscaling_target.crm_read"] == {"capacity": load.suggested_read[0]}
-    assert data["resource_usage"]["aws_appautoscaling_target.crm_write"] == {"capacity": load.suggested_write[0]}
+    assert (load.suggested_read[0], load.suggested_write[0]) == (1733, 136)
+    assert data["resource_usage"]["aws_appautoscaling_target.crm_read"] == {"capacity": 1800}
+    assert data["resource_usage"]["aws_appautoscaling_target.crm_write"] == {"capacity": 140}
     # On demand: the month's request units of the table and its GSIs, billed alike.
     usage = data["resource_usage"]["aws_dynamodb_table.orders"]
     reads = sum(load.read_units_per_second for load in orders.capacity.loads)
@@ -303,3 +305,35 @@ def test_infracost_needs_one_stack_per_address(run_cli):
     assert code == 2 and out == ""
     assert "stacks crm-dev and crm-prod both have aws_dynamodb_table.crm" in err and "[E600]" in err
     assert "fix: pass `--env NAME`" in err
+
+
+def crm_with(write_blueprint, capacity: dict) -> Stack:
+    crm = yaml.safe_load((ROOT / "blueprints" / "crm.yaml").read_text())
+    crm["table"]["capacity"] = capacity
+    return build_stacks([load_blueprint(write_blueprint(yaml.safe_dump(crm), "crm.yaml"), "prod")])[0]
+
+
+def test_provisioned_capacity_is_priced_within_the_configured_bounds(write_blueprint, run_cli):
+    # CRM prod: the average loads at 70% need table 1,733 RCU / 136 WCU, GSI1 207 / 130, GSI2 186 / 6.
+    stack = crm_with(write_blueprint, {"read": {"min": 4000, "max": 8000}, "write": {"min": 100, "max": 120},
+                                       "target_utilization": 70})
+    assert [(load.suggested_read[0], load.suggested_write[0]) for load in stack.capacity.loads] == [
+        (1733, 136), (207, 130), (186, 6)]
+    # Autoscaling keeps each within its [min, max]: table read at its minimum 4,000, GSI1 210 and GSI2 190 (their
+    # own minimums): 4,400 RCU x 730 hours = 3,212,000 RCU-hours x $0.00013 = $417.56.
+    read = stack.cost.line("provisioned read capacity")
+    assert (read.quantity, read.monthly) == (4400 * 730, 417.56)
+    assert read.note == ("a configured minimum decides: table 4,000 (the load needs 1,733), GSI1 210 (the load "
+                         "needs 207), GSI2 190 (the load needs 186)")
+    # Table write capped at its maximum 120, GSI1 at 130 (its own [130, 500]), GSI2 at its minimum 10:
+    # 260 WCU x 730 = 189,800 WCU-hours x $0.00065 = $123.37.
+    write = stack.cost.line("provisioned write capacity")
+    assert (write.quantity, write.monthly) == (260 * 730, 123.37)
+    assert write.note == ("a configured minimum decides: GSI2 10 (the load needs 6); capped at a configured "
+                          "maximum: table 120 (the load needs 136); expect throttling")
+    # The Infracost usage file prices the same table capacity.
+    path = write_blueprint((ROOT / "blueprints" / "crm.yaml").read_text().replace(
+        "read: {min: 1800, max: 5400}", "read: {min: 4000, max: 8000}"), "crm.yaml")
+    code, out, err = run_cli("capacity", path, "--env", "prod", "--format", "infracost")
+    assert code == 0, err
+    assert yaml.safe_load(out)["resource_usage"]["aws_appautoscaling_target.crm_read"] == {"capacity": 4000}

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from modules.capacity.cost import GIB, CostLine, CostReport, stored_bytes
+from modules.capacity.cost import GIB, CostLine, CostReport, provisioned_units, stored_bytes
 from modules.capacity.model import SECONDS_PER_MONTH, CapacityReport
 from modules.capacity.throughput import on_demand_maxima
 from modules.constructs.naming import logical_id
@@ -102,7 +102,8 @@ def cost_rows(cost: CostReport) -> list[list[str]]:
 
 def cost_lines(cost: CostReport) -> list[str]:
     unpriced = f"; not priced: {', '.join(cost.unpriced)}" if cost.unpriced else ""
-    lines = [f"Monthly cost ({price_line(cost)}; provisioned at the suggested autoscaling minimums; "
+    lines = [f"Monthly cost ({price_line(cost)}; provisioned at the suggested autoscaling minimums, within the "
+             "configured bounds; "
              "figures in parentheses are not billed)", text_table(COST_HEADERS, cost_rows(cost)),
              f"Total per month in {cost.region or 'no region'}: ${cost.total:,.2f} ({cost.billing}, "
              f"{cost.table_class}){unpriced}"]
@@ -183,8 +184,9 @@ def render_json(stacks: Sequence[Stack]) -> str:
 def infracost_usage(stack: Stack) -> dict[str, dict[str, int]]:
     """The usage of one stack's resources, keyed by Terraform address, in Infracost's usage keys (whole
     numbers: Infracost reads them as Int64). On demand: the month's request units (table and GSIs, billed
-    alike); provisioned: the table's autoscaling targets at the suggested minimums (Infracost's
-    `capacity` key). Storage and point-in-time recovery in GB, rounded up."""
+    alike); provisioned: the table's autoscaling targets at the capacity priced by `capacity` (the suggested
+    minimums within the configured bounds; Infracost's `capacity` key). Storage and point-in-time recovery in
+    GB, rounded up."""
     design, report = stack.design, stack.capacity
     bp = design.blueprint
     base = logical_id(bp.blueprint)
@@ -200,9 +202,10 @@ def infracost_usage(stack: Stack) -> dict[str, dict[str, int]]:
         table["monthly_write_request_units"] = round(
             sum(load.write_units_per_second for load in report.loads) * SECONDS_PER_MONTH)
     else:
-        load = report.load(TABLE)
-        for direction, capacity in (("read", load.suggested_read[0]), ("write", load.suggested_write[0])):
-            usage[f"{AppautoscalingTarget.terraform_type}.{logical_id(base, direction)}"] = {"capacity": capacity}
+        for priced in provisioned_units(design, report):
+            if priced.index == TABLE:
+                address = f"{AppautoscalingTarget.terraform_type}.{logical_id(base, priced.direction)}"
+                usage[address] = {"capacity": priced.units}
     return usage
 
 
