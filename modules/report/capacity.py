@@ -13,7 +13,7 @@ import yaml
 
 from modules.capacity.cost import GIB, CostLine, CostReport, provisioned_units, stored_bytes
 from modules.capacity.model import SECONDS_PER_MONTH, CapacityReport
-from modules.capacity.throughput import on_demand_maxima
+from modules.capacity.throughput import MIN_SUGGESTED_MAXIMUM, on_demand_maxima, suggested_maximum
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import AppautoscalingTarget, DynamodbTable
 from modules.design.model import TABLE
@@ -124,9 +124,10 @@ def maximum_lines(stack: Stack) -> list[str]:
         current = maxima.get(load.index)
         shown = ("none (no cost guard)" if current is None or min(current) < 0
                  else f"read {current[0]:,}, write {current[1]:,}")
-        lines.append(f"  {load.index}: max_throughput {shown}; suggested read {load.suggested_read[1]:,}, "
-                     f"write {load.suggested_write[1]:,}")
-    return ["On-demand maximum (request units per second; suggested: the peak at the target utilization)", *lines]
+        read, write = suggested_maximum(load)
+        lines.append(f"  {load.index}: max_throughput {shown}; suggested read {read:,}, write {write:,}")
+    return ["On-demand maximum (request units per second; suggested: the peak at the target utilization, at "
+            f"least {MIN_SUGGESTED_MAXIMUM})", *lines]
 
 
 def render_text(stacks: Sequence[Stack]) -> str:
