@@ -337,3 +337,31 @@ def test_provisioned_capacity_is_priced_within_the_configured_bounds(write_bluep
     code, out, err = run_cli("capacity", path, "--env", "prod", "--format", "infracost")
     assert code == 0, err
     assert yaml.safe_load(out)["resource_usage"]["aws_appautoscaling_target.crm_read"] == {"capacity": 4000}
+
+
+def test_storage_says_which_entities_declare_no_item_count(tmp_path, run_cli):
+    path = tmp_path / "ledger.yaml"
+    text = ONE_TABLE.format(region="region: us-east-1", table_class="standard", billing="on_demand", pitr="true",
+                            insights="accessed_and_throttled_keys", provider="~> 5.100")
+    account = ("  Account:\n    attributes: {accountId: string}\n    key: {pk: \"ACCOUNT#{accountId}\", sk: PROFILE}\n"
+               "    item_bytes: 300\n")
+    path.write_text(text.replace("access_patterns:", account + "access_patterns:"))
+    [stack] = build_stacks([load_blueprint(path)])
+    cost = stack.cost
+    # Entry is counted (3,000,000 x 2,100 bytes), Account is not: the lines say so rather than price it as 0.
+    storage, pitr = cost.line("storage (standard)"), cost.line("point-in-time recovery")
+    assert storage.quantity == pytest.approx(3_000_000 * 2100 / GIB)
+    assert storage.note == "free tier not deducted; Account declares no item_count (not counted, not priced)"
+    assert pitr.note == "Account declares no item_count (not counted, not priced)"
+    note = ("storage and point-in-time recovery: Account declares no item_count (not counted, not priced); declare "
+            "`item_count` on every entity to price them")
+    assert cost.notes == (note,)
+    _, out, _ = run_cli("capacity", path)
+    assert f"Note: {note}" in out and "Account declares no item_count (not counted, not priced)" in out
+    [data] = json.loads(run_cli("capacity", path, "--format", "json")[1])
+    assert data["cost"]["notes"] == [note]
+    assert data["cost"]["lines"][4]["note"] == storage.note
+    _, usage, _ = run_cli("capacity", path, "--format", "infracost")
+    assert "# ledger: storage_gb and pitr_backup_storage_gb leave out Account (no item_count)." in usage
+    # Every entity counted: no such note.
+    assert not stack_of(tmp_path, name="counted.yaml").cost.notes

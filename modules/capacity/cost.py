@@ -234,14 +234,36 @@ def _throughput_lines(design: TableDesign, capacity: CapacityReport, price: _Pri
             for item, quantity, unit, figure, mode, basis in rows]
 
 
+def uncounted(design: TableDesign) -> tuple[str, ...]:
+    """Entities without `item_count`: their items are in no storage figure."""
+    return tuple(sorted(name for name, spec in design.blueprint.entities.items() if spec.item_count is None))
+
+
+def uncounted_text(design: TableDesign) -> str:
+    """Which entities storage leaves out, or "" when every entity is counted."""
+    names = uncounted(design)
+    if not names:
+        return ""
+    return f"{', '.join(names)} declare{'s' if len(names) == 1 else ''} no item_count (not counted, not priced)"
+
+
 def _storage_lines(design: TableDesign, price: _Pricer, throughput: ClassPrices | None) -> list[CostLine]:
     table = design.blueprint.table
+    missing = uncounted_text(design)
     lines = [price.line(f"storage ({table.table_class})", stored_bytes(design) / GIB, "GB-months", throughput,
-                        "storage_gb_month", note="free tier not deducted")]
+                        "storage_gb_month", note="; ".join(filter(None, ["free tier not deducted", missing])))]
     if table.point_in_time_recovery:
         lines.append(price.line("point-in-time recovery", stored_bytes(design, table_only=True) / GIB, "GB-months",
-                                price.book.pitr if price.book else None, "gb_month"))
+                                price.book.pitr if price.book else None, "gb_month", note=missing))
     return lines
+
+
+def _storage_notes(design: TableDesign) -> list[str]:
+    missing = uncounted_text(design)
+    if not missing:
+        return []
+    what = "storage and point-in-time recovery" if design.blueprint.table.point_in_time_recovery else "storage"
+    return [f"{what}: {missing}; declare `item_count` on every entity to price them"]
 
 
 def _monitoring_lines(design: TableDesign, capacity: CapacityReport, price: _Pricer) -> list[CostLine]:
@@ -282,7 +304,7 @@ def monthly_cost(design: TableDesign, capacity: CapacityReport) -> CostReport:
     ceiling = _ceiling(design, capacity, throughput)
     dates = PriceDates(book.effective, book.checked, prices.file) if book else None
     return CostReport(region, bp.table.billing, table_class, dates, tuple(lines),
-                      tuple(_notes(region, table_class, prices)), ceiling)
+                      tuple(_notes(region, table_class, prices) + _storage_notes(design)), ceiling)
 
 
 def _ceiling(design: TableDesign, capacity: CapacityReport, throughput: ClassPrices | None) -> float | None:

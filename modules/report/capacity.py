@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from modules.capacity.cost import GIB, CostLine, CostReport, provisioned_units, stored_bytes
+from modules.capacity.cost import GIB, CostLine, CostReport, provisioned_units, stored_bytes, uncounted
 from modules.capacity.model import SECONDS_PER_MONTH, CapacityReport
 from modules.capacity.throughput import MIN_SUGGESTED_MAXIMUM, on_demand_maxima, suggested_maximum
 from modules.constructs.naming import logical_id
@@ -229,6 +229,8 @@ def render_infracost(stacks: Sequence[Stack]) -> str:
         f"# declared rates and sizes of: {', '.join(stack.name for stack in stacks)}.",
         "# Infracost prices the Standard table class only and no GSI capacity of provisioned tables;",
         "# `python main.py capacity` prices both, and PITR, Contributor Insights and the alarms.",
+        *(f"# {stack.name}: storage_gb and pitr_backup_storage_gb leave out {', '.join(uncounted(stack.design))} "
+          "(no item_count)." for stack in stacks if uncounted(stack.design)),
         f"version: {INFRACOST_VERSION}",
     ]
     body = yaml.safe_dump({"resource_usage": dict(sorted(resources.items()))}, sort_keys=True,
