@@ -365,3 +365,22 @@ def test_storage_says_which_entities_declare_no_item_count(tmp_path, run_cli):
     assert "# ledger: storage_gb and pitr_backup_storage_gb leave out Account (no item_count)." in usage
     # Every entity counted: no such note.
     assert not stack_of(tmp_path, name="counted.yaml").cost.notes
+
+
+def test_contributor_insights_counts_writes_on_a_sparse_gsi_by_the_share_that_lands_there(tmp_path):
+    path = tmp_path / "ledger.yaml"
+    text = ONE_TABLE.format(region="region: us-east-1", table_class="standard", billing="on_demand", pitr="false",
+                            insights="accessed_and_throttled_keys", provider="~> 5.100")
+    text = text.replace("{accountId: string, at: timestamp, note: string}",
+                        "{accountId: string, at: timestamp, note: string, escalatedTo: {type: string, present: 0.1}}")
+    text = text.split("access_patterns:")[0] + textwrap.dedent("""\
+        access_patterns:
+          escalated: {entity: Entry, where: {escalatedTo: "="}, order_by: at, rps: 1}
+        """)
+    path.write_text(text)
+    [stack] = build_stacks([load_blueprint(path)])
+    assert stack.design.plan("escalated").index == "GSI1" and stack.design.index("GSI1").keys.sk
+    # One Query a second: 1 event. 2 inserts a second: 2 key parts on the table (4 events) and, on GSI1 (with a
+    # sort key: 2 parts), only the 10% of entries that carry `escalatedTo`: 2 x 0.1 x 2 = 0.4. 5.4 events a second.
+    events = stack.cost.line("Contributor Insights events")
+    assert events.quantity == pytest.approx(5.4 * SECONDS_PER_MONTH / 1_000_000)

@@ -128,8 +128,10 @@ def _read_events(design: TableDesign, read: ReadCost) -> float:
 
 
 def insights_events_per_second(design: TableDesign, capacity: CapacityReport) -> float:
+    """Events a second in accessed and throttled keys mode: the reads', and one per key part for every item
+    written to the table or a GSI; on a sparse GSI only the share of writes whose item carries its key."""
     reads = sum(_read_events(design, read) * read.rps for read in capacity.reads)
-    writes = sum(kind.rate * _keys(design, index)  # an item written to the table or a GSI: one event per key part
+    writes = sum(kind.rate * _keys(design, index) * (1.0 if index == TABLE else presence(design, write.entity, index))
                  for write in capacity.writes for kind in write.kinds for index, units in kind.units.items()
                  if units > 0 and (index == TABLE or not design.index_is_local(index)))
     return reads + writes
