@@ -1,11 +1,12 @@
 """The monthly cost of a stack, from the blueprint's rates and sizes and the prices of its region.
 
 Lines: throughput (provisioned at the suggested autoscaling minimums kept within the configured autoscaling
-bounds, or on-demand requests; the other mode is shown for comparison, outside the total), storage at the table class's price, point-in-time
-recovery, Contributor Insights (rules and events), the CloudWatch alarms (per metric they read) and,
-when the stack creates one, the CloudTrail trail. Every line names its region. A blueprint without a
-region, a region the prices lack, or an item the region's prices lack is not priced, and the report
-says so: nothing is ever priced with another region's figures.
+bounds, or on-demand requests; the other mode is shown for comparison, outside the total), storage at the
+table class's price (entities without `item_count` named, not counted), point-in-time recovery, Contributor
+Insights (rules and events), the CloudWatch alarms (per metric they read) and, when the stack creates one,
+the CloudTrail trail. Every line names its region. A blueprint without a region, a region the prices lack,
+or an item the region's prices lack is not priced, and the report says so: nothing is ever priced with
+another region's figures.
 """
 
 from __future__ import annotations
@@ -202,7 +203,9 @@ def provisioned_units(design: TableDesign, capacity: CapacityReport) -> list[Pro
     found = []
     for load in capacity.loads:
         policy = design.capacity[load.index]
-        for direction, suggested in (("read", load.suggested_read[0]), ("write", load.suggested_write[0])):
+        directions: tuple[tuple[Literal["read", "write"], int], ...] = (
+            ("read", load.suggested_read[0]), ("write", load.suggested_write[0]))
+        for direction, suggested in directions:
             bounds = policy.bounds(direction) if policy.billing == "provisioned" else None
             if bounds is None or bounds[0] <= suggested <= bounds[1]:
                 found.append(ProvisionedUnits(load.index, direction, suggested, suggested))
@@ -232,7 +235,8 @@ def _throughput_lines(design: TableDesign, capacity: CapacityReport, price: _Pri
             ("on-demand write requests", writes * SECONDS_PER_MONTH, "write request units",
              "on_demand_write_request_unit", "on_demand", ""))
     return [price.line(item, quantity, unit, throughput, figure, billed=mode == billing,
-                       note=basis if mode == billing else f"if the table were {mode.replace('_', '-')}: not in the total")
+                       note=basis if mode == billing else
+                       f"if the table were {mode.replace('_', '-')}: not in the total")
             for item, quantity, unit, figure, mode, basis in rows]
 
 
