@@ -100,6 +100,13 @@ CASES = [
     ("collection-without-shared-partition", BASE.replace("access_patterns:\n", COLLECTION),
      "no index serves this item collection"),
     ("empty-file", "# <-\n", "the file is empty"),
+    # A spec's own error, not also "a mapping is not allowed" from the `name: type` branch of the union.
+    ("unsupported-strftime-directive",
+     variant("      visits: number", '      visits: number\n      at: {type: timestamp, format: "%Y-%-m-%-d"}  # <-'),
+     "unsupported strftime directive(s) %-"),
+    ("timestamp-format-with-separator",
+     variant("      visits: number", '      visits: number\n      at: {type: timestamp, format: "%Y#%m"}  # <-'),
+     "contains #, the key separator"),
 ]
 
 

@@ -225,3 +225,76 @@ def test_explain_shows_per_pattern_figures(run_cli):
         "items_per_call": 3, "read_units_per_call": 0.5, "read_units_per_second": 250.0,
         "items_basis": "the limit, of about 40.0 (8,000,000 items over 200,000 customerId values (one Customer each) "
                        "(a range condition reads up to all of it))"}
+
+
+HOT_EVENT = {"attributes": {"tenantId": {"type": "string", "cardinality": 10, "hot_key_share": 0.5},
+                            "at": "timestamp", "body": "string"},
+             "key": {"pk": "TENANT#{tenantId}", "sk": "EVENT#{at}", "shards": 5}, "item_bytes": 900,
+             "writes_per_second": 3000}
+RECENT = {"recent": {"entity": "Event", "where": {"tenantId": "="}, "order": "desc", "limit": 10, "rps": 100}}
+
+
+def test_a_sharded_read_with_a_limit_reads_the_limit_from_every_shard():
+    read = estimate(design(blueprint({"Event": HOT_EVENT}, RECENT))).read("recent")
+    # The cookbook sends `Limit: 10` to each of the 5 shards' Query: each reads 10 items x 900 bytes = 9,000
+    # bytes -> ceil(9,000 / 4,096) = 3 units, so 5 x 3 = 15 units strongly consistent, halved: 7.5 RCU per call,
+    # 750 RCU/s at 100 calls/s (not 5 x ceil(2 x 900 / 4,096) / 2 = 2.5, the limit split across the shards).
+    assert (read.requests_per_call, read.items_per_call) == (5, 50.0)
+    assert (read.units_per_call, read.units_per_second) == (7.5, 750.0)
+    assert read.basis == "the limit on each of 5 shard requests"
+
+
+def test_a_sharded_read_reads_at_most_its_shares_of_the_collection():
+    # 1,000 events over 10 tenants = 100 per tenant, 20 per shard: under the limit of 30, each shard's request
+    # reads its 20 (18,000 bytes -> 5 units); 5 x 5 / 2 = 12.5 RCU per call.
+    counted = {**HOT_EVENT, "item_count": 1000}
+    limit30 = {"recent": {**RECENT["recent"], "limit": 30}}
+    read = estimate(design(blueprint({"Event": counted}, limit30))).read("recent")
+    assert (read.items_per_call, read.units_per_call) == (100.0, 12.5)
+    assert read.basis.startswith("the limit on each of 5 shard requests, of about 20.0 per shard")
+    # Without a limit the collection is split across the shards: the same 20 per shard.
+    unlimited = {"recent": {k: v for k, v in RECENT["recent"].items() if k != "limit"}}
+    read = estimate(design(blueprint({"Event": counted}, unlimited))).read("recent")
+    assert (read.items_per_call, read.units_per_call) == (100.0, 12.5)
+    # A limit of 10 under the 20 per shard: 10 per shard, 3 units each: 7.5 RCU per call.
+    read = estimate(design(blueprint({"Event": counted}, RECENT))).read("recent")
+    assert (read.items_per_call, read.units_per_call) == (50.0, 7.5)
+
+
+def test_a_sharded_read_is_capped_at_one_page_per_shard_request():
+    # 100,000 events per tenant, 20,000 per shard x 900 bytes: far over 1 MB, so each of the 5 requests reads one
+    # 1 MB page (256 units): 5 x 256 / 2 = 640 RCU per call.
+    counted = {**HOT_EVENT, "item_count": 1_000_000}
+    unlimited = {"recent": {k: v for k, v in RECENT["recent"].items() if k != "limit"}}
+    read = estimate(design(blueprint({"Event": counted}, unlimited))).read("recent")
+    assert read.units_per_call == 640.0
+    assert read.items_per_call == round(5 * 2**20 / 900, 2)
+
+
+def test_a_follow_up_fetches_only_the_items_a_sharded_call_returns():
+    kind = {**entity(5000), "attributes": {"id": "string", "at": "timestamp", "body": "string", "kindOf": "string"}}
+    bp = blueprint({"Item": kind}, {"by_kind": {"entity": "Item", "where": {"kindOf": "="}, "limit": 3,
+                                                "returns": ["body"]}},
+                   indexes={"GSI1": {"projection": "keys_only", "shards": 5}})
+    read = estimate(design(bp)).read("by_kind")
+    # Each of the 5 shards' queries reads up to 3 small keys-only entries (one unit, halved): 5 x 0.5. The call
+    # keeps 3 of the 15 and fetches those 3 from the table, 5,000 bytes each: 3 x ceil(5,000 / 4,096) / 2 = 3.0.
+    assert (read.items_per_call, read.units_per_call) == (15.0, 2.5)
+    assert (read.fetched_items, read.table_units_per_call, read.requests_per_call) == (3.0, 3.0, 6)
+
+
+def test_a_collection_of_several_entities_weighs_entry_sizes_by_item_count():
+    order = {"attributes": {"orderId": "string", "note": "string"}, "key": {"pk": "ORDER#{orderId}", "sk": "ORDER"},
+             "item_bytes": 2000, "item_count": 1000}
+    line = {"attributes": {"orderId": "string", "sku": "string"}, "key": {"pk": "ORDER#{orderId}", "sk": "ITEM#{sku}"},
+            "item_bytes": 400, "item_count": 9000}
+    patterns = {"order_with_items": {"entity": ["Order", "OrderItem"], "where": {"orderId": "="}}}
+    read = estimate(design(blueprint({"Order": order, "OrderItem": line}, patterns))).read("order_with_items")
+    # 10,000 items over 1,000 orders = 10 per call. Average entry (2,000 x 1,000 + 400 x 9,000) / 10,000 = 560
+    # bytes (not the plain mean, 1,200): 5,600 bytes -> 2 units, halved: 1.0 RCU (the mean would say 1.5).
+    assert (read.items_per_call, read.bytes_per_item, read.units_per_call) == (10.0, 560, 1.0)
+    # Without every entity's count (10 items declared), the plain mean: 10 x 1,200 = 12,000 bytes -> 3 units: 1.5.
+    uncounted = {k: v for k, v in line.items() if k != "item_count"}
+    patterns["order_with_items"]["items"] = 10
+    read = estimate(design(blueprint({"Order": order, "OrderItem": uncounted}, patterns))).read("order_with_items")
+    assert (read.bytes_per_item, read.units_per_call) == (1200, 1.5)

@@ -287,10 +287,12 @@ def test_the_infracost_usage_file_follows_infracosts_schema(run_cli, tmp_path):
     table = data["resource_usage"]["aws_dynamodb_table.crm"]
     assert table == {"storage_gb": math.ceil(stored_bytes(crm.design) / GIB),
                      "pitr_backup_storage_gb": math.ceil(stored_bytes(crm.design, table_only=True) / GIB)}
-    # Provisioned: Infracost reads the table's capacity from its autoscaling targets' `capacity`.
+    # Provisioned: Infracost reads the table's capacity from its autoscaling targets' `capacity`: the suggested
+    # minimums (1,733 RCU, 136 WCU) raised to the configured minimums (read 1,800, write 140), as `capacity` prices.
     load = crm.capacity.load("table")
-    assert data["resource_usage"]["aws_appautoscaling_target.crm_read"] == {"capacity": load.suggested_read[0]}
-    assert data["resource_usage"]["aws_appautoscaling_target.crm_write"] == {"capacity": load.suggested_write[0]}
+    assert (load.suggested_read[0], load.suggested_write[0]) == (1733, 136)
+    assert data["resource_usage"]["aws_appautoscaling_target.crm_read"] == {"capacity": 1800}
+    assert data["resource_usage"]["aws_appautoscaling_target.crm_write"] == {"capacity": 140}
     # On demand: the month's request units of the table and its GSIs, billed alike.
     usage = data["resource_usage"]["aws_dynamodb_table.orders"]
     reads = sum(load.read_units_per_second for load in orders.capacity.loads)
@@ -303,3 +305,82 @@ def test_infracost_needs_one_stack_per_address(run_cli):
     assert code == 2 and out == ""
     assert "stacks crm-dev and crm-prod both have aws_dynamodb_table.crm" in err and "[E600]" in err
     assert "fix: pass `--env NAME`" in err
+
+
+def crm_with(write_blueprint, capacity: dict) -> Stack:
+    crm = yaml.safe_load((ROOT / "blueprints" / "crm.yaml").read_text())
+    crm["table"]["capacity"] = capacity
+    return build_stacks([load_blueprint(write_blueprint(yaml.safe_dump(crm), "crm.yaml"), "prod")])[0]
+
+
+def test_provisioned_capacity_is_priced_within_the_configured_bounds(write_blueprint, run_cli):
+    # CRM prod: the average loads at 70% need table 1,733 RCU / 136 WCU, GSI1 207 / 130, GSI2 186 / 6.
+    stack = crm_with(write_blueprint, {"read": {"min": 4000, "max": 8000}, "write": {"min": 100, "max": 120},
+                                       "target_utilization": 70})
+    assert [(load.suggested_read[0], load.suggested_write[0]) for load in stack.capacity.loads] == [
+        (1733, 136), (207, 130), (186, 6)]
+    # Autoscaling keeps each within its [min, max]: table read at its minimum 4,000, GSI1 210 and GSI2 190 (their
+    # own minimums): 4,400 RCU x 730 hours = 3,212,000 RCU-hours x $0.00013 = $417.56.
+    read = stack.cost.line("provisioned read capacity")
+    assert (read.quantity, read.monthly) == (4400 * 730, 417.56)
+    assert read.note == ("a configured minimum decides: table 4,000 (the load needs 1,733), GSI1 210 (the load "
+                         "needs 207), GSI2 190 (the load needs 186)")
+    # Table write capped at its maximum 120, GSI1 at 130 (its own [130, 500]), GSI2 at its minimum 10:
+    # 260 WCU x 730 = 189,800 WCU-hours x $0.00065 = $123.37.
+    write = stack.cost.line("provisioned write capacity")
+    assert (write.quantity, write.monthly) == (260 * 730, 123.37)
+    assert write.note == ("a configured minimum decides: GSI2 10 (the load needs 6); capped at a configured "
+                          "maximum: table 120 (the load needs 136); expect throttling")
+    # The Infracost usage file prices the same table capacity.
+    path = write_blueprint((ROOT / "blueprints" / "crm.yaml").read_text().replace(
+        "read: {min: 1800, max: 5400}", "read: {min: 4000, max: 8000}"), "crm.yaml")
+    code, out, err = run_cli("capacity", path, "--env", "prod", "--format", "infracost")
+    assert code == 0, err
+    assert yaml.safe_load(out)["resource_usage"]["aws_appautoscaling_target.crm_read"] == {"capacity": 4000}
+
+
+def test_storage_says_which_entities_declare_no_item_count(tmp_path, run_cli):
+    path = tmp_path / "ledger.yaml"
+    text = ONE_TABLE.format(region="region: us-east-1", table_class="standard", billing="on_demand", pitr="true",
+                            insights="accessed_and_throttled_keys", provider="~> 5.100")
+    account = ("  Account:\n    attributes: {accountId: string}\n    key: {pk: \"ACCOUNT#{accountId}\", sk: PROFILE}\n"
+               "    item_bytes: 300\n")
+    path.write_text(text.replace("access_patterns:", account + "access_patterns:"))
+    [stack] = build_stacks([load_blueprint(path)])
+    cost = stack.cost
+    # Entry is counted (3,000,000 x 2,100 bytes), Account is not: the lines say so rather than price it as 0.
+    storage, pitr = cost.line("storage (standard)"), cost.line("point-in-time recovery")
+    assert storage.quantity == pytest.approx(3_000_000 * 2100 / GIB)
+    assert storage.note == "free tier not deducted; Account declares no item_count (not counted, not priced)"
+    assert pitr.note == "Account declares no item_count (not counted, not priced)"
+    note = ("storage and point-in-time recovery: Account declares no item_count (not counted, not priced); declare "
+            "`item_count` on every entity to price them")
+    assert cost.notes == (note,)
+    _, out, _ = run_cli("capacity", path)
+    assert f"Note: {note}" in out and "Account declares no item_count (not counted, not priced)" in out
+    [data] = json.loads(run_cli("capacity", path, "--format", "json")[1])
+    assert data["cost"]["notes"] == [note]
+    assert data["cost"]["lines"][4]["note"] == storage.note
+    _, usage, _ = run_cli("capacity", path, "--format", "infracost")
+    assert "# ledger: storage_gb and pitr_backup_storage_gb leave out Account (no item_count)." in usage
+    # Every entity counted: no such note.
+    assert not stack_of(tmp_path, name="counted.yaml").cost.notes
+
+
+def test_contributor_insights_counts_writes_on_a_sparse_gsi_by_the_share_that_lands_there(tmp_path):
+    path = tmp_path / "ledger.yaml"
+    text = ONE_TABLE.format(region="region: us-east-1", table_class="standard", billing="on_demand", pitr="false",
+                            insights="accessed_and_throttled_keys", provider="~> 5.100")
+    text = text.replace("{accountId: string, at: timestamp, note: string}",
+                        "{accountId: string, at: timestamp, note: string, escalatedTo: {type: string, present: 0.1}}")
+    text = text.split("access_patterns:")[0] + textwrap.dedent("""\
+        access_patterns:
+          escalated: {entity: Entry, where: {escalatedTo: "="}, order_by: at, rps: 1}
+        """)
+    path.write_text(text)
+    [stack] = build_stacks([load_blueprint(path)])
+    assert stack.design.plan("escalated").index == "GSI1" and stack.design.index("GSI1").keys.sk
+    # One Query a second: 1 event. 2 inserts a second: 2 key parts on the table (4 events) and, on GSI1 (with a
+    # sort key: 2 parts), only the 10% of entries that carry `escalatedTo`: 2 x 0.1 x 2 = 0.4. 5.4 events a second.
+    events = stack.cost.line("Contributor Insights events")
+    assert events.quantity == pytest.approx(5.4 * SECONDS_PER_MONTH / 1_000_000)

@@ -143,6 +143,11 @@ def test_hot_key_share_concentrates_load():
     found = [f for f in findings({"Event": tenant}, pattern) if f.code == "TW103"]
     assert found and "1,500 WCU per key" in found[0].message
     assert "bucket it: add `#{at:month}`" in found[0].fix
+    # The fan-out the fix costs: each of the 5 shards' queries carries `Limit: 10`, so a call reads
+    # 5 x ceil(10 x 900 / 4,096) / 2 = 7.5 RCU instead of ceil(9,000 / 4,096) / 2 = 1.5: +6 RCU x 100 calls/s.
+    pattern["events"]["rps"] = 100
+    [hot] = [f for f in findings({"Event": tenant}, pattern) if f.code == "TW103"]
+    assert "events sends 5 queries per call (+600.0 RCU/s)" in hot.fix
 
 
 # --- key traps --------------------------------------------------------------------------------------

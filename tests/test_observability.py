@@ -206,6 +206,35 @@ def test_max_throughput_suggested_numbers_and_unlimited(write_blueprint, tmp_pat
     assert not [n for n in none["resource"]["aws_cloudwatch_metric_alarm"] if "max_throughput" in n]
 
 
+def test_max_throughput_suggested_has_a_floor_of_100_units(write_blueprint, tmp_path, run_cli):
+    """A table read only through a GSI declares no table reads: its peak at the target is 1 unit, which as a
+    maximum would throttle nearly any base-table read. `suggested` never goes below 100 per direction."""
+    path = write_blueprint("""\
+        blueprint: feed
+        version: 1.0.0
+        table: {name: feed_main, billing: on_demand, max_throughput: suggested}
+        entities:
+          Post:
+            attributes: {postId: string, authorId: string, at: timestamp}
+            key: {pk: "POST#{postId}", sk: POST}
+            item_bytes: 500
+            writes_per_second: 1
+        access_patterns:
+          by_author: {entity: Post, where: {authorId: "="}, order_by: at, items: 1, rps: 2000}
+        """, "feed.yaml")
+    config = synth_config(path, tmp_path, None)
+    table = config["resource"]["aws_dynamodb_table"]["feed"]
+    # Table: no reads (peak 0 -> 1 unit), 1 WCU/s x 3 / 0.7 = 5 write units: both raised to 100.
+    assert table["on_demand_throughput"] == {"max_read_request_units": 100, "max_write_request_units": 100}
+    # GSI1: 2,000 reads/s x 0.5 RCU = 1,000 RCU/s, x 3 / 0.7 = 4,286 (over the floor: kept); writes 5 -> 100.
+    [gsi] = table["global_secondary_index"]
+    assert gsi["on_demand_throughput"] == {"max_read_request_units": 4286, "max_write_request_units": 100}
+    _, out, _ = run_cli("capacity", path)
+    assert "table: max_throughput read 100, write 100; suggested read 100, write 100" in out
+    [report] = json.loads(run_cli("capacity", path, "--format", "json")[1])
+    assert report["loads"][0]["suggested_read"] == [1, 1]  # the autoscaling suggestion itself is unchanged
+
+
 def test_system_errors_split_at_ten_metrics(monkeypatch):
     monkeypatch.setattr(alarm_module, "MAX_METRICS_PER_ALARM", 3)
     bundled = design(load_blueprint(BUNDLED[0], "prod").model)

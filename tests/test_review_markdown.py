@@ -113,6 +113,9 @@ def test_a_new_gsi_reads_as_one_window_change_with_the_backfill_it_needs(tmp_pat
     patterns = next(t for t in page.tables if t.header[:2] == ["Pattern", "Index"])
     assert patterns.collapsed and ["orders_by_status", "GSI2"] in [r[:2] for r in patterns.rows]
     assert "Capacity and cost" in page.headings
+    # The shop declares no item_count: the cost says its storage is not counted rather than showing $0 silently.
+    assert any(p.startswith("storage and point-in-time recovery: Customer, Order declare no item_count (not "
+                            "counted, not priced)") for p in page.paragraphs)
 
 
 def test_a_renamed_table_reads_as_blocked_with_the_data_loss_first(tmp_path):

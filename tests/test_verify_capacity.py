@@ -106,3 +106,32 @@ def test_the_json_report_has_the_requests_of_the_call(run_cli):
     assert by_pattern["events_by_kind"]["capacity_per_call"]["read_units"] == 2.5
     assert by_pattern["events_by_kind"]["capacity_per_call"]["requests"] == 5
     assert by_pattern["big_orders"]["capacity_per_call"]["requests"] == 1
+
+
+def test_a_sharded_read_with_a_limit_costs_the_limit_on_every_shard_as_explain_says():
+    """The runner sends `Limit` to every shard's Query: each reads up to the limit of its own items, and the
+    model's figure for those items is explain's (5 shards x ceil(10 x ~900 B / 4 KB) = 5 x 3 units, halved)."""
+    from modules.verify.oracle import expected
+    from modules.verify.runner import samples_read
+    from tests.design_helpers import designed
+
+    event_ = {"attributes": {"tenantId": {"type": "string", "cardinality": 10}, "at": "timestamp",
+                             "body": "string"},
+              "key": {"pk": "TENANT#{tenantId}", "sk": "EVENT#{at}", "shards": 5}, "item_bytes": 900}
+    table = designed({"Event": event_}, {"recent": {"entity": "Event", "where": {"tenantId": "="},
+                                                     "order": "desc", "limit": 10}})
+    plan = table.plan("recent")
+    found, partitions = probe(table, "recent", {"tenantId": "t"})
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    samples = []
+    for n in range(200):
+        values = {"tenantId": "t", "at": start + timedelta(minutes=n), "body": "x" * 850}
+        samples.append(Sample("Event", values, build_item(table, "Event", values)))
+    assert all(8192 / 10 < item_size(s.item) <= 12288 / 10 for s in samples)  # 10 of them: 3 units of 4 KB
+    want = expected(table, plan, samples, found)
+    assert len(want.samples) == 10  # the call returns 10 items ...
+    read = samples_read(plan, want, partitions)
+    by_shard = {p: sum(1 for s in read if index_key(s, plan.keys)[0] == p) for p in partitions}
+    assert set(by_shard.values()) == {10}  # ... but each of the 5 shards' requests read 10
+    assert model_capacity(table, plan, read, partitions) == 7.5
+    assert estimate(table).read("recent").units_per_call == 7.5

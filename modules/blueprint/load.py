@@ -258,7 +258,7 @@ def _all_errors(error: ValidationError, data: Any, source: SourceMap,
                 root: type[BaseModel] = Blueprint) -> TablewrightError:
     """Every problem pydantic found in the file (a `root` document), each located, in file order."""
     errors = []
-    for detail in _without_losing_branches(error.errors()):
+    for detail in _without_losing_branches(error.errors(), data):
         path = _data_path(data, detail["loc"])
         cause = detail.get("ctx", {}).get("error")
         field = getattr(cause, "field", None)
@@ -272,13 +272,27 @@ def _all_errors(error: ValidationError, data: Any, source: SourceMap,
     return combined(unique)
 
 
-def _without_losing_branches(details: list[Any]) -> list[Any]:
+def _without_losing_branches(details: list[Any], data: Any) -> list[Any]:
     """For a union such as `AttributeSpec | "string"`, keep the errors of the branch the value was
-    written for: a mapping is a spec, so "not one of the type names" is noise beside its real problem."""
+    written for: a mapping is a spec, so "not one of the type names" is noise beside its real problem,
+    whether that problem is in one of its fields or in the spec as a whole (a model validator's error,
+    located at the union member itself)."""
+    def losing(detail: Any) -> bool:
+        return detail["type"] in ("literal_error", "string_type") and isinstance(detail.get("input"), (dict, list))
+
+    def other_branch(detail: Any, other: Any) -> bool:
+        """`other` is an error of another member of the union `detail` failed in (or inside one): the same
+        value in the document, reached through a different member tag (a location step the document lacks)."""
+        loc, size = detail["loc"], len(detail["loc"])
+        if other is detail or losing(other) or len(other["loc"]) < size or other["loc"][:size - 1] != loc[:-1]:
+            return False
+        if len(other["loc"]) == size and other["type"] != "value_error":
+            return False  # the other member refused the value's shape too (a list is neither): both say why
+        value = _data_path(data, loc[:-1])
+        return _data_path(data, loc) == value and _data_path(data, other["loc"][:size]) == value
+
     return [detail for detail in details
-            if not (detail["type"] in ("literal_error", "string_type") and isinstance(detail.get("input"), (dict, list))
-                    and any(len(other["loc"]) > len(detail["loc"])
-                            and other["loc"][:len(detail["loc"]) - 1] == detail["loc"][:-1] for other in details))]
+            if not (losing(detail) and any(other_branch(detail, other) for other in details))]
 
 
 def _data_path(data: Any, loc: tuple[Any, ...]) -> FieldPath:

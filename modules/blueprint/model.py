@@ -492,8 +492,8 @@ MAX_THROUGHPUT_DESCRIPTION = (
     "On-demand billing only: the most request units per second DynamoDB serves (`on_demand_throughput`, a cost "
     "guard; requests above it are throttled and counted in Read/WriteMaxOnDemandThroughputThrottleEvents). "
     "`{read: N, write: N}`; `suggested`: the declared peak at the target utilization (what `capacity` suggests as "
-    "the autoscaling maximum); `unlimited`: remove a maximum set before. Unset: no maximum is written, and one set "
-    "before stays."
+    "the autoscaling maximum), at least 100 per direction; `unlimited`: remove a maximum set before. Unset: no "
+    "maximum is written, and one set before stays."
 )
 
 

@@ -1,16 +1,18 @@
 """The monthly cost of a stack, from the blueprint's rates and sizes and the prices of its region.
 
-Lines: throughput (provisioned at the suggested autoscaling minimums, or on-demand requests; the other
-mode is shown for comparison, outside the total), storage at the table class's price, point-in-time
-recovery, Contributor Insights (rules and events), the CloudWatch alarms (per metric they read) and,
-when the stack creates one, the CloudTrail trail. Every line names its region. A blueprint without a
-region, a region the prices lack, or an item the region's prices lack is not priced, and the report
-says so: nothing is ever priced with another region's figures.
+Lines: throughput (provisioned at the suggested autoscaling minimums kept within the configured autoscaling
+bounds, or on-demand requests; the other mode is shown for comparison, outside the total), storage at the
+table class's price (entities without `item_count` named, not counted), point-in-time recovery, Contributor
+Insights (rules and events), the CloudWatch alarms (per metric they read) and, when the stack creates one,
+the CloudTrail trail. Every line names its region. A blueprint without a region, a region the prices lack,
+or an item the region's prices lack is not priced, and the report says so: nothing is ever priced with
+another region's figures.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from modules.blueprint.prices import ClassPrices, RegionPrices, Sourced
 from modules.blueprint.provider import insights_mode
@@ -122,13 +124,15 @@ def _read_events(design: TableDesign, read: ReadCost) -> float:
     else:
         events = float(read.items_per_call * _keys(design, target))
     if plan.follow_up:
-        events += read.items_per_call * _keys(design, TABLE)
+        events += read.fetched_items * _keys(design, TABLE)
     return events
 
 
 def insights_events_per_second(design: TableDesign, capacity: CapacityReport) -> float:
+    """Events a second in accessed and throttled keys mode: the reads', and one per key part for every item
+    written to the table or a GSI; on a sparse GSI only the share of writes whose item carries its key."""
     reads = sum(_read_events(design, read) * read.rps for read in capacity.reads)
-    writes = sum(kind.rate * _keys(design, index)  # an item written to the table or a GSI: one event per key part
+    writes = sum(kind.rate * _keys(design, index) * (1.0 if index == TABLE else presence(design, write.entity, index))
                  for write in capacity.writes for kind in write.kinds for index, units in kind.units.items()
                  if units > 0 and (index == TABLE or not design.index_is_local(index)))
     return reads + writes
@@ -169,32 +173,103 @@ def _notes(region: str | None, table_class: str, prices: Prices) -> list[str]:
     return []
 
 
+@dataclass(frozen=True)
+class ProvisionedUnits:
+    """The capacity one table or GSI is provisioned at in one direction, as priced: the suggested minimum
+    (the average load at the target utilization), kept within the configured autoscaling [min, max]."""
+
+    index: str
+    direction: Literal["read", "write"]
+    units: int
+    suggested: int
+    bound: Literal["", "minimum", "maximum"] = ""  # the configured bound that decides `units`, if one does
+
+
+def bound_note(priced: list[ProvisionedUnits], direction: str) -> str:
+    """Which configured bounds decide the priced capacity of a direction, with what the load alone needs."""
+    notes = []
+    for bound, words, after in (("minimum", "a configured minimum decides", ""),
+                                ("maximum", "capped at a configured maximum", "; expect throttling")):
+        decided = [p for p in priced if p.direction == direction and p.bound == bound]
+        if decided:
+            figures = ", ".join(f"{p.index} {p.units:,} (the load needs {p.suggested:,})" for p in decided)
+            notes.append(f"{words}: {figures}{after}")
+    return "; ".join(notes)
+
+
+def provisioned_units(design: TableDesign, capacity: CapacityReport) -> list[ProvisionedUnits]:
+    """Per table and GSI and direction, the capacity autoscaling keeps: the suggested minimum clamped to the
+    configured [min, max] of a provisioned table (on demand, for comparison: the suggested minimum)."""
+    found = []
+    for load in capacity.loads:
+        policy = design.capacity[load.index]
+        directions: tuple[tuple[Literal["read", "write"], int], ...] = (
+            ("read", load.suggested_read[0]), ("write", load.suggested_write[0]))
+        for direction, suggested in directions:
+            bounds = policy.bounds(direction) if policy.billing == "provisioned" else None
+            if bounds is None or bounds[0] <= suggested <= bounds[1]:
+                found.append(ProvisionedUnits(load.index, direction, suggested, suggested))
+            elif suggested < bounds[0]:
+                found.append(ProvisionedUnits(load.index, direction, bounds[0], suggested, "minimum"))
+            else:
+                found.append(ProvisionedUnits(load.index, direction, bounds[1], suggested, "maximum"))
+    return found
+
+
 def _throughput_lines(design: TableDesign, capacity: CapacityReport, price: _Pricer,
                       throughput: ClassPrices | None) -> list[CostLine]:
     """Both billing modes' throughput; the other mode's lines are a comparison, outside the total."""
     billing, loads = design.blueprint.table.billing, capacity.loads
-    rcu, wcu = sum(load.suggested_read[0] for load in loads), sum(load.suggested_write[0] for load in loads)
+    provisioned = provisioned_units(design, capacity)
+    rcu = sum(p.units for p in provisioned if p.direction == "read")
+    wcu = sum(p.units for p in provisioned if p.direction == "write")
+    bases = {direction: bound_note(provisioned, direction) for direction in ("read", "write")}
     reads = sum(load.read_units_per_second for load in loads)
     writes = sum(load.write_units_per_second for load in loads)
-    rows = (("provisioned read capacity", rcu * HOURS_PER_MONTH, "RCU-hours", "provisioned_rcu_hour", "provisioned"),
-            ("provisioned write capacity", wcu * HOURS_PER_MONTH, "WCU-hours", "provisioned_wcu_hour", "provisioned"),
+    rows = (("provisioned read capacity", rcu * HOURS_PER_MONTH, "RCU-hours", "provisioned_rcu_hour", "provisioned",
+             bases["read"]),
+            ("provisioned write capacity", wcu * HOURS_PER_MONTH, "WCU-hours", "provisioned_wcu_hour", "provisioned",
+             bases["write"]),
             ("on-demand read requests", reads * SECONDS_PER_MONTH, "read request units",
-             "on_demand_read_request_unit", "on_demand"),
+             "on_demand_read_request_unit", "on_demand", ""),
             ("on-demand write requests", writes * SECONDS_PER_MONTH, "write request units",
-             "on_demand_write_request_unit", "on_demand"))
+             "on_demand_write_request_unit", "on_demand", ""))
     return [price.line(item, quantity, unit, throughput, figure, billed=mode == billing,
-                       note="" if mode == billing else f"if the table were {mode.replace('_', '-')}: not in the total")
-            for item, quantity, unit, figure, mode in rows]
+                       note=basis if mode == billing else
+                       f"if the table were {mode.replace('_', '-')}: not in the total")
+            for item, quantity, unit, figure, mode, basis in rows]
+
+
+def uncounted(design: TableDesign) -> tuple[str, ...]:
+    """Entities without `item_count`: their items are in no storage figure."""
+    return tuple(sorted(name for name, spec in design.blueprint.entities.items() if spec.item_count is None))
+
+
+def uncounted_text(design: TableDesign) -> str:
+    """Which entities storage leaves out, or "" when every entity is counted."""
+    names = uncounted(design)
+    if not names:
+        return ""
+    return f"{', '.join(names)} declare{'s' if len(names) == 1 else ''} no item_count (not counted, not priced)"
 
 
 def _storage_lines(design: TableDesign, price: _Pricer, throughput: ClassPrices | None) -> list[CostLine]:
     table = design.blueprint.table
+    missing = uncounted_text(design)
     lines = [price.line(f"storage ({table.table_class})", stored_bytes(design) / GIB, "GB-months", throughput,
-                        "storage_gb_month", note="free tier not deducted")]
+                        "storage_gb_month", note="; ".join(filter(None, ["free tier not deducted", missing])))]
     if table.point_in_time_recovery:
         lines.append(price.line("point-in-time recovery", stored_bytes(design, table_only=True) / GIB, "GB-months",
-                                price.book.pitr if price.book else None, "gb_month"))
+                                price.book.pitr if price.book else None, "gb_month", note=missing))
     return lines
+
+
+def _storage_notes(design: TableDesign) -> list[str]:
+    missing = uncounted_text(design)
+    if not missing:
+        return []
+    what = "storage and point-in-time recovery" if design.blueprint.table.point_in_time_recovery else "storage"
+    return [f"{what}: {missing}; declare `item_count` on every entity to price them"]
 
 
 def _monitoring_lines(design: TableDesign, capacity: CapacityReport, price: _Pricer) -> list[CostLine]:
@@ -235,7 +310,7 @@ def monthly_cost(design: TableDesign, capacity: CapacityReport) -> CostReport:
     ceiling = _ceiling(design, capacity, throughput)
     dates = PriceDates(book.effective, book.checked, prices.file) if book else None
     return CostReport(region, bp.table.billing, table_class, dates, tuple(lines),
-                      tuple(_notes(region, table_class, prices)), ceiling)
+                      tuple(_notes(region, table_class, prices) + _storage_notes(design)), ceiling)
 
 
 def _ceiling(design: TableDesign, capacity: CapacityReport, throughput: ClassPrices | None) -> float | None:

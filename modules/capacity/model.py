@@ -47,6 +47,7 @@ class ReadCost:
     table_units_per_call: float  # follow-up or local-index fetches, charged to the table
     rps: float
     basis: str = ""  # where items_per_call comes from, in words
+    fetched_items: float = 0.0  # items a follow-up BatchGetItem (or a local index) fetches from the table per call
 
     @property
     def units_per_second(self) -> float:
@@ -274,11 +275,40 @@ def collection(design: TableDesign, plan: QueryPlan) -> tuple[float | None, str]
     return total / distinct, f"{total:,.0f} items over {where}{ranged}"
 
 
+def read_entry_bytes(design: TableDesign, plan: QueryPlan) -> int:
+    """The average entry a read of the plan returns: with several entities, each entity's entry size weighted
+    by its items on the index (`item_count` x presence) when every entity declares a count, else their mean."""
+    sizes = [entry_bytes(design, entity, plan.index) for entity in plan.entities]
+    counts = [design.blueprint.entities[entity].item_count for entity in plan.entities]
+    if len(sizes) > 1 and all(count is not None for count in counts):
+        weights = [(count or 0) * (presence(design, entity, plan.index) if plan.index != TABLE else 1.0)
+                   for entity, count in zip(plan.entities, counts, strict=True)]
+        if sum(weights) > 0:
+            return math.ceil(sum(s * w for s, w in zip(sizes, weights, strict=True)) / sum(weights))
+    return math.ceil(sum(sizes) / len(sizes))
+
+
+def query_read(design: TableDesign, plan: QueryPlan, requests: int) -> tuple[float, float, str]:
+    """(items, read units, basis) of one call of a Query sent as `requests` requests (one per shard).
+
+    Every request carries the pattern's `Limit` (the cookbook sends the same request to every shard), so
+    each reads up to the limit of its own shard's items: the smaller of the limit and the shard's share of
+    the collection. Without a limit the collection is split across the shards. Each request reads at most
+    one 1 MB page and is rounded up to 4 KB on its own."""
+    pattern = design.blueprint.access_patterns[plan.pattern]
+    size = read_entry_bytes(design, plan)
+    per_request, basis = _items_per_request(design, plan, pattern.items, pattern.limit, requests)
+    read = min(PAGE_BYTES, math.ceil(per_request * size))
+    if read == PAGE_BYTES:
+        per_request = PAGE_BYTES / size
+        basis += "; a call reads one 1 MB page per request (paginate for more)"
+    return requests * per_request, requests * read_units(read, plan.consistent), basis
+
+
 def read_cost(design: TableDesign, plan: QueryPlan) -> ReadCost:
     pattern = design.blueprint.access_patterns[plan.pattern]
     consistent = plan.consistent
-    sizes = [entry_bytes(design, entity, plan.index) for entity in plan.entities]
-    size = math.ceil(sum(sizes) / len(sizes))
+    size = read_entry_bytes(design, plan)
     table_units = 0.0
     if plan.operation == "Scan":
         total = _table_bytes(design)
@@ -290,34 +320,38 @@ def read_cost(design: TableDesign, plan: QueryPlan) -> ReadCost:
         items, basis = 1.0, "one item"
         units = read_units(size, consistent)
     else:
-        items, basis = _items_per_call(design, plan, pattern.items, pattern.limit)
-        per_request = min(PAGE_BYTES, math.ceil(items / requests * size))
-        if per_request == PAGE_BYTES:
-            items = requests * PAGE_BYTES / size
-            basis += "; a call reads one 1 MB page per request (paginate for more)"
-        units = requests * read_units(per_request, consistent)
-    if plan.follow_up is not None or (plan.index != TABLE and design.index(plan.index).local
-                                      and design.index(plan.index).projection.lacks(plan.returns)):
-        full = item_bytes(design, plan.entities[0])
-        table_units = math.ceil(items) * read_units(full, consistent)
-        requests += 1 if plan.follow_up else 0
+        items, units, basis = query_read(design, plan, requests)
+    fetched = 0.0
+    if plan.follow_up is not None:
+        # The follow-up BatchGetItem fetches the items the call returns: at most `limit` of those read.
+        fetched = items if pattern.limit is None else min(items, float(pattern.limit))
+    elif plan.index != TABLE and design.index(plan.index).local and design.index(plan.index).projection.lacks(
+            plan.returns):
+        fetched = items  # a local index fetches every item it reads from the table
+    if fetched:
+        table_units = math.ceil(fetched) * read_units(item_bytes(design, plan.entities[0]), consistent)
+    requests += 1 if plan.follow_up else 0
     return ReadCost(plan.pattern, plan.index, round(items, 2), size, requests, units, table_units, pattern.rps,
-                    basis)
+                    basis, round(fetched, 2))
 
 
-def _items_per_call(design: TableDesign, plan: QueryPlan, declared: int | None, limit: int | None
-                    ) -> tuple[float, str]:
+def _items_per_request(design: TableDesign, plan: QueryPlan, declared: int | None, limit: int | None,
+                       requests: int) -> tuple[float, str]:
+    """Items each of a call's `requests` requests reads (one per shard), and where the figure comes from."""
+    sharded = f" over {requests} shard requests" if requests > 1 else ""
     if declared is not None:
-        return float(declared), "declared (`items`)"
+        return declared / requests, f"declared (`items`){sharded}"
     size, why = collection(design, plan)
     filtered = bool(design.blueprint.access_patterns[plan.pattern].filter)
     if limit is not None and not filtered:
+        each = f"the limit on each of {requests} shard requests" if requests > 1 else "the limit"
         if size is None:
-            return float(limit), "the limit"
-        return min(float(limit), size), f"the limit, of about {size:,.1f} ({why})"
+            return float(limit), each
+        share = f"of about {size / requests:,.1f} per shard" if requests > 1 else f"of about {size:,.1f}"
+        return min(float(limit), size / requests), f"{each}, {share} ({why})"
     if size is None:
-        return float(ASSUMED_ITEMS), f"assumed: {why}"
-    return size, why + ("; a filter reads them all before filtering" if filtered else "")
+        return ASSUMED_ITEMS / requests, f"assumed: {why}{sharded}"
+    return size / requests, why + sharded + ("; a filter reads them all before filtering" if filtered else "")
 
 
 def _bounds(average: float, peak_factor: float, target_percent: int) -> tuple[int, int]:

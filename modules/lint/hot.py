@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from modules.blueprint.traits import hottest_share, key_cardinality, status_like
-from modules.capacity.size import read_units
+from modules.capacity.model import query_read
 from modules.design.model import TABLE, Shape, TableDesign
 from modules.design.serve import may_share
 from modules.errors import FieldPath
@@ -133,8 +133,7 @@ def _fan_out_cost(ctx: Context, load: KeyLoad, shards: int) -> str:
         plan = ctx.design.plan(pattern)
         if plan.operation == "GetItem" or read.requests_per_call >= shards:
             continue
-        per_request = math.ceil(read.items_per_call / shards) * read.bytes_per_item
-        extra = (shards * read_units(per_request, plan.consistent) - read.units_per_call) * read.rps
+        extra = (query_read(ctx.design, plan, shards)[1] - read.units_per_call) * read.rps
         costs.append(f"{pattern} sends {shards} queries per call (+{extra:,.1f} RCU/s)")
     return "; reads fan out: " + ", ".join(costs) if costs else ""
 
@@ -154,7 +153,8 @@ class Sharding:
     """The fix TW103/TW104 compute for a hot key, and the load it leaves on each shard's key.
 
     `wcu`: the key's writes spread over the shards. `rcu`: each call of a Query that reads more items than
-    there are shards sends every shard one request for its share of the items (rounded up per request);
+    there are shards sends every shard one request, with the pattern's limit if it has one, for the items of
+    that shard (rounded up per request);
     reads of single items are not spread (each item lives in one shard), nor is a read already fanned out
     over at least that many shards.
     """
@@ -180,8 +180,7 @@ def _sharded_rcu(ctx: Context, load: KeyLoad, shards: int) -> float:
                 or read.requests_per_call >= shards:
             total += units * share / current
             continue
-        per_request = math.ceil(read.items_per_call / shards) * read.bytes_per_item
-        total += read_units(per_request, ctx.design.plan(pattern).consistent) * read.rps * share
+        total += query_read(ctx.design, ctx.design.plan(pattern), shards)[1] / shards * read.rps * share
     return total
 
 

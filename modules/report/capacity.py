@@ -11,9 +11,9 @@ from typing import Any
 
 import yaml
 
-from modules.capacity.cost import GIB, CostLine, CostReport, stored_bytes
+from modules.capacity.cost import GIB, CostLine, CostReport, provisioned_units, stored_bytes, uncounted
 from modules.capacity.model import SECONDS_PER_MONTH, CapacityReport
-from modules.capacity.throughput import on_demand_maxima
+from modules.capacity.throughput import MIN_SUGGESTED_MAXIMUM, on_demand_maxima, suggested_maximum
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import AppautoscalingTarget, DynamodbTable
 from modules.design.model import TABLE
@@ -102,7 +102,8 @@ def cost_rows(cost: CostReport) -> list[list[str]]:
 
 def cost_lines(cost: CostReport) -> list[str]:
     unpriced = f"; not priced: {', '.join(cost.unpriced)}" if cost.unpriced else ""
-    lines = [f"Monthly cost ({price_line(cost)}; provisioned at the suggested autoscaling minimums; "
+    lines = [f"Monthly cost ({price_line(cost)}; provisioned at the suggested autoscaling minimums, within the "
+             "configured bounds; "
              "figures in parentheses are not billed)", text_table(COST_HEADERS, cost_rows(cost)),
              f"Total per month in {cost.region or 'no region'}: ${cost.total:,.2f} ({cost.billing}, "
              f"{cost.table_class}){unpriced}"]
@@ -123,9 +124,10 @@ def maximum_lines(stack: Stack) -> list[str]:
         current = maxima.get(load.index)
         shown = ("none (no cost guard)" if current is None or min(current) < 0
                  else f"read {current[0]:,}, write {current[1]:,}")
-        lines.append(f"  {load.index}: max_throughput {shown}; suggested read {load.suggested_read[1]:,}, "
-                     f"write {load.suggested_write[1]:,}")
-    return ["On-demand maximum (request units per second; suggested: the peak at the target utilization)", *lines]
+        read, write = suggested_maximum(load)
+        lines.append(f"  {load.index}: max_throughput {shown}; suggested read {read:,}, write {write:,}")
+    return ["On-demand maximum (request units per second; suggested: the peak at the target utilization, at "
+            f"least {MIN_SUGGESTED_MAXIMUM})", *lines]
 
 
 def render_text(stacks: Sequence[Stack]) -> str:
@@ -183,8 +185,9 @@ def render_json(stacks: Sequence[Stack]) -> str:
 def infracost_usage(stack: Stack) -> dict[str, dict[str, int]]:
     """The usage of one stack's resources, keyed by Terraform address, in Infracost's usage keys (whole
     numbers: Infracost reads them as Int64). On demand: the month's request units (table and GSIs, billed
-    alike); provisioned: the table's autoscaling targets at the suggested minimums (Infracost's
-    `capacity` key). Storage and point-in-time recovery in GB, rounded up."""
+    alike); provisioned: the table's autoscaling targets at the capacity priced by `capacity` (the suggested
+    minimums within the configured bounds; Infracost's `capacity` key). Storage and point-in-time recovery in
+    GB, rounded up."""
     design, report = stack.design, stack.capacity
     bp = design.blueprint
     base = logical_id(bp.blueprint)
@@ -200,9 +203,10 @@ def infracost_usage(stack: Stack) -> dict[str, dict[str, int]]:
         table["monthly_write_request_units"] = round(
             sum(load.write_units_per_second for load in report.loads) * SECONDS_PER_MONTH)
     else:
-        load = report.load(TABLE)
-        for direction, capacity in (("read", load.suggested_read[0]), ("write", load.suggested_write[0])):
-            usage[f"{AppautoscalingTarget.terraform_type}.{logical_id(base, direction)}"] = {"capacity": capacity}
+        for priced in provisioned_units(design, report):
+            if priced.index == TABLE:
+                address = f"{AppautoscalingTarget.terraform_type}.{logical_id(base, priced.direction)}"
+                usage[address] = {"capacity": priced.units}
     return usage
 
 
@@ -225,6 +229,8 @@ def render_infracost(stacks: Sequence[Stack]) -> str:
         f"# declared rates and sizes of: {', '.join(stack.name for stack in stacks)}.",
         "# Infracost prices the Standard table class only and no GSI capacity of provisioned tables;",
         "# `python main.py capacity` prices both, and PITR, Contributor Insights and the alarms.",
+        *(f"# {stack.name}: storage_gb and pitr_backup_storage_gb leave out {', '.join(uncounted(stack.design))} "
+          "(no item_count)." for stack in stacks if uncounted(stack.design)),
         f"version: {INFRACOST_VERSION}",
     ]
     body = yaml.safe_dump({"resource_usage": dict(sorted(resources.items()))}, sort_keys=True,

@@ -175,7 +175,8 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
         headers = ("", "Before", "After", "Change")
         lines += ["#### Capacity and cost", "", markdown_table(headers, _cost_rows(before, after, _summary_rows())),
                   "", f"Estimated from the blueprint's rates ({price_line(cost)}; provisioned at the suggested "
-                      "autoscaling minimums). `python main.py capacity` has every line.",
+                      "autoscaling minimums, within the configured bounds). `python main.py capacity` has every "
+                      "line.",
                   *(f"> {note}" for note in cost.notes), "",
                   "<details>", "<summary>Monthly cost by item</summary>", "",
                   markdown_table(headers, _cost_rows(before, after, _item_rows(before, after))), "", "</details>",

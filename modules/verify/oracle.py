@@ -40,6 +40,7 @@ class Expected:
     groups: tuple[tuple[Sample, ...], ...]
     takes: tuple[int, ...]
     ordered: bool
+    matching: tuple[Sample, ...] = ()  # every item meeting the conditions, in order, before the limit
 
     @property
     def samples(self) -> list[Sample]:
@@ -196,5 +197,6 @@ def expected(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], pr
         takes.append(take)
         remaining -= take
     is_ordered = declared is not None or limit is not None or len(plan.entities) > 1
-    return Expected(tuple(groups[: len(takes)]), tuple(takes), ordered=is_ordered and plan.operation == "Query")
+    return Expected(tuple(groups[: len(takes)]), tuple(takes), ordered=is_ordered and plan.operation == "Query",
+                    matching=tuple(ordered))
 

@@ -263,18 +263,36 @@ def requests_sent(plan: QueryPlan, partitions: Sequence[str], samples: Sequence[
     return sent
 
 
+def samples_read(plan: QueryPlan, want: Expected, partitions: Sequence[str]) -> list[Sample]:
+    """The items one call's requests read: those it returns, except on a sharded read with a `Limit`, where
+    every shard's request reads up to the limit of its own items (the call keeps the first `limit` of them)."""
+    sharded = plan.fan_out is not None and plan.fan_out.kind == "shards" and bool(partitions)
+    if not sharded or plan.limit is None or plan.filter_expression:
+        return want.samples
+    taken: Counter[str] = Counter()
+    read = []
+    for sample in want.matching:
+        partition = _partition(sample, plan)
+        if taken[partition] < plan.limit:
+            taken[partition] += 1
+            read.append(sample)
+    return read
+
+
 def _partition(sample: Sample, plan: QueryPlan) -> str:
     key = index_key(sample, plan.keys)
     return key[0] if key is not None else ""
 
 
 def model_capacity(
-    design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], partitions: Sequence[str] = ()
+    design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], partitions: Sequence[str] = (),
+    returned: Sequence[Sample] | None = None,
 ) -> float:
     """Read units of one call under the capacity model: each request (one per partition in
-    `partitions`: a shard or time bucket of a fan-out) is the size of the entries it reads rounded up
-    to 4 KB on its own, an empty one costs the minimum, eventually consistent reads half; follow-up
-    BatchGetItem items are rounded one by one. No `partitions` (a Scan): one request for everything."""
+    `partitions`: a shard or time bucket of a fan-out) is the size of the entries it reads (`samples`)
+    rounded up to 4 KB on its own, an empty one costs the minimum, eventually consistent reads half;
+    follow-up BatchGetItem items (`returned`, by default `samples`) are rounded one by one. No
+    `partitions` (a Scan): one request for everything."""
     projected = None if plan.index == TABLE else _index_entry_attributes(design, plan)
     sizes: Counter[str] = Counter()
     for sample in samples:
@@ -282,9 +300,10 @@ def model_capacity(
         sizes[_partition(sample, plan) if partitions else ""] += item_size(entry)
     sent = requests_sent(plan, partitions, samples) if partitions else [""]
     main = sum(read_units(sizes[partition], plan.consistent) for partition in sent)
-    if plan.follow_up is None or not samples:
+    fetched = samples if returned is None else returned
+    if plan.follow_up is None or not fetched:
         return main
-    return main + batch_read_units((item_size(s.item) for s in samples), plan.consistent)
+    return main + batch_read_units((item_size(s.item) for s in fetched), plan.consistent)
 
 
 def _index_entry_attributes(design: TableDesign, plan: QueryPlan) -> set[str] | None:
@@ -318,7 +337,8 @@ def verify_pattern(
         if len(want.samples) >= result.items:
             addressed = partitions_addressed(plan, probe, specs)
             result.items = len(want.samples)
-            result.capacity = model_capacity(design, plan, want.samples, addressed)
+            result.capacity = model_capacity(design, plan, samples_read(plan, want, addressed), addressed,
+                                             want.samples)
             result.read_requests = max(1, len(requests_sent(plan, addressed, want.samples)))
             result.emulator_capacity = answer.emulator_capacity
     return result
