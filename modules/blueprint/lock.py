@@ -134,8 +134,8 @@ def inconsistency(lock: StackLock) -> tuple[FieldPath, str] | None:
     clash = index_name_problem(indexes)
     if clash is not None:
         return ("indexes", clash[0]), clash[1]
-    for name, index in indexes.items():
-        if index.type == "local" and index.partition_key != lock.partition_key:
-            return (("indexes", name, "partition_key"),
-                    f"local index `{name}` has partition key `{index.partition_key}`, the table `{lock.partition_key}`")
+    for name, locked_index in indexes.items():
+        if locked_index.type == "local" and locked_index.partition_key != lock.partition_key:
+            return (("indexes", name, "partition_key"), f"local index `{name}` has partition key "
+                    f"`{locked_index.partition_key}`, the table `{lock.partition_key}`")
     return None
