@@ -337,3 +337,24 @@ def test_every_lock_synth_writes_is_consistent(corpus):
         found = read_lock(path)
         assert found is not None, path
         assert all(inconsistency(entry) is None for entry in found[0].environments.values()), path
+
+
+# --- lint --against designs the head as the review does --------------------------------------------
+
+
+def test_lint_against_uses_the_bases_lock_when_the_head_has_none(tmp_path, run_cli):
+    """The head re-keys Order on the table and has no lock yet: designed afresh, its GSI1 keys would differ
+    too (a TW401 the review, which lends the head the base's lock, does not report)."""
+    (tmp_path / "base").mkdir()
+    (tmp_path / "head").mkdir()
+    base = write(tmp_path / "base", "shop", shop_data())
+    write_locks(build_stacks(load_blueprints(base)))
+    head = write(tmp_path / "head", "shop", merged(shop_data(), {"entities": {"Order": {"key": NEW_ORDER_KEY}}}))
+    assert not head.with_name("shop.lock.json").exists()
+    code, out, stderr = run_cli("lint", head, "--against", base, "--format", "json")
+    assert code == 1, stderr
+    linted = [f["message"] for result in json.loads(out) for f in result["findings"] if f["code"] == "TW401"]
+    review = build_review(str(base), str(head))
+    reviewed = [f.finding.message for stack in review.stacks for f in stack.lint.findings if f.finding.code == "TW401"]
+    assert len(linted) == len(reviewed) == 1 and "on the table" in linted[0], (linted, reviewed)
+    assert linted == reviewed
