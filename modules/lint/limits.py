@@ -192,7 +192,8 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
         if policy.billing != "provisioned":
             continue
         path = tuple(policy.source.split("."))
-        for direction, suggested in (("read", load.suggested_read), ("write", load.suggested_write)):
+        for direction in ("read", "write"):
+            suggested = load.suggested_read if direction == "read" else load.suggested_write
             bounds = policy.bounds(direction)
             assert bounds is not None  # a provisioned policy has both
             if bounds[1] < suggested[1]:
