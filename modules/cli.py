@@ -129,33 +129,57 @@ def command_lint(args: argparse.Namespace) -> int:
     from modules.report import lint as report
 
     render = {"text": report.render_text, "json": report.render_json, "sarif": report.render_sarif}[args.format]
-    try:
-        stacks = stacks_of(args)
-    except TablewrightError as error:
+
+    def broken(error: TablewrightError) -> int:
         if args.format == "text":
-            raise
+            raise error
         sys.stdout.write(render(report.error_results(error)))  # machine-readable even when broken
         print(error.render(), file=sys.stderr)
         return error.exit_code
+
+    try:
+        loaded = load_all(args.blueprints, args.env)
+        stacks = [] if args.against else build_stacks(loaded)
+    except TablewrightError as error:
+        return broken(error)
     if args.against:
-        stacks = _with_breaking_changes(args.against, stacks)
+        try:
+            stacks = _with_breaking_changes(args.against, loaded)
+        except _HeadNotDesigned as error:
+            return broken(error.cause)
     results = [stack.lint for stack in stacks]
     sys.stdout.write(render(results))
     return 1 if failed(results, args.strict) else 0
 
 
-def _with_breaking_changes(spec: str, stacks: list[Stack]) -> list[Stack]:
-    """Each stack with its breaking-change findings against the same environment of the old blueprint."""
+class _HeadNotDesigned(Exception):
+    """The blueprint `lint --against` checks cannot be designed (reported like any broken blueprint)."""
+
+    def __init__(self, cause: TablewrightError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _with_breaking_changes(spec: str, loaded: list[LoadedBlueprint]) -> list[Stack]:
+    """Each stack of `loaded`, designed as `review` designs the head (against its own lock, or the old
+    blueprint's when it has none), with its breaking-change findings against the same environment of the
+    old blueprint."""
     import tempfile
 
     from modules.blueprint.gitref import load_spec
+    from modules.blueprint.load import with_base_locks
     from modules.lint.versions import breaking_changes
 
-    if len({stack.source.path for stack in stacks}) != 1:
+    if len({stack.path for stack in loaded}) != 1:
         raise TablewrightError("--against compares one blueprint: name exactly one",
                                hint="lint BLUEPRINT --against OLD")
     with tempfile.TemporaryDirectory(prefix="tablewright-old-") as scratch:
-        old = {s.source.environment: s for s in build_stacks(load_spec(spec, Path(scratch), "--against"))}
+        old_loaded = load_spec(spec, Path(scratch), "--against")
+        old = {s.source.environment: s for s in build_stacks(old_loaded)}
+        try:
+            stacks = build_stacks(with_base_locks(loaded, old_loaded))
+        except TablewrightError as error:
+            raise _HeadNotDesigned(error) from None
         return [stack.with_findings(breaking_changes(old[stack.source.environment].source,
                                                      old[stack.source.environment].design, stack.source,
                                                      stack.design, stack.source.path.parent))

@@ -33,8 +33,11 @@ ERROR_CODES: dict[str, str] = {
     "E303": "more than Tablewright accepts: entities, patterns per entity, attributes, indexes",
     "E400": "`extends`: missing, outside the repository root, a cycle, too many files",
     "E401": "`environments`: a malformed overlay or an unknown environment",
-    "E402": "naming and backend templates, physical names shared between stacks",
-    "E403": "the design lock (`<blueprint>.lock.json`) is not valid, or not this blueprint's",
+    "E402": "naming and backend templates, physical names shared between stacks, Terraform addresses (or the "
+            "`tablewright` output) two `TablewrightTable`s would share in one stack",
+    "E403": "the design lock (`<blueprint>.lock.json`) is not valid, not consistent (edited by hand: an entity keyed "
+            "on an index it does not list, index names that collide, a key without its encodings), or not this "
+            "blueprint's",
     "E404": "the design would change its lock, which `synth --locked` refuses",
     "E500": "the design cannot serve an access pattern",
     "E501": "index settings or names the design cannot honour",

@@ -25,17 +25,20 @@ CRM = ROOT / "blueprints" / "crm.yaml"
 ORDERS = ROOT / "blueprints" / "orders.yaml"
 
 
-def user_app(out: Path, name: str, tables: list[tuple[str, Path, str]]) -> dict:
-    """The README's example: a stack with its own backend, provider and bucket, plus Tablewright tables."""
+def user_app(out: Path, name: str, tables: list[tuple[str, Path, str]], gate_output: bool = False) -> dict:
+    """The README's example: a stack with its own backend, provider and bucket, plus Tablewright tables
+    (`gate_output`: the first with the output the plan gate reads)."""
     app = App(outdir=str(out), stack_traces=False)
     stack = TerraformStack(app, name)
     S3Backend(stack, bucket="acme-terraform-state", key=f"{name}/terraform.tfstate", region="eu-west-1")
     Provider(stack, "aws", "hashicorp/aws", "~> 5.100", {"region": "eu-west-1"})  # or the prebuilt AwsProvider
     bucket = TerraformResource(stack, "exports", terraform_resource_type="aws_s3_bucket")
     bucket.add_override("bucket", "acme-orders-exports")
-    for construct_id, path, env in tables:
+    for position, (construct_id, path, env) in enumerate(tables):
         table = TablewrightTable.from_blueprint(stack, construct_id, path, env=env)
         TerraformOutput(stack, f"{construct_id}_table", value=table.table_name)
+        if gate_output and position == 0:
+            table.add_gate_output()
     app.synth()
     return json.loads((out / "stacks" / name / "cdk.tf.json").read_text())
 
@@ -132,3 +135,42 @@ def test_terraform_validates_a_users_stack_with_two_tables(tmp_path):
     assert {"crm", "orders", "exports"} <= {name for blocks in user["resource"].values() for name in blocks}
     assert set(user["data"]["aws_caller_identity"]) == {"current"}  # the account data sources are shared
     validate(tmp_path / "user" / "stacks" / "shop", terraform_environment(tmp_path))
+
+
+# --- the plan gate on a user's stack ---------------------------------------------------------------
+
+
+def test_the_gate_output_is_the_one_synth_writes(tmp_path):
+    expected = synth_main(ORDERS, "prod", tmp_path / "main")
+    user = user_app(tmp_path / "user", "shop", [("orders", ORDERS, "prod")], gate_output=True)
+    assert user["output"]["tablewright"] == expected["output"]["tablewright"]
+    assert set(user["output"]) == {"orders_table", "tablewright"}
+
+
+def test_one_gate_output_per_stack(tmp_path):
+    stack = TerraformStack(App(outdir=str(tmp_path)), "two")
+    TablewrightTable.from_blueprint(stack, "crm", CRM, env="prod").add_gate_output()
+    orders = TablewrightTable.from_blueprint(stack, "orders", ORDERS, env="prod")
+    with pytest.raises(TablewrightError, match="already has the `tablewright` output, of two/crm") as error:
+        orders.add_gate_output()
+    assert error.value.code == "E402" and "a stack of its own" in (error.value.hint or "")
+
+
+def test_the_gate_reads_a_users_stack_and_holds_its_other_resources_as_foreign(tmp_path):
+    """The README's app planned: the table unchanged, the user's bucket created. The gate reads the
+    `tablewright` output, and blocks the bucket (not Tablewright's) unless `--allow-foreign`."""
+    from modules.review.gate import gate
+    from tests.gate_support import NOW, entry, plan
+
+    user = user_app(tmp_path / "user", "shop", [("orders", ORDERS, "prod")], gate_output=True)
+    record = user["output"]["tablewright"]["value"]
+    table = entry("aws_dynamodb_table.orders", ["no-op"], {"name": "prod-orders_main"}, {"name": "prod-orders_main"})
+    bucket = entry("aws_s3_bucket.exports", ["create"], None, {"bucket": "acme-orders-exports"})
+    the_plan = plan(table, bucket, outputs={"tablewright": {"actions": ["no-op"], "before": record, "after": record}})
+    loaded = load_blueprint(ORDERS, "prod")
+    stack, decision = gate(the_plan, loaded, NOW)
+    assert [(c.address, c.cls, c.unblocked_by) for c in stack.changes] == [
+        ("aws_s3_bucket.exports", "blocked", "foreign")]
+    assert not decision.passed and "pass --allow-foreign" in decision.reason
+    stack, decision = gate(the_plan, loaded, NOW, frozenset({"foreign"}))
+    assert [c.cls for c in stack.changes] == ["window"] and decision.passed  # inside the recorded window

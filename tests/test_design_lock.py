@@ -237,3 +237,124 @@ def test_an_undeclared_key_change_is_blocked_from_a_plan_with_no_resource_change
     acting = [c for c in plan["resource_changes"] if c["change"]["actions"] not in (["no-op"], ["read"])]
     assert acting == []  # Terraform sees nothing...
     assert plan["output_changes"]["tablewright"]["actions"] == ["update"]  # ...but the recorded keys change
+
+
+# --- a lock edited by hand: refused when read, located, with the way back --------------------------
+
+BUNDLED = Path(__file__).resolve().parent.parent / "blueprints"
+
+
+def _bundled_copy(tmp_path: Path, edit) -> Path:
+    """The bundled blueprints in a scratch directory, `edit` applied to every environment of orders' lock."""
+    shutil.copytree(BUNDLED, tmp_path / "blueprints")
+    lock_file = tmp_path / "blueprints" / "orders.lock.json"
+    lock = json.loads(lock_file.read_text())
+    for entry in lock["environments"].values():
+        edit(entry)
+    lock_file.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+    return tmp_path / "blueprints" / "orders.yaml"
+
+
+def _rename_index(entry: dict[str, Any], old: str = "GSI1", new: str = "gsi1") -> None:
+    entry["indexes"] = {new if name == old else name: index for name, index in entry["indexes"].items()}
+
+
+def test_an_index_renamed_in_the_lock_alone_is_refused(tmp_path, run_cli):
+    """`GSI1` renamed `gsi1` under `indexes` while the entities' keys still say GSI1: `synth --locked` would
+    otherwise deploy another index. Refused when the lock is read, by every command, nothing written."""
+    blueprint = _bundled_copy(tmp_path, _rename_index)
+    lock_text = blueprint.with_name("orders.lock.json").read_text()
+    out = tmp_path / "cdktf.out"
+    for args in (("synth", blueprint, "--locked", "--out", out), ("synth", blueprint, "--out", out),
+                 ("explain", blueprint), ("lint", blueprint)):
+        code, _, stderr = run_cli(*args)
+        first = stderr.splitlines()[0]
+        assert code == 2 and "orders.lock.json:" in first and "[E403]" in first, (args, stderr)
+        assert "the design lock is not consistent" in first and "`Order` has keys on index `GSI1`" in first
+        assert "(they list: gsi1)" in first
+        assert "fix: the lock is written by `python main.py synth`" in stderr and "from git" in stderr
+    line = int(first.split("orders.lock.json:")[1].split(":")[0])
+    assert '"GSI1"' in lock_text.splitlines()[line - 1]  # the entity's key on GSI1
+    assert not out.exists() and blueprint.with_name("orders.lock.json").read_text() == lock_text
+
+
+def _both_renamed(entry: dict[str, Any]) -> None:
+    _rename_index(entry)
+    for locked in entry["entities"].values():
+        locked["keys"] = {"gsi1" if name == "GSI1" else name: key for name, key in locked["keys"].items()}
+
+
+def _case_twins(entry: dict[str, Any]) -> None:
+    entry["indexes"]["Gsi1"] = entry["indexes"]["GSI1"]
+
+
+def _sort_key_dropped(entry: dict[str, Any]) -> None:
+    entry["entities"]["Order"]["keys"]["GSI1"].pop("sk")
+
+
+def _encoding_dropped(entry: dict[str, Any]) -> None:
+    entry["entities"]["Order"]["encodings"].pop("orderedAt")
+
+
+def _index_named_table(entry: dict[str, Any]) -> None:
+    entry["indexes"]["table"] = entry["indexes"]["GSI1"]
+
+
+def _table_keys_dropped(entry: dict[str, Any]) -> None:
+    entry["entities"]["Order"]["keys"].pop("table")
+
+
+def _local_index_elsewhere(entry: dict[str, Any]) -> None:
+    entry["indexes"]["LSI1"] = {**entry["indexes"]["GSI1"], "type": "local", "partition_key": "GSI1PK"}
+
+
+INCONSISTENT = [
+    (_both_renamed, "`gsi1` looks like a planned index name"),
+    (_case_twins, "index names `GSI1` and `Gsi1` differ only in case or punctuation"),
+    (_sort_key_dropped, "`Order` has no sort key template on GSI1, whose sort key is GSI1SK"),
+    (_encoding_dropped, "`Order`'s keys on GSI1 use `orderedAt`, which its `encodings` do not list"),
+    (_index_named_table, "an index cannot be named `table`"),
+    (_table_keys_dropped, "`Order` has no keys on the table"),
+    (_local_index_elsewhere, "local index `LSI1` has partition key `GSI1PK`, the table `PK`"),
+]
+
+
+@pytest.mark.parametrize("edit, problem", INCONSISTENT, ids=[edit.__name__.strip("_") for edit, _ in INCONSISTENT])
+def test_an_inconsistent_lock_is_a_located_error(edit, problem, tmp_path, run_cli):
+    blueprint = _bundled_copy(tmp_path, edit)
+    code, _, stderr = run_cli("synth", blueprint, "--locked", "--out", tmp_path / "cdktf.out")
+    assert code == 2 and "orders.lock.json:" in stderr and "[E403]" in stderr, stderr
+    assert problem in stderr.splitlines()[0] and "restore orders.lock.json from git" in stderr
+
+
+def test_every_lock_synth_writes_is_consistent(corpus):
+    from modules.blueprint.lock import inconsistency, read_lock
+
+    base, heads = corpus
+    paths = [*sorted(BUNDLED.glob("*.lock.json")), base.with_name("shop.lock.json"),
+             *(head.with_name(f"{head.stem}.lock.json") for head in heads.values())]
+    for path in paths:
+        found = read_lock(path)
+        assert found is not None, path
+        assert all(inconsistency(entry) is None for entry in found[0].environments.values()), path
+
+
+# --- lint --against designs the head as the review does --------------------------------------------
+
+
+def test_lint_against_uses_the_bases_lock_when_the_head_has_none(tmp_path, run_cli):
+    """The head re-keys Order on the table and has no lock yet: designed afresh, its GSI1 keys would differ
+    too (a TW401 the review, which lends the head the base's lock, does not report)."""
+    (tmp_path / "base").mkdir()
+    (tmp_path / "head").mkdir()
+    base = write(tmp_path / "base", "shop", shop_data())
+    write_locks(build_stacks(load_blueprints(base)))
+    head = write(tmp_path / "head", "shop", merged(shop_data(), {"entities": {"Order": {"key": NEW_ORDER_KEY}}}))
+    assert not head.with_name("shop.lock.json").exists()
+    code, out, stderr = run_cli("lint", head, "--against", base, "--format", "json")
+    assert code == 1, stderr
+    linted = [f["message"] for result in json.loads(out) for f in result["findings"] if f["code"] == "TW401"]
+    review = build_review(str(base), str(head))
+    reviewed = [f.finding.message for stack in review.stacks for f in stack.lint.findings if f.finding.code == "TW401"]
+    assert len(linted) == len(reviewed) == 1 and "on the table" in linted[0], (linted, reviewed)
+    assert linted == reviewed

@@ -344,3 +344,64 @@ def test_a_new_stack_is_judged_by_the_blueprints_window(tmp_path):
     _, decision = _gate(tmp_path, plan(*created), OUTSIDE)
     assert not decision.passed
 
+
+
+# --- what the gate says to do about each kind of blocked change -----------------------------------
+
+NEW_ORDER_KEY = {"pk": "CUSTOMER#{customerId}", "sk": "ORDER#{placedAt}#{orderId}"}
+OLD_ORDER_KEY = {"pk": "CUSTOMER#{customerId}", "sk": "ORDER#{orderId}"}
+
+
+def _key_migration_plan(tmp_path) -> dict:
+    """No resource changes; the `tablewright` record's keys change from the base's to the re-keyed head's
+    (designed against the base's lock, so only the table's keys change)."""
+    from modules.constructs.record import stack_record
+    from modules.stack import build_stacks
+    from modules.synth import write_locks
+
+    (tmp_path / "base").mkdir(exist_ok=True)
+    (tmp_path / "head").mkdir(exist_ok=True)
+    [base] = build_stacks(load_blueprints(shop(tmp_path / "base")))
+    write_locks([base])
+    (tmp_path / "head" / "shop.lock.json").write_text((tmp_path / "base" / "shop.lock.json").read_text())
+    [head] = build_stacks(load_blueprints(shop(tmp_path / "head", entities={"Order": {"key": NEW_ORDER_KEY}})))
+    before, after = stack_record(base.design), stack_record(head.design)
+    assert before["keys"] != after["keys"]
+    return plan(TABLE, outputs={"tablewright": {"actions": ["update"], "before": before, "after": after}})
+
+
+def test_an_undeclared_key_migration_says_to_declare_it(tmp_path):
+    stack, decision = _gate(tmp_path, _key_migration_plan(tmp_path), NOW, entities={"Order": {"key": NEW_ORDER_KEY}})
+    assert [(c.category, c.cls) for c in stack.changes if c.cls == "blocked"] == [("data", "blocked")]
+    assert not decision.passed and decision.outcome == "hold"
+    assert "1 undeclared key migration(s)" in decision.reason
+    assert "declare each under `migrations:` in the blueprint" in decision.reason
+    assert "window change" in decision.reason and "no flag lets it through" in decision.reason
+    assert "pass nothing" not in decision.reason and "--allow-" not in decision.reason
+
+
+def test_a_declared_key_migration_is_a_window_change(tmp_path):
+    migration = {"entity": "Order", "from": OLD_ORDER_KEY, "to": NEW_ORDER_KEY, "reason": "orders sort by time"}
+    overlay = {"entities": {"Order": {"key": NEW_ORDER_KEY}}, "migrations": [migration]}
+    stack, decision = _gate(tmp_path, _key_migration_plan(tmp_path), NOW, **overlay)
+    assert [(c.category, c.cls) for c in stack.changes] == [("data", "window")]
+    assert decision.passed and "inside the maintenance window" in decision.reason
+    _, outside = _gate(tmp_path, _key_migration_plan(tmp_path), OUTSIDE, **overlay)
+    assert not outside.passed and outside.outcome == "wait"
+
+
+def test_each_kind_of_blocked_change_gets_its_own_fix(tmp_path):
+    """A deleted table (--allow-destroy), protection off (--allow-unprotect) and a resource Tablewright does
+    not write (--allow-foreign), each named with its count and flag, and nothing else."""
+    unprotect = entry("aws_dynamodb_table.shop", ["update"], {**SHOP_TABLE, "deletion_protection_enabled": True},
+                      {**SHOP_TABLE, "deletion_protection_enabled": False})
+    role = entry("aws_iam_role.app", ["create"], None, {"name": "app"})
+    _, decision = _gate(tmp_path, plan(unprotect, role, outputs=record(production=True)), NOW, production=True)
+    assert decision.reason.startswith("2 blocked change(s): ")
+    assert "1 turn protection off: pass --allow-unprotect only when that is intended" in decision.reason
+    assert "1 are not Tablewright's to vouch for" in decision.reason and "pass --allow-foreign" in decision.reason
+    assert "--allow-destroy" not in decision.reason and "migrations:" not in decision.reason
+    _, decision = _gate(tmp_path, plan(CREATE_TABLE, outputs=record(production=True), **TABLE_GONE), NOW,
+                        production=True)
+    assert decision.reason.startswith("2 blocked change(s): 2 would delete items or the table")
+    assert "pass --allow-destroy" in decision.reason and "--allow-unprotect" not in decision.reason

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from modules.cli import main
@@ -1194,3 +1194,135 @@ def test_fuzzed_blueprints_meet_the_contract(document, output):
                 assert match, f"{args[0]}: no file:line:column in: {first}"
                 if match["file"].endswith("fuzz.yaml"):
                     assert 1 <= int(match["line"]) <= lines, first
+
+
+# Fuzz: every string a fuzzed blueprint synthesizes is inert --------------------------------------
+
+# Spliced into names, templates, tags, descriptions, values and state keys: interpolations, their
+# escapes, half of one, quotes, backslashes, newlines, unicode, and a well-formed reference (to a
+# resource no stack declares) that a missing escape would make Terraform evaluate.
+INJECTIONS = ["${", "%{", "$${", "%%{", "$$${", "%$${", "$%{", "}", "{}", "${x}", "%{x}", DOLLAR, PERCENT,
+              "${aws_dynamodb_table.fuzz.name}", "${data.aws_region.current.name}", '"', "'", "\\", "\\${",
+              "\n", "\r\n", "\t", "日本語", "\u202e", "é", "😀", "#", ":", "/", "-", "_", " "]
+INJECTION_TEXT = st.text(alphabet=st.sampled_from([*"${}%\"'\\\n #:/-_ aZ9", "é", "日"]), min_size=1, max_size=12)
+
+SYNTH_BASE: dict[str, Any] = copy.deepcopy(FUZZ_BASE)
+SYNTH_BASE["entities"]["Customer"]["description"] = "A customer"
+SYNTH_BASE["entities"]["Customer"]["attributes"]["note"] = {"type": "string", "description": "Free text"}
+SYNTH_BASE["access_patterns"]["customer"]["description"] = "The profile page"
+
+# Where Terraform starts a template sequence, as HCL's scanner reads left to right: `$${` and `%%{` are
+# escapes, every other `${` or `%{` is evaluated (written here independently of modules/constructs).
+TEMPLATE_START = re.compile(r"\$\$\{|%%\{|\$\{|%\{")
+NAME = r"[a-z0-9_]+"
+# The expressions Tablewright writes, whole (to the closing brace), each referring to an address.
+OWN_EXPRESSION = re.compile("|".join([
+    rf"\$\{{(?P<resource>(?:data\.)?aws_{NAME}\.{NAME})(?:\[0\])?\.{NAME}\}}",
+    rf"\$\{{max\(try\(local\.(?P<local>{NAME})\[\"[A-Za-z0-9_.-]+\"\]\.(?:read|write)_capacity, 0\), \d+\)\}}",
+    rf"\$\{{try\(contains\((?P<tables>data\.aws_dynamodb_tables\.{NAME})\.names, \"[A-Za-z0-9_.-]+\"\), false\)"
+    r" \? 1 : 0\}",
+    rf"\$\{{\{{ for g in try\((?P<live>data\.aws_dynamodb_table\.{NAME})\[0\]\.global_secondary_index, \[\]\)"
+    r" : g\.name => g \}\}",
+]))
+
+
+def declared(config: dict[str, Any]) -> set[str]:
+    """Every address a stack declares: resources, data sources (`data.` first) and locals (`local.`)."""
+    found = {f"{kind}.{name}" for kind, named in config.get("resource", {}).items() for name in named}
+    found |= {f"data.{kind}.{name}" for kind, named in config.get("data", {}).items() for name in named}
+    return found | {f"local.{name}" for name in config.get("locals", {})}
+
+
+def evaluated_foreign(config: dict[str, Any]) -> list[str]:
+    """Every template sequence Terraform would evaluate in `config` that is not one of Tablewright's
+    expressions about an address the same stack declares."""
+    addresses, foreign = declared(config), []
+    for text in strings_in(config):
+        position = 0
+        while (found := TEMPLATE_START.search(text, position)) is not None:
+            position = found.end()
+            if found.group() in ("$${", "%%{"):
+                continue
+            own = OWN_EXPRESSION.match(text, found.start())
+            names = [] if own is None else [name for name in own.groupdict().values() if name]
+            if own is None or any(("local." + name if own["local"] == name else name) not in addresses
+                                  for name in names):
+                foreign.append(text[:200])
+            else:
+                position = own.end()
+    return foreign
+
+
+def test_the_inert_check_sees_an_unescaped_interpolation():
+    config = {"resource": {"aws_dynamodb_table": {"shop": {"name": "x"}}},
+              "locals": {"shop_live_gsis": "${{ for g in try(data.aws_dynamodb_table.shop_live[0]"
+                                            ".global_secondary_index, []) : g.name => g }}"},
+              "data": {"aws_dynamodb_table": {"shop_live": {"name": "x"}}},
+              "output": {"fine": "${aws_dynamodb_table.shop.name}", "escaped": "$${x} %%{ if } $${aws_x.y.z}",
+                         "capacity": '${max(try(local.shop_live_gsis["GSI1"].read_capacity, 0), 10)}'}}
+    assert evaluated_foreign(config) == []
+    for bad in ("${x}", "%{ if true }", "$${x} ${x}", "%${x}", "$%{x}", "${aws_dynamodb_table.fuzz.name}",
+                "${aws_dynamodb_table.shop.name} ${file(\"/etc/passwd\")}", "${aws_dynamodb_table.shop.name"):
+        assert evaluated_foreign({**config, "tags": {"t": bad}}) == [bad], bad
+
+
+FREE_TEXT = {"description", "owner", "reason"}
+NAMED = {"entities", "attributes", "access_patterns", "tags", "environments"}  # mappings of the user's names
+# Harmless in most restricted fields (tag values, names): synthesis goes on with the other injections.
+BENIGN = st.sampled_from(["_", "-", ".", ":", "/", "=", "+", "@", " ", "9", "Z", "x"])
+
+
+def free_text(path: tuple) -> bool:
+    """Text any character may go into (descriptions, reasons, enum values)."""
+    return path[-1] in FREE_TEXT or "values" in path or path[:2] == ("lint", "ignore")
+
+
+@st.composite
+def injected_blueprints(draw) -> dict[str, Any]:
+    """The synthesis base with 1-3 injections into its strings, or into the user's names (entities,
+    attributes, patterns, tags, environments); most go into free text, which must never reach Terraform
+    evaluated, the others into names or any string, most harmless so that synthesis still runs."""
+    document = copy.deepcopy(SYNTH_BASE)
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        paths = paths_in(document)
+        texts = [p for p in paths if isinstance(node_at(document, p), str)]
+        names = [p for p in paths if len(p) > 1 and p[-2] in NAMED]
+        free = [p for p in texts if free_text(p)]
+        where = draw(st.sampled_from(["free", "free", "free", "names", "texts"]))
+        path = draw(st.sampled_from({"free": free, "names": names, "texts": texts}[where]))
+        parent, key = node_at(document, path[:-1]), path[-1]
+        hostile = st.one_of(st.sampled_from(INJECTIONS), INJECTION_TEXT)
+        injection = draw(hostile if where == "free" else st.one_of(hostile, BENIGN, BENIGN, BENIGN))
+        into_name = path in names and (path not in texts or draw(st.booleans()))
+        old = key if into_name else parent[key]
+        at = draw(st.integers(min_value=0, max_value=len(old)))
+        new = old[:at] + injection + old[at:] if draw(st.booleans()) else injection
+        if into_name:
+            parent[new] = parent.pop(key)
+        else:
+            parent[key] = new
+    return document
+
+
+@example(document=SYNTH_BASE)
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
+@given(document=injected_blueprints())
+def test_fuzzed_blueprints_synthesize_inert(document):
+    """A blueprint with interpolations, escapes, quotes, newlines or unicode in its strings is refused
+    (exit 2, located) or synthesized; then no string of any synthesized file is evaluated by Terraform
+    but Tablewright's own references."""
+    with tempfile.TemporaryDirectory(prefix="hostile-synth-fuzz-") as scratch:
+        path, out = Path(scratch) / "fuzz.yaml", Path(scratch) / "cdktf.out"
+        path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+        code, stdout, err = quietly("synth", path, "--out", out, "--allow-lint-errors")
+        event(f"synth exit {code}")
+        assert code in (0, 2), (code, err[-2000:])
+        if code == 2:
+            assert LOCATED.match(assert_refused((code, stdout, err))), err[:2000]
+            return
+        assert "Traceback" not in err and "error" not in err, err[-2000:]
+        configs = sorted(out.rglob("*.tf.json"))
+        assert len(configs) == len(document.get("environments") or {None: None}), stdout
+        for config in configs:
+            assert evaluated_foreign(json.loads(config.read_text())) == [], config.relative_to(out)

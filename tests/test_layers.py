@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 STAGES = [
@@ -35,11 +37,29 @@ def stage_of(module: str) -> int:
     raise AssertionError(f"{module} belongs to no stage: add it to STAGES")
 
 
-def imports(path: Path) -> list[tuple[int, str]]:
+def absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module a `from` import names, a relative one resolved against the importing module's package."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".") if package else []
+    if node.level - 1 >= len(parts):
+        raise AssertionError(f"line {node.lineno}: relative import beyond the top-level package {package!r}")
+    base = parts[: len(parts) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def imports(path: Path, package: str | None = None, source: str | None = None) -> list[tuple[int, str]]:
+    """Every `modules…` import in a file (`package`: the importing module's package, for relative imports)."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("modules"):
-            names = [node.module] if node.module != "modules" else [f"modules.{a.name}" for a in node.names]
+    for node in ast.walk(ast.parse(path.read_text() if source is None else source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level and package is None:
+                package = package_of(path)
+            module = absolute(node, package or "")
+            if module != "modules" and not module.startswith("modules."):
+                continue
+            # `from modules import x` and `from . import x` may name submodules: count each name as one
+            names = [module] if module != "modules" and node.module else [f"{module}.{a.name}" for a in node.names]
             found += [(node.lineno, name) for name in names]
         elif isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names if alias.name.startswith("modules")]
@@ -49,6 +69,13 @@ def imports(path: Path) -> list[tuple[int, str]]:
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_of(path: Path) -> str:
+    """The package relative imports in a file resolve against: itself for an `__init__.py`, else its parent."""
+    if path.name == "__init__.py":
+        return module_name(path)
+    return module_name(path).rpartition(".")[0]
 
 
 def test_no_module_imports_from_a_later_stage():
@@ -69,3 +96,27 @@ def test_the_check_sees_a_backward_import(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text("def f():\n    from modules.review.classify import classify\n")
     assert imports(probe) == [(2, "modules.review.classify")]
+
+
+def test_the_check_resolves_relative_imports(tmp_path):
+    """`from ..review import classify` in modules/design/x.py is modules.review: a backward import."""
+    source = "from ..review import classify\nfrom . import plan\nfrom .model import Design\n"
+    probe = tmp_path / "probe.py"
+    found = imports(probe, package="modules.design", source=source)
+    assert found == [(1, "modules.review"), (2, "modules.design.plan"), (3, "modules.design.model")]
+    backwards = [name for _, name in found if stage_of(name) > stage_of("modules.design.probe")]
+    assert backwards == ["modules.review"]
+
+
+def test_relative_imports_resolve_against_the_package(tmp_path):
+    """An `__init__.py` is its own package; a plain module's package is its parent; too many dots is an error."""
+    init = ROOT / "modules" / "design" / "__init__.py"
+    assert package_of(init) == "modules.design"
+    assert package_of(ROOT / "modules" / "design" / "plan.py") == "modules.design"
+    assert package_of(ROOT / "modules" / "cli.py") == "modules"
+    probe = tmp_path / "probe.py"
+    assert imports(probe, package="modules", source="from .review.gate import gate\n") == [
+        (1, "modules.review.gate")
+    ]
+    with pytest.raises(AssertionError, match="beyond the top-level package"):
+        imports(probe, package="modules", source="from .. import x\n")

@@ -237,7 +237,9 @@ def test_tw303_item_over_400_kb():
 def test_tw304_all_projection_with_its_cost():
     found = [f for f in findings({"Order": order(writes=100, size=3000)}, BY_STATUS, region="us-east-1",
                                  indexes={"GSI1": {"projection": "all"}}) if f.code == "TW304"]
-    assert found and "WCU/s more" in found[0].message and "/month provisioned in us-east-1" in found[0].message
+    # An on-demand table (the default) pays per write request unit.
+    assert found and "write request units/s more" in found[0].message
+    assert "/month on demand in us-east-1" in found[0].message
     assert "TW304" not in codes({"Order": order()}, BY_STATUS)
     # Without prices for the region (or without a region) the finding stays, its cost is not guessed.
     for region, words in ((None, "no prices for a blueprint without `region`"),
@@ -246,6 +248,42 @@ def test_tw304_all_projection_with_its_cost():
         [unpriced] = [f for f in findings({"Order": order(writes=100, size=3000)}, BY_STATUS, **extra,
                                           indexes={"GSI1": {"projection": "all"}}) if f.code == "TW304"]
         assert words in unpriced.message and "$" not in unpriced.message
+
+
+PROVISIONED = {"billing": "provisioned",
+               "capacity": {"target_utilization": 70, "read": {"min": 5, "max": 100}, "write": {"min": 5, "max": 100}}}
+
+
+def _tw304_dollars(index: dict) -> tuple[float, str]:
+    [found] = [f for f in findings({"Order": order(writes=100, size=3000)}, BY_STATUS, region="us-east-1",
+                                   table={"name": "test_table", **PROVISIONED},
+                                   indexes={"GSI1": {"projection": "all", **index}}) if f.code == "TW304"]
+    return float(found.message.split("~$")[1].split("/month")[0].replace(",", "")), found.message
+
+
+def test_tw304_prices_the_index_at_its_own_write_target():
+    """The index's resolved policy (its own capacity and target, a direction's own target first), not the
+    table's `target_utilization`: half the target, twice the provisioned capacity to pay for."""
+    at_table, message = _tw304_dollars({})
+    assert "WCU/s more" in message and "provisioned at its 70% write target in us-east-1" in message
+    own = {"capacity": {"target_utilization": 35, "read": {"min": 5, "max": 100}, "write": {"min": 5, "max": 100}}}
+    at_index, message = _tw304_dollars(own)
+    assert "at its 35% write target" in message and at_index == pytest.approx(2 * at_table, rel=0.01)
+    writes_only = {"capacity": {"read": {"min": 5, "max": 100},
+                                "write": {"min": 5, "max": 100, "target_utilization": 50}}}
+    at_write_target, message = _tw304_dollars(writes_only)
+    assert "at its 50% write target" in message and at_write_target == pytest.approx(1.4 * at_table, rel=0.01)
+
+
+def test_tw308_names_the_target_the_suggestion_uses():
+    """The index's capacity sets no target, so it inherits the table's (60%); its writes set their own (50%)."""
+    table = {"name": "test_table", "billing": "provisioned", "capacity": {
+        "target_utilization": 60, "read": {"min": 5, "max": 100}, "write": {"min": 5, "max": 100}}}
+    index = {"capacity": {"read": {"min": 1, "max": 2}, "write": {"min": 1, "max": 2, "target_utilization": 50}}}
+    found = {f.path[3]: f.message for f in findings({"Order": order(writes=100, size=3000)}, BY_STATUS, table=table,
+                                                    indexes={"GSI1": index})
+             if f.code == "TW308" and f.path[:3] == ("indexes", "GSI1", "capacity")}
+    assert "at 60% target" in found["read"] and "at 50% target" in found["write"], found
 
 
 def test_tw305_accepted_scan_with_its_cost():

@@ -126,6 +126,15 @@ def _with_locks(stacks: list[LoadedBlueprint], path: Path, root: Path) -> list[L
     return [replace(stack, lock=lock.environments.get(stack.environment or DEFAULT_ENVIRONMENT)) for stack in stacks]
 
 
+def with_base_locks(head: list[LoadedBlueprint], base: list[LoadedBlueprint]) -> list[LoadedBlueprint]:
+    """The head's stacks as a comparison with `base` designs them (`review`, `lint --against`): each against
+    its own lock, or the base's when it has none (a lock not yet written or committed), so the head's new
+    design does not renumber the indexes the base deployed."""
+    base_locks = {stack.stack_name: stack.lock for stack in base}
+    return [stack if stack.lock is not None else replace(stack, lock=base_locks.get(stack.stack_name))
+            for stack in head]
+
+
 def load_blueprint(path: Path | str, environment: str | None = None) -> LoadedBlueprint:
     """The blueprint for one environment (or the only stack of a blueprint without environments)."""
     loaded = load_blueprints(path)

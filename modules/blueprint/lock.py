@@ -14,12 +14,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
+from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import AttributeName, EntityName, IndexName, KeyAttributeName, Strict, TableName
+from modules.blueprint.references import index_name_problem
+from modules.blueprint.templates import parse_template
 from modules.blueprint.yamlsource import SourceMap, load_yaml
-from modules.errors import BlueprintError
+from modules.errors import BlueprintError, FieldPath
 
 LOCK_VERSION: Literal[1] = 1
 DEFAULT_ENVIRONMENT = "default"
+TABLE_KEYS = "table"  # an entity's keys on the table itself, beside those on each index
 Template = Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^[A-Za-z0-9_.{}:#-]+$")]
 
 
@@ -72,17 +76,66 @@ def lock_path(blueprint: Path) -> Path:
     return blueprint.with_name(f"{blueprint.stem}.lock.json")
 
 
+def _restore(path: Path) -> str:
+    return (f"restore {path.name} from git (`git checkout -- {path.name}`), or delete it and run `python main.py "
+            "synth` to write it again from the deployed design")
+
+
 def read_lock(path: Path) -> tuple[LockFile, SourceMap] | None:
-    """The lock at `path`, validated; None when there is none."""
+    """The lock at `path`, validated (its models, then its consistency); None when there is none."""
     if not path.exists() and not path.is_symlink():
         return None
     data, source = load_yaml(path)  # JSON is YAML: same bounds, same located errors
     try:
-        return LockFile.model_validate(data), source
+        lock = LockFile.model_validate(data)
     except ValidationError as error:
         detail = error.errors()[0]
         where = tuple(step for step in detail["loc"] if isinstance(step, (str, int)))
         raise BlueprintError(f"the design lock is not valid: {'.'.join(map(str, where))}: {detail['msg']}",
-                             location=source.locate(where), code="E403",
-                             hint=f"restore {path.name} from git, or delete it and run `python main.py synth` to "
-                                  "write it again from the deployed design") from None
+                             location=source.locate(where), code="E403", hint=_restore(path)) from None
+    for environment, entry in lock.environments.items():
+        problem = inconsistency(entry)
+        if problem is not None:
+            where, message = ("environments", environment, *problem[0]), problem[1]
+            raise BlueprintError(f"the design lock is not consistent: {'.'.join(map(str, where))}: {message}",
+                                 location=source.locate(where), code="E403",
+                                 hint=f"the lock is written by `python main.py synth`, never by hand: {_restore(path)}")
+    return lock, source
+
+
+def inconsistency(lock: StackLock) -> tuple[FieldPath, str] | None:
+    """The first thing in one environment's lock that no synthesis writes, which would make the design
+    deploy something else than it says (an index renamed under the entities that use it): where, and what.
+    None when the entry is consistent."""
+    indexes = lock.indexes
+    listed = ", ".join(sorted(indexes)) or "none"
+    for entity, locked in lock.entities.items():
+        if TABLE_KEYS not in locked.keys:
+            return ("entities", entity, "keys"), f"`{entity}` has no keys on the table"
+        for index, key in locked.keys.items():
+            where: FieldPath = ("entities", entity, "keys", index)
+            if index != TABLE_KEYS and index not in indexes:
+                return where, f"`{entity}` has keys on index `{index}`, which the lock's `indexes` do not list " \
+                              f"(they list: {listed})"
+            sort_key = lock.sort_key if index == TABLE_KEYS else indexes[index].sort_key
+            if (key.sk is None) != (sort_key is None):
+                has = "a sort key template" if key.sk is not None else "no sort key template"
+                return where, f"`{entity}` has {has} on {index}, whose sort key is {sort_key or 'none'}"
+            try:
+                used = {a for text in (key.pk, key.sk) if text for a in parse_template(text).attributes}
+            except Invalid as error:
+                return where, error.message
+            missing = sorted(used - locked.encodings.keys())
+            if missing:
+                return (("entities", entity, "encodings"),
+                        f"`{entity}`'s keys on {index} use `{missing[0]}`, which its `encodings` do not list")
+    if TABLE_KEYS in indexes:
+        return ("indexes", TABLE_KEYS), f"an index cannot be named `{TABLE_KEYS}`: it names the table's own keys"
+    clash = index_name_problem(indexes)
+    if clash is not None:
+        return ("indexes", clash[0]), clash[1]
+    for name, locked_index in indexes.items():
+        if locked_index.type == "local" and locked_index.partition_key != lock.partition_key:
+            return (("indexes", name, "partition_key"), f"local index `{name}` has partition key "
+                    f"`{locked_index.partition_key}`, the table `{lock.partition_key}`")
+    return None

@@ -88,22 +88,29 @@ def _check_lint_codes(bp: Blueprint) -> None:
                                  hint="codes look like TW101; `python main.py lint` prints them")
 
 
-def _check_index_names(bp: Blueprint) -> None:
+def index_name_problem(names: Iterable[str]) -> tuple[str, str, str] | None:
     """Index names are case-sensitive in DynamoDB but name Terraform resources in lower case, so two
-    names that differ only in case (or from a planned `GSI<n>` only in case) would collide."""
-    declared = sorted({index for entity in bp.entities.values() for index in entity.index_keys} | set(bp.indexes))
+    names that differ only in case (or from a planned `GSI<n>` only in case) would collide. The first
+    name (in sorted order) that does: (name, problem, fix); None when none does."""
     seen: dict[str, str] = {}
-    for name in declared:
+    for name in sorted(set(names)):
         folded = re.sub(r"[^a-z0-9_]+", "_", name.lower()).strip("_")
         if folded in seen:
-            raise BlueprintError(f"index names `{seen[folded]}` and `{name}` differ only in case or punctuation, "
-                                 "and would name the same Terraform resources",
-                                 path=_index_path(bp, name), code="E501", hint="give the indexes distinct names")
+            return (name, f"index names `{seen[folded]}` and `{name}` differ only in case or punctuation, and would "
+                          "name the same Terraform resources", "give the indexes distinct names")
         seen[folded] = name
         if re.fullmatch(r"gsi[0-9]+", folded) and not re.fullmatch(r"GSI[1-9][0-9]*", name):
-            raise BlueprintError(f"`{name}` looks like a planned index name but is not one (`GSI<n>`)",
-                                 path=_index_path(bp, name), code="E501",
-                                 hint=f"write `{name.upper()}` to pin a planned index, or choose another name")
+            return (name, f"`{name}` looks like a planned index name but is not one (`GSI<n>`)",
+                    f"write `{name.upper()}` to pin a planned index, or choose another name")
+    return None
+
+
+def _check_index_names(bp: Blueprint) -> None:
+    problem = index_name_problem({index for entity in bp.entities.values() for index in entity.index_keys}
+                                 | set(bp.indexes))
+    if problem is not None:
+        name, message, hint = problem
+        raise BlueprintError(message, path=_index_path(bp, name), code="E501", hint=hint)
 
 
 def _index_path(bp: Blueprint, index: str) -> FieldPath:

@@ -6,6 +6,7 @@ Embed it in any cdktf stack (the stack owns the provider and the backend):
 
     table = TablewrightTable.from_blueprint(stack, "orders", "blueprints/orders.yaml", env="prod")
     TerraformOutput(stack, "orders_table", value=table.table_name)
+    table.add_gate_output()  # the `tablewright` output `main.py gate` reads
 
 It emits exactly the resources, data sources and locals `python main.py synth` writes for that
 blueprint stack: the table (and its KMS key), autoscaling, Contributor Insights, the change calendar,
@@ -27,9 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modules.constructs.assembly import TableReferences, table_blocks, table_references
-from modules.constructs.cdk import Construct, TerraformFragment, TerraformStack
+from modules.constructs.cdk import Construct, TerraformFragment, TerraformOutput, TerraformStack
 from modules.constructs.keys import ACCOUNT_DATA
-from modules.constructs.record import stack_record
+from modules.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
 from modules.constructs.terraform import addresses, fragment
 from modules.errors import TablewrightError
 
@@ -70,9 +71,23 @@ class TablewrightTable(Construct):
 
     @property
     def record(self) -> dict[str, Any]:
-        """The value of the `tablewright` output the plan gate reads (`main.py synth` adds it to the stack;
-        add `TerraformOutput(stack, "tablewright", value=table.record)` to gate an embedded table)."""
+        """The value of the `tablewright` output the plan gate reads (`add_gate_output` writes it)."""
         return self._record
+
+    def add_gate_output(self) -> TerraformOutput:
+        """Add the `tablewright` output to the construct's stack, as `main.py synth` does: the plan gate
+        reads from it what the state a plan starts from had (production, the maintenance window in force,
+        every entity's keys), so it sees key migrations and a pull request widening its own window. One per
+        stack: the gate judges plans that manage one Tablewright table."""
+        stack = TerraformStack.of(self)
+        owner = stack.__dict__.get("_tablewright_gate_output")
+        if owner is not None:
+            raise TablewrightError(f"{self.node.path}: the stack already has the `{STACK_OUTPUT}` output, of {owner}",
+                                   hint="the plan gate judges a stack with one Tablewright table: put each table "
+                                        "you gate in a stack of its own",
+                                   code="E402")
+        stack.__dict__["_tablewright_gate_output"] = self.node.path
+        return TerraformOutput(stack, STACK_OUTPUT, value=self.record, description=GATE_OUTPUT_DESCRIPTION)
 
     @property
     def table_name(self) -> str:

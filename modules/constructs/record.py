@@ -15,6 +15,7 @@ from modules.design.locked import key_facts, lock_of
 from modules.design.model import TableDesign
 
 STACK_OUTPUT = "tablewright"
+GATE_OUTPUT_DESCRIPTION = "What the plan gate reads from a plan's prior state (Tablewright)"
 RECORD_VERSION = 2
 
 

@@ -15,7 +15,6 @@ from modules.constructs.cdk import (
 )
 from modules.constructs.construct import TablewrightTable
 from modules.constructs.naming import logical_id
-from modules.constructs.record import STACK_OUTPUT
 
 if TYPE_CHECKING:
     from modules.stack import Stack
@@ -47,6 +46,5 @@ def build_stack(app: App, plan: Stack) -> TerraformStack:
     for name, value in outputs.items():
         if value is not None:
             TerraformOutput(stack, name, value=value)
-    TerraformOutput(stack, STACK_OUTPUT, value=table.record,
-                    description="What the plan gate reads from a plan's prior state (Tablewright)")
+    table.add_gate_output()
     return stack

@@ -9,6 +9,7 @@ from modules.blueprint.traits import hottest_share
 from modules.capacity.model import (
     HOURS_PER_MONTH,
     PAGE_BYTES,
+    SECONDS_PER_MONTH,
     collection,
     entry_bytes,
     item_bytes,
@@ -79,8 +80,6 @@ def all_projection(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     region = design.blueprint.region
     price = ctx.capacity.prices.table_class(region, design.blueprint.table.table_class)
-    bounds = design.blueprint.table.capacity
-    target = (bounds.target_utilization if bounds else 70) / 100
     for index in design.indexes:
         if index.projection.type != "ALL" or not index.members:  # members unknown: an adopted index
             continue
@@ -91,11 +90,22 @@ def all_projection(ctx: Context) -> Iterator[Issue]:
             full = write_units(entry_bytes(design, entity, index.name))
             minimal = write_units(projected_bytes(design, entity, index.name, needed))
             extra += (full - minimal) * writes
-        cost = (f"~${extra / target * HOURS_PER_MONTH * price.provisioned_wcu_hour:,.2f}/month provisioned in "
-                f"{region}" if price else f"not priced: no prices for {region or 'a blueprint without `region`'}")
+        # The index's own billing and write target (a local index's writes are the table's).
+        policy = design.capacity.get(index.name, design.capacity[TABLE])
+        on_demand = policy.billing == "on_demand"
+        if price is None:
+            cost = f"not priced: no prices for {region or 'a blueprint without `region`'}"
+        elif on_demand:
+            monthly = extra * SECONDS_PER_MONTH * price.on_demand_write_request_unit
+            cost = f"~${monthly:,.2f}/month on demand in {region}"
+        else:
+            target = policy.scaling("write").target
+            monthly = extra / (target / 100) * HOURS_PER_MONTH * price.provisioned_wcu_hour
+            cost = f"~${monthly:,.2f}/month provisioned at its {target}% write target in {region}"
+        units = "write request units/s" if on_demand else "WCU/s"
         yield Issue(
             "warning",
-            f"{index.name} projects ALL attributes: every write copies whole items into it, about {extra:,.1f} WCU/s "
+            f"{index.name} projects ALL attributes: every write copies whole items into it, about {extra:,.1f} {units} "
             f"more than projecting what its patterns return ({cost}), plus the storage of full copies",
             f"remove `projection: all` from indexes.{index.name} to project only the returned attributes",
             ("indexes", index.name),
@@ -177,22 +187,22 @@ def item_collection_size(ctx: Context) -> Iterator[Issue]:
       "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates.")
 def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
     bp = ctx.design.blueprint
-    if bp.table.billing != "provisioned":
-        return
     for load in ctx.capacity.loads:
-        settings = bp.indexes.get(load.index)
-        capacity = settings.capacity if settings and settings.capacity else bp.table.capacity
-        assert capacity is not None  # the model requires capacity with provisioned billing
-        path = ("indexes", load.index, "capacity") if settings and settings.capacity else ("table", "capacity")
-        for direction, bounds, suggested in (("read", capacity.read, load.suggested_read),
-                                             ("write", capacity.write, load.suggested_write)):
-            if bounds.max < suggested[1]:
+        policy = ctx.design.capacity[load.index]
+        if policy.billing != "provisioned":
+            continue
+        path = tuple(policy.source.split("."))
+        for direction in ("read", "write"):
+            suggested = load.suggested_read if direction == "read" else load.suggested_write
+            bounds = policy.bounds(direction)
+            assert bounds is not None  # a provisioned policy has both
+            if bounds[1] < suggested[1]:
                 where = "the table" if load.index == TABLE else load.index
                 yield Issue(
                     "warning",
-                    f"{where}: {direction} capacity max {bounds.max:,} is below the estimated peak "
+                    f"{where}: {direction} capacity max {bounds[1]:,} is below the estimated peak "
                     f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s x peak "
-                    f"factor {bp.traffic.peak_factor:g} at {capacity.target_utilization}% target)",
+                    f"factor {bp.traffic.peak_factor:g} at {policy.scaling(direction).target}% target)",
                     f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates",
                     (*path, direction, "max"),
                 )

@@ -97,8 +97,8 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
             "info" if bumped and declared else "error",
             f"{change.entity}'s keys on {where} change from {change.before.text} to {change.after.text}: items "
             f"already written keep the old keys{suffix}{'' if declared else ', and no migration is declared'}",
-            "declare the migration under `migrations:` (entity, index, from, to, strategy), run it (dual write, "
-            "backfill, cut over) and bump the major version",
+            "declare the migration under `migrations:` (entity, index, from, to, strategy, reason), run it "
+            "(dual write, backfill, cut over) and bump the major version",
             _key_path(new, change.entity, change.index, part),
         )))
     for pattern in sorted(set(old.model.access_patterns) - set(new.model.access_patterns)):

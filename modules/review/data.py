@@ -117,5 +117,5 @@ def migration_changes(changes: list[DataChange], address: str) -> list[Change]:
             classified.append(Change(address, "update", "data", subject, "blocked",
                                      "a data migration: items already written keep the old keys and the new queries "
                                      "no longer find them (Terraform shows nothing). Declare it under `migrations:` "
-                                     "(entity, index, from, to, strategy) to run it in the window"))
+                                     "(entity, index, from, to, strategy, reason) to run it in the window"))
     return classified

@@ -172,6 +172,36 @@ def key_migrations(plan: dict[str, Any], migrations: list[Migration]) -> list[Ch
     return migration_changes(key_data(plan, migrations), STACK_OUTPUT)
 
 
+# What each kind of blocked change is, and what lets it through (an acknowledgement: its flag).
+_BLOCKED_KINDS: dict[str, str] = {
+    "destroy": "would delete items or the table, or leave it unmanaged",
+    "unprotect": "turn protection off",
+    "foreign": "are not Tablewright's to vouch for (resources it does not write, replicas, policies open to anyone)",
+}
+
+
+def blocked_reason(changes: list[Change]) -> str:
+    """Why the gate holds a plan with blocked changes, and the way forward for each kind: the flag that
+    acknowledges it, or, for a key migration, declaring it in the blueprint (no flag lifts that)."""
+    blocked = [change for change in changes if change.cls == "blocked"]
+    parts = []
+    for kind, what in _BLOCKED_KINDS.items():
+        count = sum(1 for change in blocked if change.unblocked_by == kind)
+        if count:
+            parts.append(f"{count} {what}: pass {ACKNOWLEDGEMENTS[kind]} only when that is intended (then they wait "
+                         "for the window)")
+    migrations = sum(1 for change in blocked if change.unblocked_by is None and change.category == "data")
+    if migrations:
+        parts.append(f"{migrations} undeclared key migration(s) (items already written keep their old keys): "
+                     "declare each under `migrations:` in the blueprint (entity, index, from, to, strategy, "
+                     "reason), which makes it a window change; no flag lets it through")
+    others = sum(1 for change in blocked if change.unblocked_by is None and change.category != "data")
+    if others:
+        parts.append(f"{others} other(s): change the blueprint so the plan no longer makes them; no flag lets "
+                     "them through")
+    return f"{len(blocked)} blocked change(s): " + "; ".join(parts)
+
+
 def decide(changes: list[Change], in_force: WindowInForce, now: datetime) -> Decision:
     found = counts(changes)
     result = verdict(changes)
@@ -183,10 +213,7 @@ def decide(changes: list[Change], in_force: WindowInForce, now: datetime) -> Dec
         return Decision(passed, result, reason, outcome, now, open_now, opens)
 
     if result == "blocked":
-        flags = sorted({ACKNOWLEDGEMENTS[c.unblocked_by] for c in changes if c.cls == "blocked" and c.unblocked_by})
-        return decision(False, f"{found['blocked']} blocked change(s) would lose data or protection, or were not "
-                               f"written by Tablewright; pass {' / '.join(flags) or 'nothing'} only when that is "
-                               "intended (then they wait for the window)", "hold")
+        return decision(False, blocked_reason(changes), "hold")
     if result == "safe":
         return decision(True, "only safe changes: apply at any time", "apply")
     waiting = found["window"]

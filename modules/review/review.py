@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from modules.blueprint.gitref import as_given, exists, is_git_spec, load_spec
-from modules.blueprint.load import LoadedBlueprint
+from modules.blueprint.load import LoadedBlueprint, with_base_locks
 from modules.blueprint.model import MaintenanceWindow
 from modules.capacity.cost import CostReport
 from modules.design.locked import key_facts, lock_changes, lock_of
@@ -158,10 +158,7 @@ def build_review(base: str | None, head: str, environment: str | None = None,
     with tempfile.TemporaryDirectory(prefix="tablewright-review-") as scratch:
         root = Path(scratch)
         old_loaded = [] if base is None else _load_side(base, "base", root / "base", environment)
-        base_locks = {s.stack_name: s.lock for s in old_loaded}
-        # The head is designed against its own lock, or the base's when it has none (a lock not yet committed).
-        new_loaded = [s if s.lock is not None else replace(s, lock=base_locks.get(s.stack_name))
-                      for s in _load_side(head, "head", root / "head", environment)]
+        new_loaded = with_base_locks(_load_side(head, "head", root / "head", environment), old_loaded)
         old = _build_side(old_loaded, base, "base", root / "base") if base is not None else {}
         new = _build_side(new_loaded, head, "head", root / "head")
         if not old and not new:
