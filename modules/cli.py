@@ -482,10 +482,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in arguments
     arguments = [argument for argument in arguments if argument != "--debug"]
-    if arguments[:1] in ([], ["synth"]):
-        from modules.constructs import loading
-
-        loading.start()
     try:
         if not arguments:
             return cdktf_app()

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, read_lock
-from modules.constructs import loading
 from modules.design.locked import lock_changes, lock_of
 from modules.errors import TablewrightError
 from modules.output import replace_output
@@ -18,7 +17,6 @@ from modules.stack import Stack
 
 def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
     """Run cdktf (or cdktn) synthesis into `outdir` (None: wherever the CLI asked for)."""
-    loading.wait()
     from modules.constructs.cdk import App, synth
     from modules.constructs.stack import build_stack
 

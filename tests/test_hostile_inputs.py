@@ -730,6 +730,12 @@ CRASHES = [
     Bad("escape-byte-in-a-tag", top(f"tags: {{service: shop\x1b[31m}}  {MARK}"),
         absent=("special characters are not allowed", "<unicode string>")),
     Bad("invalid-utf8", top(f"description: caf\udce9  {MARK}")),
+    # Line breaks to YAML, not to editors or to error locations: refused where they stand.
+    Bad("line-separator-in-a-comment", top(f"description: shop  {MARK} note\u2028more")),
+    Bad("paragraph-separator-in-a-comment", top(f"description: shop  {MARK} note\u2029more")),
+    Bad("next-line-character-in-a-comment", top(f"description: shop  {MARK} note\x85more")),
+    Bad("lone-carriage-return-in-a-comment", top(f"description: shop  {MARK} a\rb")),
+    Bad("byte-order-mark-after-the-start", top(f"\ufeffdescription: shop  {MARK}")),
     Bad("window-timezone-300-characters", top(*WINDOW[:-1], f"  timezone: {'x' * 300}  {MARK}")),
     Bad("window-timezone-path", top(*WINDOW[:-1], f"  timezone: ../../../../etc/passwd  {MARK}")),
     Bad("window-on-no-day", top(WINDOW[0], f"  days: []  {MARK}", *WINDOW[2:])),  # looped to date.max

@@ -30,6 +30,9 @@ MAX_DEPTH = 64
 MAX_INTEGER_DIGITS = 15
 # What YAML itself accepts, minus nothing: anything else (NUL, other C0 controls) is refused with its place.
 _CONTROL = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Characters YAML reads as line breaks (or a byte order mark after the start) that editors show, and
+# error locations count, differently: refused where they are, so every line number means one line.
+_ODD_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]|(?<=.)\ufeff", re.DOTALL)
 
 _STANDARD = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = {
@@ -98,15 +101,19 @@ def read_text(path: Path, code_for_missing: str = "E100") -> str:
 
 
 def _refuse_control_characters(text: str, file: str) -> None:
-    found = _CONTROL.search(text)
+    found = min((match for match in (_CONTROL.search(text), _ODD_BREAK.search(text)) if match is not None),
+                key=lambda match: match.start(), default=None)
     if found is None:
         return
     before = text[: found.start()]
     line = before.count("\n") + 1
     column = found.start() - (before.rfind("\n") + 1) + 1
-    raise BlueprintError(f"control character U+{ord(found.group()):04X} is not allowed in a blueprint",
-                         location=SourceLocation(file, line, column), code="E100",
-                         hint="remove it; blueprints are plain UTF-8 text")
+    character = f"U+{ord(found.group()[0]):04X}"
+    problem = (f"control character {character}" if _CONTROL.fullmatch(found.group()) else
+               f"{'a carriage return without a line feed' if found.group() == chr(13) else character} "
+               "(a line break or byte order mark YAML reads differently from editors)")
+    raise BlueprintError(f"{problem} is not allowed in a blueprint", location=SourceLocation(file, line, column),
+                         code="E100", hint="remove it; blueprints are plain UTF-8 text with \\n (or \\r\\n) line ends")
 
 
 def load_yaml(path: Path) -> tuple[Any, SourceMap]:
