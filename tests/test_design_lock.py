@@ -308,6 +308,14 @@ def _local_index_elsewhere(entry: dict[str, Any]) -> None:
     entry["indexes"]["LSI1"] = {**entry["indexes"]["GSI1"], "type": "local", "partition_key": "GSI1PK"}
 
 
+def _sort_key_is_the_partition_key(entry: dict[str, Any]) -> None:
+    entry["indexes"]["GSI1"]["sort_key"] = entry["indexes"]["GSI1"]["partition_key"]
+
+
+def _global_index_made_local(entry: dict[str, Any]) -> None:
+    entry["indexes"]["GSI1"].update(type="local", partition_key=entry.get("partition_key", "PK"))
+
+
 INCONSISTENT = [
     (_both_renamed, "`gsi1` looks like a planned index name"),
     (_case_twins, "index names `GSI1` and `Gsi1` differ only in case or punctuation"),
@@ -316,7 +324,25 @@ INCONSISTENT = [
     (_index_named_table, "an index cannot be named `table`"),
     (_table_keys_dropped, "`Order` has no keys on the table"),
     (_local_index_elsewhere, "local index `LSI1` has partition key `GSI1PK`, the table `PK`"),
+    (_sort_key_is_the_partition_key, "index `GSI1`'s sort key is its partition key `GSI1PK`"),
+    (_global_index_made_local, "a local index shares the table's partition key"),
 ]
+
+
+def test_a_lock_that_is_a_symbolic_link_is_refused_before_anything_is_written(tmp_path, run_cli):
+    """Every command reads the lock it would write: a link (to another blueprint's lock, say) is refused when
+    the blueprint loads, so `synth` neither replaces its output nor writes through the link."""
+    blueprint = _bundled_copy(tmp_path, lambda entry: None)
+    lock = blueprint.with_name("orders.lock.json")
+    target = blueprint.with_name("elsewhere.lock.json")
+    lock.rename(target)
+    lock.symlink_to(target)
+    out = tmp_path / "cdktf.out"
+    for args in (("synth", blueprint, "--out", out), ("synth", blueprint, "--locked", "--out", out),
+                 ("explain", blueprint)):
+        code, _, stderr = run_cli(*args)
+        assert code == 2 and "orders.lock.json:1:1: " in stderr and "is not a regular file [E403]" in stderr, stderr
+    assert not out.exists() and lock.is_symlink()
 
 
 @pytest.mark.parametrize("edit, problem", INCONSISTENT, ids=[edit.__name__.strip("_") for edit, _ in INCONSISTENT])

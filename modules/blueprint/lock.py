@@ -19,7 +19,7 @@ from modules.blueprint.model import AttributeName, EntityName, IndexName, KeyAtt
 from modules.blueprint.references import index_name_problem
 from modules.blueprint.templates import parse_template
 from modules.blueprint.yamlsource import SourceMap, load_yaml
-from modules.errors import BlueprintError, FieldPath
+from modules.errors import BlueprintError, FieldPath, SourceLocation
 
 LOCK_VERSION: Literal[1] = 1
 DEFAULT_ENVIRONMENT = "default"
@@ -85,6 +85,9 @@ def read_lock(path: Path) -> tuple[LockFile, SourceMap] | None:
     """The lock at `path`, validated (its models, then its consistency); None when there is none."""
     if not path.exists() and not path.is_symlink():
         return None
+    if path.is_symlink() or not path.is_file():
+        raise BlueprintError(f"the design lock {path} is not a regular file", location=SourceLocation(str(path), 1, 1),
+                             code="E403", hint=f"remove it: `python main.py synth` writes {path.name} as a file")
     data, source = load_yaml(path)  # JSON is YAML: same bounds, same located errors
     try:
         lock = LockFile.model_validate(data)
@@ -118,6 +121,9 @@ def inconsistency(lock: StackLock) -> tuple[FieldPath, str] | None:
                 return where, f"`{entity}` has keys on index `{index}`, which the lock's `indexes` do not list " \
                               f"(they list: {listed})"
             sort_key = lock.sort_key if index == TABLE_KEYS else indexes[index].sort_key
+            if index != TABLE_KEYS and indexes[index].type == "local" and key.pk != locked.keys[TABLE_KEYS].pk:
+                return where, (f"`{entity}`'s partition key on local index `{index}` is {key.pk!r}, on the table "
+                               f"{locked.keys[TABLE_KEYS].pk!r}: a local index shares the table's partition key")
             if (key.sk is None) != (sort_key is None):
                 has = "a sort key template" if key.sk is not None else "no sort key template"
                 return where, f"`{entity}` has {has} on {index}, whose sort key is {sort_key or 'none'}"
@@ -134,7 +140,12 @@ def inconsistency(lock: StackLock) -> tuple[FieldPath, str] | None:
     clash = index_name_problem(indexes)
     if clash is not None:
         return ("indexes", clash[0]), clash[1]
+    if lock.sort_key == lock.partition_key:
+        return ("sort_key",), f"the table's sort key is its partition key `{lock.partition_key}`"
     for name, locked_index in indexes.items():
+        if locked_index.sort_key == locked_index.partition_key:
+            return (("indexes", name, "sort_key"),
+                    f"index `{name}`'s sort key is its partition key `{locked_index.partition_key}`")
         if locked_index.type == "local" and locked_index.partition_key != lock.partition_key:
             return (("indexes", name, "partition_key"), f"local index `{name}` has partition key "
                     f"`{locked_index.partition_key}`, the table `{lock.partition_key}`")
