@@ -27,8 +27,15 @@ TOOL_FILES = (PROJECT_ROOT / "modules", PROJECT_ROOT / "main.py", PROJECT_ROOT /
 
 def default_blueprints() -> list[Path]:
     """The blueprints `cdktf.json` names (context `blueprints`), relative to the project root."""
-    config = json.loads(CDKTF_JSON.read_text())
-    return [Path(os.path.relpath(PROJECT_ROOT / path)) for path in config["context"]["blueprints"]]
+    try:
+        listed = json.loads(CDKTF_JSON.read_text())["context"]["blueprints"]
+    except (OSError, ValueError, TypeError, KeyError):
+        listed = None
+    if not isinstance(listed, list) or not listed or not all(isinstance(path, str) and path for path in listed):
+        raise TablewrightError(f"{CDKTF_JSON}: `context.blueprints` must list the blueprint files to synthesize",
+                               code="E600", hint='write e.g. {"context": {"blueprints": ["blueprints/orders.yaml"]}}'
+                                                 ", or name the blueprints on the command line")
+    return [Path(os.path.relpath(PROJECT_ROOT / path)) for path in listed]
 
 
 def load_all(paths: Sequence[str], environment: str | None = None) -> list[LoadedBlueprint]:
@@ -464,6 +471,7 @@ def cdktf_app() -> int:
     from modules.synth import check_locks, synthesize_into
 
     stacks = build_stacks(load_all([]))
+    refuse_lint_errors(stacks, allowed=False)  # as `synth` does: cdktf synth has no --allow-lint-errors
     check_locks([stack for stack in stacks if stack.source.lock is not None])  # pipelines: locked when locked
     synthesize_into(stacks, outdir=None)
     return 0

@@ -37,8 +37,23 @@ def is_tablewright_output(directory: Path) -> bool:
     return entries <= CDKTF_LAYOUT and "manifest.json" in entries
 
 
+@contextmanager
+def _writable(outdir: Path) -> Iterator[None]:
+    """What the file system refuses (a read-only or virtual file system, a name too long) is the user's path."""
+    try:
+        yield
+    except OSError as error:
+        raise _refuse(outdir, f"cannot be written: {error.strerror or error}",
+                      "pass a path to a writable directory (default: cdktf.out)") from None
+
+
 def check_target(outdir: Path) -> Path:
     """The absolute output path, or a refusal naming why synth must not replace it."""
+    with _writable(outdir):
+        return _checked_target(outdir)
+
+
+def _checked_target(outdir: Path) -> Path:
     choose = "choose a new directory, or the one an earlier synth wrote (default: cdktf.out)"
     if outdir.is_symlink():
         raise _refuse(outdir, "is a symbolic link", "pass the real directory, or a new one")
@@ -105,11 +120,12 @@ def _locked(directory: Path) -> Iterator[None]:
 def replace_output(outdir: Path, write: Callable[[Path], None]) -> Path:
     """Call `write(staging)` to fill a fresh directory, then swap it in for `outdir`."""
     target = check_target(outdir)
-    try:
+    with _writable(outdir):
         target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise _refuse(outdir, f"cannot create its parent directory ({error.strerror})",
-                      "pass a writable path") from None
+        return _swap(outdir, target, write)
+
+
+def _swap(outdir: Path, target: Path, write: Callable[[Path], None]) -> Path:
     with _locked(target.parent):
         recover(target)
         target = check_target(outdir)  # another run may have changed it while we waited

@@ -179,6 +179,15 @@ def test_alias_bomb_is_refused(tmp_path, run_cli):
     assert "expands to more than" in stderr
 
 
+def test_long_text_repeated_by_aliases_is_refused(tmp_path, run_cli):
+    """Few nodes, much text: a 700 KB description aliased 10 times would be 7 MB in every rendering."""
+    path = tmp_path / "long.yaml"
+    path.write_text(BASE.replace("blueprint: shop", f"blueprint: shop\nx_text: &t {'d' * 700_000}", 1)
+                    + "x_copies: [" + ", ".join(["*t"] * 10) + "]\n")
+    code, _, stderr = run_cli("explain", path)
+    assert code == 2 and "text expands to more than 4,000,000 characters" in stderr and "[E103]" in stderr
+
+
 def test_oversized_file_is_refused(tmp_path, run_cli):
     path = tmp_path / "big.yaml"
     path.write_text(BASE + "#" * 1_100_000 + "\n")

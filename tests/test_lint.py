@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from modules import cli
 from modules.blueprint import regex
 from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.capacity.model import estimate
@@ -379,7 +380,7 @@ def test_sarif_output(run_cli, write_blueprint):
     assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "TW202"
 
 
-def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_path):
+def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_path, monkeypatch):
     path = write_blueprint(textwrap.dedent("""\
         blueprint: traps
         version: 1.0.0
@@ -395,6 +396,24 @@ def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_
     assert not (tmp_path / "out").exists()
     code, _, _ = run_cli("synth", path, "--out", tmp_path / "out", "--allow-lint-errors")
     assert code == 0
+    # `cdktf synth` (no arguments, the blueprints cdktf.json names) refuses them as `synth` does.
+    config = tmp_path / "cdktf.json"
+    config.write_text(json.dumps({"context": {"blueprints": [str(path)]}}))
+    monkeypatch.setattr(cli, "CDKTF_JSON", config)
+    monkeypatch.setenv("CDKTF_OUTDIR", str(tmp_path / "app-out"))
+    code, _, stderr = run_cli()
+    assert code == 2 and "lint TW303" in stderr and not (tmp_path / "app-out").exists()
+
+
+@pytest.mark.parametrize("config", ['{"context": {"blueprints": ["a.yaml",]}}', '{"context": {}}', "{}",
+                                    '{"context": {"blueprints": "blueprints/orders.yaml"}}',
+                                    '{"context": {"blueprints": []}}', '{"context": {"blueprints": [7]}}'])
+def test_a_broken_cdktf_json_is_one_error_with_the_fix(config, tmp_path, monkeypatch, run_cli):
+    (tmp_path / "cdktf.json").write_text(config)
+    monkeypatch.setattr(cli, "CDKTF_JSON", tmp_path / "cdktf.json")
+    code, _, stderr = run_cli()
+    assert code == 2 and "cdktf.json: `context.blueprints` must list the blueprint files" in stderr, stderr
+    assert "[E600]" in stderr and "fix: " in stderr
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])

@@ -26,6 +26,7 @@ LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_FILE_BYTES = 1_000_000
 MAX_NODES = 100_000
+MAX_TEXT = 4 * MAX_FILE_BYTES  # characters of text values, aliases expanded
 MAX_DEPTH = 64
 MAX_INTEGER_DIGITS = 15
 # What YAML itself accepts, minus nothing: anything else (NUL, other C0 controls) is refused with its place.
@@ -172,6 +173,7 @@ class _Converter:
     def __init__(self, source: SourceMap) -> None:
         self.source = source
         self.nodes = 0
+        self.text = 0
 
     def _location(self, node: yaml.Node) -> SourceLocation:
         return SourceLocation(self.source.file, node.start_mark.line + 1, node.start_mark.column + 1)
@@ -196,6 +198,10 @@ class _Converter:
         if isinstance(node, yaml.ScalarNode):
             value = self._scalar(node)
             if isinstance(value, str):
+                self.text += len(value)
+                if self.text > MAX_TEXT:
+                    raise self._error(node, f"the document's text expands to more than {MAX_TEXT:,} characters "
+                                      "(anchors and aliases included)", "repeat long text less often", "E103")
                 self._check_text(node, value, multiline=bool(path) and path[-1] == "description")
             return value
         if isinstance(node, yaml.SequenceNode):
