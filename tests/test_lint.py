@@ -460,3 +460,39 @@ def test_patterns_match_whole_values_in_linear_time():
         regex.check("(?=a)b")
     with pytest.raises(regex.PatternError, match="at most 256"):
         regex.check("a" * 257)
+
+
+ON_DEMAND = """\
+blueprint: meters
+version: 1.0.0
+region: us-east-1
+table: {{name: meters, billing: on_demand, max_throughput: {table_max}}}
+traffic: {{peak_factor: 2}}
+entities:
+  Meter:
+    attributes: {{meterId: string, reading: number}}
+    key: {{pk: "METER#{{meterId}}", sk: LATEST}}
+    item_bytes: 1000
+    writes_per_second: 40
+access_patterns:
+  meter: {{entity: Meter, where: {{meterId: "="}}, rps: 100}}
+"""
+
+
+@pytest.mark.parametrize("table_max, fired", [
+    # GetItem of 1,000 bytes, eventually consistent: 0.5 read units x 100/s = 50, peak x2 = 100.
+    # A put of 1,000 bytes: 1 write unit x 40/s = 40, peak x2 = 80.
+    ("{read: 99, write: 80}",
+     ["the table: on-demand read maximum 99 request units/s is below the estimated peak 100"]),
+    ("{read: 100, write: 79}",
+     ["the table: on-demand write maximum 79 request units/s is below the estimated peak 80"]),
+    ("{read: 100, write: 80}", []),
+    ("suggested", []),
+    ("unlimited", []),
+])
+def test_tw313_an_on_demand_maximum_below_the_peak(table_max, fired, write_blueprint):
+    [stack] = build_stacks(load_blueprints(write_blueprint(ON_DEMAND.format(table_max=table_max))))
+    found = [f"{f.finding.message}" for f in stack.lint.findings if f.finding.code == "TW313"]
+    assert [message.split(" (average")[0] for message in found] == fired
+    assert all(f.location is not None and f.location.line == 4 for f in stack.lint.findings
+               if f.finding.code == "TW313")

@@ -3,6 +3,7 @@ projections, scans, filters, local-index item collections, autoscaling bounds.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from modules.blueprint.traits import hottest_share
@@ -16,6 +17,7 @@ from modules.capacity.model import (
     projected_bytes,
     write_units,
 )
+from modules.capacity.throughput import UNLIMITED, on_demand_maxima
 from modules.design.model import TABLE, TableDesign
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, Severity, rule
@@ -295,3 +297,28 @@ def nothing_described(ctx: Context) -> Iterator[Issue]:
         "`access_patterns` that read them (the TODO block `adopt` wrote shows the form)",
         ("entities",),
     )
+
+
+@rule("TW313", "On-demand maximum below the estimated peak",
+      "Raise `max_throughput` to the estimated peak (or write `suggested`), or lower the declared rates: DynamoDB "
+      "throttles every request above an on-demand maximum.")
+def on_demand_maximum(ctx: Context) -> Iterator[Issue]:
+    bp = ctx.design.blueprint
+    for target, maxima in on_demand_maxima(ctx.design, ctx.capacity).items():
+        load = ctx.capacity.load(target)
+        own = target != TABLE and target in bp.indexes and bp.indexes[target].max_throughput is not None
+        path: FieldPath = ("indexes", target, "max_throughput") if own else ("table", "max_throughput")
+        where = "the table" if target == TABLE else target
+        averages = (load.read_units_per_second, load.write_units_per_second)
+        for direction, maximum, average in zip(("read", "write"), maxima, averages, strict=True):
+            peak = math.ceil(average * bp.traffic.peak_factor)
+            if maximum != UNLIMITED and maximum < peak:
+                yield Issue(
+                    "warning",
+                    f"{where}: on-demand {direction} maximum {maximum:,} request units/s is below the estimated peak "
+                    f"{peak:,} (average {average:,.0f} x peak factor {bp.traffic.peak_factor:g}): requests above "
+                    "it are throttled",
+                    f"set `max_throughput: {{{direction}: {peak}}}` or more (with the other direction), or "
+                    "`suggested`, or lower the declared rates",
+                    (*path, direction),  # `suggested` is never below the peak: only numbers get here
+                )
