@@ -199,7 +199,9 @@ def test_oversized_file_is_refused(tmp_path, run_cli):
 def test_yaml_12_scalars_stay_strings(write_blueprint):
     from modules.blueprint.yamlsource import load_yaml
 
-    path = write_blueprint("a: yes\nb: 02:00\nc: 2024-01-01\nd: =\ne: true\nf: 12\ng: 1.5\nh: ~\n")
+    path = write_blueprint("a: yes\nb: 02:00\nc: 2024-01-01\nd: =\ne: true\nf: 12\ng: 1.5\nh: ~\n"
+                           "i: 1e3\nj: -1.5e-2\nk: !!str 1e3\nl: '1e3'\nm: 0x1F\nn: 1_000\n")
     data, source = load_yaml(path)
-    assert data == {"a": "yes", "b": "02:00", "c": "2024-01-01", "d": "=", "e": True, "f": 12, "g": 1.5, "h": None}
+    assert data == {"a": "yes", "b": "02:00", "c": "2024-01-01", "d": "=", "e": True, "f": 12, "g": 1.5, "h": None,
+                    "i": 1000.0, "j": -0.015, "k": "1e3", "l": "1e3", "m": "0x1F", "n": "1_000"}
     assert source.locate(("c",)).line == 3

@@ -20,9 +20,22 @@ import yaml
 
 from modules.errors import BlueprintError, FieldPath, SourceLocation
 
+_STANDARD = "tag:yaml.org,2002:"
+
 # libyaml's parser (bundled with PyYAML's wheels) reads the same YAML about ten times faster; the
 # pure-Python one stands in where PyYAML was built without it.
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PLAIN = "tag:tablewright,2024:plain"  # an untagged plain scalar YAML 1.1 would read as text
+
+
+class _Loader(_PARSER):  # type: ignore[misc,valid-type]
+    """Plain scalars are resolved by `_scalar` (YAML 1.2 core: `1e3` is a number): the parser's YAML 1.1
+    resolver reads some as text, which an explicit `!!str` must stay, so those get a tag of their own."""
+
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
+        tag: str = super().resolve(kind, value, implicit)
+        return _PLAIN if kind is yaml.ScalarNode and implicit[0] and tag == _STANDARD + "str" else tag
+
 
 MAX_FILE_BYTES = 1_000_000
 MAX_NODES = 100_000
@@ -35,10 +48,8 @@ _CONTROL = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U0001
 # error locations count, differently: refused where they are, so every line number means one line.
 _ODD_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]|(?<=.)\ufeff", re.DOTALL)
 
-_STANDARD = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = {
-    _STANDARD + name
-    for name in ("str", "int", "float", "bool", "null", "map", "seq", "value", "timestamp")
+    _PLAIN, *(_STANDARD + name for name in ("str", "int", "float", "bool", "null", "map", "seq", "value", "timestamp"))
 }
 _INT = re.compile(r"[-+]?[0-9]+")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
@@ -128,7 +139,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     source = SourceMap(file)
     try:
         _check_depth(text, file)
-        node = yaml.compose(text, Loader=LOADER)
+        node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         if error.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
@@ -156,7 +167,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
 def _check_depth(text: str, file: str) -> None:
     """Refuse deep nesting from the event stream (iterative), before the recursive composer sees it."""
     depth = 0
-    for event in yaml.parse(text, Loader=LOADER):
+    for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
