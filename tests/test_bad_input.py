@@ -205,3 +205,16 @@ def test_yaml_12_scalars_stay_strings(write_blueprint):
     assert data == {"a": "yes", "b": "02:00", "c": "2024-01-01", "d": "=", "e": True, "f": 12, "g": 1.5, "h": None,
                     "i": 1000.0, "j": -0.015, "k": "1e3", "l": "1e3", "m": "0x1F", "n": "1_000"}
     assert source.locate(("c",)).line == 3
+
+
+@pytest.mark.parametrize("text, message, code", [
+    ("blueprint: shop\n---\nversion: 1.0.0\n",
+     "2:1: invalid YAML: expected a single document in the stream, but found another document", "E101"),
+    ("blueprint: " + "[" * 1100 + "]" * 1100 + "\n", "nesting deeper than 64 levels", "E103"),
+    ('{"blueprint": "shop",', "1:22: invalid YAML: ", "E101"),  # no final line break: located on line 1
+])
+def test_parser_errors_are_said_whole_and_located(text, message, code, tmp_path, run_cli):
+    path = tmp_path / "shop.yaml"
+    path.write_text(text)
+    code_, _, stderr = run_cli("lint", path)
+    assert code_ == 2 and message in stderr and f"[{code}]" in stderr, stderr

@@ -384,3 +384,14 @@ def test_lint_against_uses_the_bases_lock_when_the_head_has_none(tmp_path, run_c
     reviewed = [f.finding.message for stack in review.stacks for f in stack.lint.findings if f.finding.code == "TW401"]
     assert len(linted) == len(reviewed) == 1 and "on the table" in linted[0], (linted, reviewed)
     assert linted == reviewed
+
+
+@pytest.mark.parametrize("text, problem", [("", "the file is empty"), ("[" * 70 + "]" * 70, "nesting deeper than 64"),
+                                           ('{"lock_version": 1,', "invalid YAML")])
+def test_a_lock_that_cannot_be_read_is_a_lock_error_with_the_locks_way_back(text, problem, tmp_path, run_cli):
+    blueprint = _bundled_copy(tmp_path, lambda entry: None)
+    blueprint.with_name("orders.lock.json").write_text(text)
+    code, _, stderr = run_cli("explain", blueprint)
+    assert code == 2 and "orders.lock.json:1:" in stderr and "the design lock cannot be read: " in stderr, stderr
+    assert problem in stderr and "[E403]" in stderr and "restore orders.lock.json from git" in stderr
+    assert "blueprint:" not in stderr and "extends" not in stderr  # no blueprint's fix for a lock

@@ -88,7 +88,12 @@ def read_lock(path: Path) -> tuple[LockFile, SourceMap] | None:
     if path.is_symlink() or not path.is_file():
         raise BlueprintError(f"the design lock {path} is not a regular file", location=SourceLocation(str(path), 1, 1),
                              code="E403", hint=f"remove it: `python main.py synth` writes {path.name} as a file")
-    data, source = load_yaml(path)  # JSON is YAML: same bounds, same located errors
+    try:
+        data, source = load_yaml(path)  # JSON is YAML: same bounds, same located errors
+    except BlueprintError as error:  # said of a lock, with the lock's way back (not a blueprint's fix)
+        location = error.location or SourceLocation(str(path), 1, 1)
+        raise error.rewritten(message=f"the design lock cannot be read: {error.message}", location=location,
+                              code="E403", hint=_restore(path)) from None
     try:
         lock = LockFile.model_validate(data)
     except ValidationError as error:

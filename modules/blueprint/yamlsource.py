@@ -144,8 +144,13 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         mark = error.problem_mark or error.context_mark
         if error.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
             mark = error.context_mark  # an unclosed bracket or quote: point where it opened, not at the end
-        location = SourceLocation(file, mark.line + 1, mark.column + 1) if mark else SourceLocation(file, 1, 1)
+        location = _at(file, text, mark.index) if mark else SourceLocation(file, 1, 1)
+        if "maximum nesting depth" in str(error.problem):  # libyaml's own limit, met before ours on one line
+            raise BlueprintError(f"nesting deeper than {MAX_DEPTH} levels", location=location, code="E103",
+                                 hint="flatten the structure; blueprints are shallow documents") from None
         problem = error.problem or error.context or "invalid YAML"
+        if error.context and problem.startswith("but "):  # "expected a single document ..., but found another"
+            problem = f"{error.context}, {problem}"
         raise BlueprintError(
             f"invalid YAML: {problem}",
             location=location,
@@ -162,6 +167,14 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         )
     converter = _Converter(source)
     return converter.convert(node, (), 0), source
+
+
+def _at(file: str, text: str, index: int) -> SourceLocation:
+    """The line and column of a character offset (libyaml puts the end of a file without a final line
+    break on a line of its own, after the last)."""
+    index = min(index, len(text))
+    line_start = text.rfind("\n", 0, index) + 1
+    return SourceLocation(file, text.count("\n", 0, index) + 1, index - line_start + 1)
 
 
 def _check_depth(text: str, file: str) -> None:
@@ -198,7 +211,7 @@ class _Converter:
             raise self._error(
                 node,
                 f"the document expands to more than {MAX_NODES:,} values (anchors and aliases included)",
-                "remove deeply nested aliases; blueprints are small documents", "E103",
+                "shorten the document, or the aliases that repeat parts of it; blueprints are small documents", "E103",
             )
         if depth > MAX_DEPTH:  # aliases can nest deeper than the text does
             raise self._error(node, f"nesting deeper than {MAX_DEPTH} levels", "flatten the structure", "E103")
