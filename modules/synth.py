@@ -61,9 +61,13 @@ def check_locks(stacks: Sequence[Stack]) -> None:
             continue
         changes = [f"{environment}: {line}" for environment, entry in lock.environments.items()
                    for line in lock_changes(on_disk.environments.get(environment), entry)]
+        if not changes:  # the same design, written otherwise (reformatted, a byte order mark)
+            raise TablewrightError(f"{where} holds the design of {path} but not as synth writes it", code="E404",
+                                   hint=f"run `python main.py synth {path}` (without --locked) to rewrite it, and "
+                                        "commit it")
         shown = "; ".join(changes[:8]) + (f"; and {len(changes) - 8} more" if len(changes) > 8 else "")
         raise TablewrightError(
-            f"the design of {path} differs from its lock {where.name}: {shown or 'the file is not as synth writes it'}",
+            f"the design of {path} differs from its lock {where.name}: {shown}",
             code="E404",
             hint=f"if the change is intended, run `python main.py synth {path}` (without --locked), review the "
                  f"diff of {where} and commit it; otherwise undo the blueprint change")

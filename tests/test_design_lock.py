@@ -395,3 +395,12 @@ def test_a_lock_that_cannot_be_read_is_a_lock_error_with_the_locks_way_back(text
     assert code == 2 and "orders.lock.json:1:" in stderr and "the design lock cannot be read: " in stderr, stderr
     assert problem in stderr and "[E403]" in stderr and "restore orders.lock.json from git" in stderr
     assert "blueprint:" not in stderr and "extends" not in stderr  # no blueprint's fix for a lock
+
+
+def test_a_reformatted_lock_is_told_apart_from_a_changed_design(tmp_path, run_cli):
+    blueprint = _bundled_copy(tmp_path, lambda entry: None)
+    lock = blueprint.with_name("orders.lock.json")
+    lock.write_text(json.dumps(json.loads(lock.read_text())))  # the same design on one line
+    code, _, stderr = run_cli("synth", blueprint, "--locked", "--out", tmp_path / "out")
+    assert code == 2 and "holds the design of" in stderr and "but not as synth writes it [E404]" in stderr, stderr
+    assert "undo the blueprint change" not in stderr and not (tmp_path / "out").exists()
