@@ -10,7 +10,7 @@ from modules.constructs.cdk import (
     LocalBackend,
     Provider,
     S3Backend,
-    TerraformOutput,
+    TerraformFragment,
     TerraformStack,
 )
 from modules.constructs.construct import TablewrightTable
@@ -43,8 +43,11 @@ def build_stack(app: App, plan: Stack) -> TerraformStack:
     table = TablewrightTable(stack, logical_id(bp.blueprint), stack=plan)
     outputs = {"table_name": table.table_name, "table_arn": table.table_arn, "stream_arn": table.stream_arn,
                "change_calendar": table.change_calendar, "alarm_topic_arn": table.alarm_topic_arn}
-    for name, value in outputs.items():
-        if value is not None:
-            TerraformOutput(stack, name, value=value)
+    # One element for the references, not one jsii object each: the JSON a TerraformOutput writes, with the
+    # entry cdktf adds to the stack's `//` metadata for it.
+    names = [name for name, value in outputs.items() if value is not None]
+    written = {"//": {"outputs": {plan.name: {name: name for name in names}}},
+               "output": {name: {"value": outputs[name]} for name in names}}
+    TerraformFragment(stack, "outputs", lambda: written)
     table.add_gate_output()
     return stack
