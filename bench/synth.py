@@ -7,9 +7,10 @@ start-up, one empty stack), generated blueprints of 1, 100 and 1,000 tables (eac
 GSIs, autoscaling, Contributor Insights and alarms), each bundled example (every environment), and
 `main.py review` of the CRM example against a changed copy (two syntheses of both environments,
 classification, lint, capacity, Markdown). `synth` loads, designs and lints every blueprint before
-synthesizing, so the figures are the whole command's. Figures are medians over the repeats (the
+synthesizing, so the figures are the whole command's. Wall times are medians over the repeats (the
 1,000-table case runs `--fleet-repeat` times); memory is the peak of the summed resident set of the
-whole process tree, sampled every 10 ms from /proc; `x floor` compares the wall time with the floor.
+whole process tree in one more run, sampled every 10 ms from /proc (not timed: the sampler competes
+for the CPUs); `x floor` compares the wall time with the floor.
 Tablewright's modules are compiled to bytecode first, as an installed package is.
 """
 
@@ -96,18 +97,29 @@ def _tree_rss_kib(pid: int) -> int:
     return total
 
 
-def measure(command: list[str]) -> tuple[float, float]:
-    """(seconds, peak MiB) of one run of `command` in the project root."""
+def _run(command: list[str], sample: bool) -> tuple[float, float]:
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
-    while process.poll() is None:
-        peak = max(peak, _tree_rss_kib(process.pid))
-        time.sleep(0.01)
+    if sample:
+        while process.poll() is None:
+            peak = max(peak, _tree_rss_kib(process.pid))
+            time.sleep(0.01)
+    _, errors = process.communicate()
     elapsed = time.perf_counter() - start
     if process.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{process.stderr.read().decode()}")
+        raise SystemExit(f"{' '.join(command)} failed:\n{errors.decode()}")
     return elapsed, peak / 1024
+
+
+def seconds(command: list[str]) -> float:
+    """Wall time of one run of `command` in the project root, nothing else running beside it."""
+    return _run(command, sample=False)[0]
+
+
+def peak_mib(command: list[str]) -> float:
+    """Peak resident memory of one run of `command` (sampled: the sampler takes CPU, so it is not timed)."""
+    return _run(command, sample=True)[1]
 
 
 def check_output(out: Path, stacks: int) -> None:
@@ -162,13 +174,12 @@ def main() -> None:
         print(f"{'case':34} {'runs':>4} {'seconds':>8} {'x floor':>8} {'peak MiB':>9}   ({os.cpu_count()} CPUs)")
         floor = None
         for label, command, stacks, repeat in cases:
-            runs = [measure(command) for _ in range(repeat)]
+            memory = peak_mib(command)  # first: it also writes the design locks the timed runs then read
+            wall = statistics.median(seconds(command) for _ in range(repeat))
             if stacks:
                 check_output(Path(out), stacks)
-            seconds = statistics.median(r[0] for r in runs)
-            memory = statistics.median(r[1] for r in runs)
-            floor = floor or seconds
-            print(f"{label:34} {repeat:4} {seconds:8.2f} {seconds / floor:8.1f} {memory:9.0f}", flush=True)
+            floor = floor or wall
+            print(f"{label:34} {repeat:4} {wall:8.2f} {wall / floor:8.1f} {memory:9.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,7 @@ def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
     from modules.constructs.stack import build_stack
 
     app = App(outdir=outdir, stack_traces=False)
-    for stack in stacks:
-        build_stack(app, stack)
-    synth(app)
+    synth(app, [build_stack(app, stack) for stack in stacks])
 
 
 def synthesize(stacks: Sequence[Stack], outdir: Path) -> list[Path]:

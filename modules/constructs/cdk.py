@@ -3,7 +3,8 @@
 
 We build on the core classes instead of the prebuilt AWS provider bindings, which cost about
 16 s and 1.5 GB per synth just to import. A table's resources are plain data (`terraform.py`) handed
-to the library as one `TerraformFragment`: one jsii callback per table instead of one per resource.
+to the library as one `TerraformFragment`, which `synth` merges into the stack's file itself: no
+jsii traffic per resource, nor per table.
 
 `TABLEWRIGHT_CDK=cdktf` or `cdktn` picks the library; unset, cdktf when it is installed, else cdktn.
 cdktn is a fork of cdktf 0.21 with the same classes, so everything below is written once, typed
@@ -19,7 +20,7 @@ import importlib
 import importlib.util
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,40 +109,75 @@ __all__ = [
 CDKTF_FORMAT_VERSION = "0.21.0"
 
 
-def synth(app: App) -> None:
-    """`app.synth()`, every JSON file written in cdktf's layout whichever library wrote it."""
-    app.synth()
-    if BACKEND == "cdktf":
-        return  # already in its own layout
+def synth(app: App, stacks: Sequence[FragmentStack] = ()) -> None:
+    """`app.synth()`, every JSON file written in cdktf's layout whichever library wrote it.
+
+    The fragments of `stacks` are not carried across jsii: they answer `{}` to cdktf, and each stack's
+    file is completed here with their JSON, merged as cdktf merges elements (`deep_merge`) and written in
+    its layout (`stable_json`): the same bytes, without sending every table to Node.js and back."""
+    for stack in stacks:
+        stack.merged_in_python = True
+    try:
+        app.synth()
+    finally:
+        for stack in stacks:
+            stack.merged_in_python = False
+    ours = {stack.name: stack for stack in stacks}
     outdir = Path(app.outdir)
     for path in sorted(outdir.glob("stacks/*/cdk.tf.json")):
-        stack = json.loads(path.read_text())
-        stack["//"]["metadata"]["version"] = CDKTF_FORMAT_VERSION
-        path.write_text(stable_json(stack))
+        fragments = ours[path.parent.name].fragments if path.parent.name in ours else None
+        if fragments is None and BACKEND == "cdktf":
+            continue  # already in its own layout
+        document = json.loads(path.read_text())
+        for fragment in fragments or ():
+            deep_merge(document, fragment.render())
+        document["//"]["metadata"]["version"] = CDKTF_FORMAT_VERSION
+        path.write_text(stable_json(document))
     manifest = outdir / "manifest.json"
-    if manifest.is_file():
+    if BACKEND != "cdktf" and manifest.is_file():
         manifest.write_text(stable_json(json.loads(manifest.read_text())))
+
+
+def deep_merge(target: dict[str, Any], source: Mapping[str, Any]) -> None:
+    """What cdktf's `deepMerge` does with an element's JSON: objects merged key by key, anything else (a list
+    too) replacing what was there, an object left empty dropped."""
+    for key, value in source.items():
+        if isinstance(value, Mapping):
+            if not isinstance(target.get(key), dict):
+                target[key] = {}
+            deep_merge(target[key], value)
+            if not target[key]:
+                del target[key]
+        else:
+            target[key] = value
 
 
 class TerraformFragment(TerraformElement):
     """An element whose Terraform JSON is computed in Python: `render()` returns the `resource`, `data`
-    and `locals` of a whole table (with the `//` metadata cdktf writes), merged into the stack by cdktf.
+    and `locals` of a whole table (with the `//` metadata cdktf writes), merged into the stack by cdktf,
+    or, in a `FragmentStack` that `synth` above synthesizes, by `synth` itself.
 
-    One jsii callback per synthesis instead of one per resource. The JSON holds no cdktf tokens (it is
-    built from blueprint values), so a `FragmentStack` may skip it while cdktf prepares the stack.
+    One jsii callback per synthesis at most instead of one per resource. The JSON holds no cdktf tokens
+    (it is built from blueprint values), so a `FragmentStack` may skip it while cdktf prepares the stack.
     """
 
     def __init__(self, scope: Construct, construct_id: str, render: Callable[[], Mapping[str, Any]]) -> None:
         super().__init__(scope, construct_id)
-        self._render = render
+        self.render = render
+        self._stack = TerraformStack.of(self)
+        if isinstance(self._stack, FragmentStack):
+            self._stack.fragments.append(self)
 
     @jsii.member(jsii_name="toTerraform")
     def to_terraform(self) -> Any:
-        return {} if FragmentStack.preparing else self._render()
+        if FragmentStack.preparing or getattr(self._stack, "merged_in_python", False):
+            return {}
+        return self.render()
 
 
 class FragmentStack(TerraformStack):
-    """A stack that spares its fragments cdktf's preparation pass.
+    """A stack that spares its fragments cdktf's preparation pass, and (synthesized by `synth`) the trip
+    to Node.js and back.
 
     `prepareStack` resolves every element's Terraform once before synthesis, only to find tokens that
     refer to other stacks; fragments contain none, so they answer `{}` there instead of sending the
@@ -149,6 +185,12 @@ class FragmentStack(TerraformStack):
     """
 
     preparing = False  # true while some FragmentStack prepares (preparation is synchronous, one stack at a time)
+
+    def __init__(self, scope: Construct, name: str) -> None:
+        super().__init__(scope, name)
+        self.name = name
+        self.fragments: list[TerraformFragment] = []
+        self.merged_in_python = False
 
     @jsii.member(jsii_name="prepareStack")
     def prepare_stack(self) -> None:

@@ -35,7 +35,7 @@ def add_backend(stack: TerraformStack, plan: Stack) -> None:
               dynamodb_table=backend.dynamodb_table, encrypt=True)
 
 
-def build_stack(app: App, plan: Stack) -> TerraformStack:
+def build_stack(app: App, plan: Stack) -> FragmentStack:
     bp = plan.design.blueprint
     stack = FragmentStack(app, plan.name)
     add_backend(stack, plan)
