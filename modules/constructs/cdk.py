@@ -3,8 +3,9 @@
 
 We build on the core classes instead of the prebuilt AWS provider bindings, which cost about
 16 s and 1.5 GB per synth just to import. A table's resources are plain data (`terraform.py`) handed
-to the library as one `TerraformFragment`, which `synth` merges into the stack's file itself: no
-jsii traffic per resource, nor per table.
+to the library as one `TerraformFragment`: no jsii traffic per resource; and when `synth` below
+synthesizes (`main.py synth`, `cdktf synth`), none per table either, as it merges the fragments into
+each stack's file itself. In a user's own app, cdktf merges them.
 
 `TABLEWRIGHT_CDK=cdktf` or `cdktn` picks the library; unset, cdktf when it is installed, else cdktn.
 cdktn is a fork of cdktf 0.21 with the same classes, so everything below is written once, typed
@@ -114,7 +115,11 @@ def synth(app: App, stacks: Sequence[FragmentStack] = ()) -> None:
 
     The fragments of `stacks` are not carried across jsii: they answer `{}` to cdktf, and each stack's
     file is completed here with their JSON, merged as cdktf merges elements (`deep_merge`) and written in
-    its layout (`stable_json`): the same bytes, without sending every table to Node.js and back."""
+    its layout (`stable_json`): the same bytes, without sending every table to Node.js and back. Those
+    stacks take no raw overrides (cdktf would apply them after the fragments, this merge comes later)."""
+    strangers = [stack for stack in stacks if not isinstance(stack, FragmentStack)]
+    if strangers:
+        raise TypeError(f"{strangers[0]} is not a FragmentStack: synthesize it with app.synth()")
     for stack in stacks:
         stack.merged_in_python = True
     try:
@@ -122,14 +127,16 @@ def synth(app: App, stacks: Sequence[FragmentStack] = ()) -> None:
     finally:
         for stack in stacks:
             stack.merged_in_python = False
-    ours = {stack.name: stack for stack in stacks}
     outdir = Path(app.outdir)
+    ours = {outdir / "stacks" / stack.node.id / "cdk.tf.json": stack.fragments for stack in stacks}
+    missing = [str(path) for path in ours if not path.is_file()]
+    if missing:
+        raise RuntimeError(f"cdktf wrote no {', '.join(missing)}: the fragments of those stacks are not in it")
     for path in sorted(outdir.glob("stacks/*/cdk.tf.json")):
-        fragments = ours[path.parent.name].fragments if path.parent.name in ours else None
-        if fragments is None and BACKEND == "cdktf":
+        if path not in ours and BACKEND == "cdktf":
             continue  # already in its own layout
         document = json.loads(path.read_text())
-        for fragment in fragments or ():
+        for fragment in ours.get(path, ()):
             deep_merge(document, fragment.render())
         document["//"]["metadata"]["version"] = CDKTF_FORMAT_VERSION
         path.write_text(stable_json(document))
@@ -139,23 +146,24 @@ def synth(app: App, stacks: Sequence[FragmentStack] = ()) -> None:
 
 
 def deep_merge(target: dict[str, Any], source: Mapping[str, Any]) -> None:
-    """What cdktf's `deepMerge` does with an element's JSON: objects merged key by key, anything else (a list
-    too) replacing what was there, an object left empty dropped."""
+    """cdktf 0.21's `deepMerge` of an element's JSON into its stack's: objects merged key by key (an empty
+    one kept), a list appended to a list already there, anything else replacing what was there."""
     for key, value in source.items():
         if isinstance(value, Mapping):
             if not isinstance(target.get(key), dict):
                 target[key] = {}
             deep_merge(target[key], value)
-            if not target[key]:
-                del target[key]
+        elif isinstance(value, list) and isinstance(target.get(key), list):
+            target[key] = [*target[key], *value]
         else:
             target[key] = value
 
 
 class TerraformFragment(TerraformElement):
-    """An element whose Terraform JSON is computed in Python: `render()` returns the `resource`, `data`
-    and `locals` of a whole table (with the `//` metadata cdktf writes), merged into the stack by cdktf,
-    or, in a `FragmentStack` that `synth` above synthesizes, by `synth` itself.
+    """An element whose Terraform JSON is computed in Python: `render()` returns it (a whole table's
+    `resource`, `data`, `locals` and `import`, with the `//` metadata cdktf writes; or a stack's
+    outputs), merged into the stack by cdktf, or, in a `FragmentStack` that `synth` above
+    synthesizes, by `synth` itself.
 
     One jsii callback per synthesis at most instead of one per resource. The JSON holds no cdktf tokens
     (it is built from blueprint values), so a `FragmentStack` may skip it while cdktf prepares the stack.
@@ -188,7 +196,6 @@ class FragmentStack(TerraformStack):
 
     def __init__(self, scope: Construct, name: str) -> None:
         super().__init__(scope, name)
-        self.name = name
         self.fragments: list[TerraformFragment] = []
         self.merged_in_python = False
 
