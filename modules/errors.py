@@ -42,9 +42,12 @@ ERROR_CODES: dict[str, str] = {
     "E500": "the design cannot serve an access pattern",
     "E501": "index settings or names the design cannot honour",
     "E502": "lint errors, which `synth` and `verify` refuse without `--allow-lint-errors`",
-    "E600": "a command-line argument: an output path, a time, a file",
+    "E600": "a command-line argument (an output path, a time, a file) or `cdktf.json`",
     "E601": "a git revision or path (`GITREF:path`, `--changed-since GITREF`)",
-    "E602": "`TABLEWRIGHT_CDK` names a CDK library that is unknown or not installed (cdktf, cdktn)",
+    "E602": (
+        "the CDK library cannot run: `TABLEWRIGHT_CDK` names one that is unknown or not installed (cdktf, cdktn), "
+        "or Node.js is missing"
+    ),
     "E700": "not a Terraform plan in JSON, or a malformed one",
     "E701": "the plan does not belong to the blueprint",
     "E800": "`adopt`: an input that is not an AWS CLI description, or a table the blueprint cannot reproduce",

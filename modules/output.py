@@ -107,9 +107,11 @@ def recover(target: Path) -> None:
 
 
 @contextmanager
-def _locked(directory: Path) -> Iterator[None]:
+def _locked(directory: Path, outdir: Path) -> Iterator[None]:
     """One synth at a time per parent directory (released when the process dies)."""
-    descriptor = os.open(directory, os.O_RDONLY)
+    with _writable(outdir):
+        directory.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(directory, os.O_RDONLY)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         yield
@@ -118,27 +120,25 @@ def _locked(directory: Path) -> Iterator[None]:
 
 
 def replace_output(outdir: Path, write: Callable[[Path], None]) -> Path:
-    """Call `write(staging)` to fill a fresh directory, then swap it in for `outdir`."""
+    """Call `write(staging)` to fill a fresh directory, then swap it in for `outdir`. What the file system
+    refuses on the way is the user's path (E600); what `write` raises is its own."""
     target = check_target(outdir)
-    with _writable(outdir):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return _swap(outdir, target, write)
-
-
-def _swap(outdir: Path, target: Path, write: Callable[[Path], None]) -> Path:
-    with _locked(target.parent):
-        recover(target)
-        target = check_target(outdir)  # another run may have changed it while we waited
-        staging = target.with_name(f".{target.name}.staging-{os.getpid()}")
-        retired = target.with_name(f".{target.name}.retired-{os.getpid()}")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
+    with _locked(target.parent, outdir):
+        with _writable(outdir):
+            recover(target)
+            target = check_target(outdir)  # another run may have changed it while we waited
+            staging = target.with_name(f".{target.name}.staging-{os.getpid()}")
+            retired = target.with_name(f".{target.name}.retired-{os.getpid()}")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
         try:
-            (staging / MARKER).write_text(MARKER_TEXT)  # first, so a killed run's staging is recognisably ours
+            with _writable(outdir):
+                (staging / MARKER).write_text(MARKER_TEXT)  # first, so a killed run's staging is recognisably ours
             write(staging)
-            if target.exists():
-                target.rename(retired)
-            staging.rename(target)
+            with _writable(outdir):
+                if target.exists():
+                    target.rename(retired)
+                staging.rename(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(retired, ignore_errors=True)

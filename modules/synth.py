@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +18,10 @@ from modules.stack import Stack
 
 def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
     """Run cdktf (or cdktn) synthesis into `outdir` (None: wherever the CLI asked for)."""
+    node = os.environ.get("JSII_NODE", "node")  # what jsii starts as the library loads
+    if shutil.which(node) is None:
+        raise TablewrightError(f"Node.js (`{node}`) is not on PATH: cdktf runs on it", code="E602",
+                               hint="install Node.js 20 or later (https://nodejs.org) and put `node` on PATH")
     from modules.constructs.cdk import App, synth
     from modules.constructs.stack import build_stack
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from modules.adopt import blueprint_name
-from modules.blueprint.load import load_blueprint
+from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.cli import main
 from modules.design.cookbook import follow_up_request, name_placeholder, request
 from modules.stack import build_stack, build_stacks
@@ -441,3 +441,19 @@ def test_adopted_stacks_validate_against_the_provider_schema(tmp_path, variant):
     [stack] = build_stacks([load_blueprint(path)])
     synthesize([stack], tmp_path / "out")
     validate(tmp_path / "out" / "stacks" / stack.name, terraform_environment(tmp_path))
+
+
+def test_capacity_findings_point_into_an_index_named_with_dots(tmp_path):
+    """Index names may hold '.': a finding on its capacity is located at its own `max`, not at `indexes`."""
+    text = (USERS.replace("  email-index:\n", "  email.index:\n").replace("      email-index:", "      email.index:")
+            .replace("  name: users-live\n", "  name: users-live\n  billing: provisioned\n"
+                     "  capacity: {read: {min: 5, max: 500}, write: {min: 5, max: 500}}\n")
+            .replace("    projection: keys_only\n", "    projection: keys_only\n"
+                     "    capacity: {read: {min: 1, max: 2}, write: {min: 1, max: 500}}\n"))
+    [stack] = build_stacks(load_blueprints(_write(tmp_path, text)))
+    [finding] = [f for f in stack.lint.findings
+                 if f.finding.code == "TW308" and f.finding.message.startswith("email.index: ")]
+    assert finding.finding.message.startswith("email.index: read capacity max 2 is below the estimated peak")
+    assert finding.location is not None
+    line = text.splitlines()[finding.location.line - 1]
+    assert "capacity: {read: {min: 1, max: 2}" in line, line

@@ -218,3 +218,19 @@ def test_parser_errors_are_said_whole_and_located(text, message, code, tmp_path,
     path.write_text(text)
     code_, _, stderr = run_cli("lint", path)
     assert code_ == 2 and message in stderr and f"[{code}]" in stderr, stderr
+
+
+def test_a_leading_byte_order_mark_moves_no_location(tmp_path, run_cli):
+    path = tmp_path / "shop.yaml"
+    path.write_text("\ufeffblueprint: shop\x01\n", encoding="utf-8")
+    assert "shop.yaml:1:16: control character U+0001" in run_cli("lint", path)[2]
+    path.write_text("\ufeffblueprint: shop\n: x\n", encoding="utf-8")
+    assert "shop.yaml:2:1: invalid YAML" in run_cli("lint", path)[2]
+
+
+def test_long_keys_repeated_by_aliases_count_as_text(tmp_path, run_cli):
+    path = tmp_path / "keys.yaml"
+    key = "k" * 200_000
+    path.write_text(BASE + f"x_keys: &k {{? {key} : 1}}\n" + "x_copies: [" + ", ".join(["*k"] * 25) + "]\n")
+    code, _, stderr = run_cli("explain", path)
+    assert code == 2 and "text expands to more than 4,000,000 characters" in stderr, stderr

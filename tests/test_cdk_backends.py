@@ -76,6 +76,18 @@ def test_synth_says_when_tablewright_cdk_cannot_be_honoured(value, problem, tmp_
     assert not (tmp_path / "o").exists()
 
 
+def test_synth_without_node_is_one_error_with_the_fix(tmp_path):
+    """jsii starts Node.js as cdktf loads: without it, one error (no jsii traceback at exit), nothing written."""
+    command = [sys.executable, "main.py", "synth", "blueprints/orders.yaml", "--out", str(tmp_path / "o")]
+    result = subprocess.run(command, cwd=ROOT, env=dict(os.environ, JSII_NODE="no-such-node-binary"),
+                            capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    [error, fix] = result.stderr.strip().splitlines()
+    assert error == "error: Node.js (`no-such-node-binary`) is not on PATH: cdktf runs on it [E602]"
+    assert fix.strip().startswith("fix: install Node.js")
+    assert not (tmp_path / "o").exists()
+
+
 # One layout ------------------------------------------------------------------------------------------------
 
 

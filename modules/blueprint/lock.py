@@ -117,6 +117,8 @@ def inconsistency(lock: StackLock) -> tuple[FieldPath, str] | None:
     None when the entry is consistent."""
     indexes = lock.indexes
     listed = ", ".join(sorted(indexes)) or "none"
+    if TABLE_KEYS in indexes:
+        return ("indexes", TABLE_KEYS), f"an index cannot be named `{TABLE_KEYS}`: it names the table's own keys"
     for entity, locked in lock.entities.items():
         if TABLE_KEYS not in locked.keys:
             return ("entities", entity, "keys"), f"`{entity}` has no keys on the table"
@@ -140,8 +142,6 @@ def inconsistency(lock: StackLock) -> tuple[FieldPath, str] | None:
             if missing:
                 return (("entities", entity, "encodings"),
                         f"`{entity}`'s keys on {index} use `{missing[0]}`, which its `encodings` do not list")
-    if TABLE_KEYS in indexes:
-        return ("indexes", TABLE_KEYS), f"an index cannot be named `{TABLE_KEYS}`: it names the table's own keys"
     clash = index_name_problem(indexes)
     if clash is not None:
         return ("indexes", clash[0]), clash[1]

@@ -44,9 +44,11 @@ MAX_DEPTH = 64
 MAX_INTEGER_DIGITS = 15
 # What YAML itself accepts, minus nothing: anything else (NUL, other C0 controls) is refused with its place.
 _CONTROL = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# A byte order mark may open the file (dropped before parsing: libyaml skips it without counting it).
+BOM = "\ufeff"
 # Characters YAML reads as line breaks (or a byte order mark after the start) that editors show, and
 # error locations count, differently: refused where they are, so every line number means one line.
-_ODD_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]|(?<=.)\ufeff", re.DOTALL)
+_ODD_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029\ufeff]")
 
 _ALLOWED_TAGS = {
     _PLAIN, *(_STANDARD + name for name in ("str", "int", "float", "bool", "null", "map", "seq", "value", "timestamp"))
@@ -108,6 +110,7 @@ def read_text(path: Path, code_for_missing: str = "E100") -> str:
         line = raw[: error.start].count(b"\n") + 1
         raise BlueprintError("the file is not valid UTF-8", location=SourceLocation(str(path), line, 1), code="E100",
                              hint="save the file as UTF-8") from None
+    text = text.removeprefix(BOM)
     _refuse_control_characters(text, str(path))
     return text
 
@@ -117,14 +120,11 @@ def _refuse_control_characters(text: str, file: str) -> None:
                 key=lambda match: match.start(), default=None)
     if found is None:
         return
-    before = text[: found.start()]
-    line = before.count("\n") + 1
-    column = found.start() - (before.rfind("\n") + 1) + 1
     character = f"U+{ord(found.group()[0]):04X}"
     problem = (f"control character {character}" if _CONTROL.fullmatch(found.group()) else
                f"{'a carriage return without a line feed' if found.group() == chr(13) else character} "
                "(a line break or byte order mark YAML reads differently from editors)")
-    raise BlueprintError(f"{problem} is not allowed in a blueprint", location=SourceLocation(file, line, column),
+    raise BlueprintError(f"{problem} is not allowed in a blueprint", location=_at(file, text, found.start()),
                          code="E100", hint="remove it; blueprints are plain UTF-8 text with \\n (or \\r\\n) line ends")
 
 
@@ -135,6 +135,7 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
 
 def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     """Parse blueprint text (already read and checked by `read_text`, or taken from git) with the same rules."""
+    text = text.removeprefix(BOM)
     _refuse_control_characters(text, file)
     source = SourceMap(file)
     try:
@@ -222,10 +223,6 @@ class _Converter:
         if isinstance(node, yaml.ScalarNode):
             value = self._scalar(node)
             if isinstance(value, str):
-                self.text += len(value)
-                if self.text > MAX_TEXT:
-                    raise self._error(node, f"the document's text expands to more than {MAX_TEXT:,} characters "
-                                      "(anchors and aliases included)", "repeat long text less often", "E103")
                 self._check_text(node, value, multiline=bool(path) and path[-1] == "description")
             return value
         if isinstance(node, yaml.SequenceNode):
@@ -255,8 +252,13 @@ class _Converter:
         return result
 
     def _check_text(self, node: yaml.Node, text: str, multiline: bool) -> None:
-        """No control characters inside values (escapes such as "\\x00" included); line breaks only in
-        descriptions. Values end up in keys, Terraform and review comments, all single-line."""
+        """No control characters inside values and keys (escapes such as "\\x00" included); line breaks only
+        in descriptions. Values end up in keys, Terraform and review comments, all single-line. Counted
+        against MAX_TEXT: aliases can repeat long text without adding nodes."""
+        self.text += len(text)
+        if self.text > MAX_TEXT:
+            raise self._error(node, f"the document's text expands to more than {MAX_TEXT:,} characters "
+                              "(anchors and aliases included)", "repeat long text less often", "E103")
         allowed = "\n\t" if multiline else ""
         bad = next((ch for ch in text if unicodedata.category(ch) == "Cc" and ch not in allowed), None)
         if bad is not None:

@@ -217,7 +217,7 @@ class CapacityPolicy:
     read: tuple[int, int] | None = None  # (min, max) capacity units, provisioned only
     write: tuple[int, int] | None = None
     target: int = DEFAULT_TARGET  # autoscaling target utilization, percent (a direction may set its own)
-    source: str = "table.capacity"  # the blueprint field it comes from
+    source: tuple[str, ...] = ("table", "capacity")  # the blueprint field it comes from
     read_scaling: Scaling | None = None  # None: `target`, default cooldowns
     write_scaling: Scaling | None = None
 

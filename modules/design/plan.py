@@ -102,9 +102,9 @@ def _capacity(bp: Blueprint, indexes: tuple[IndexDesign, ...]) -> dict[str, Capa
     table's target unless it sets one; else the table's."""
     table = bp.table.capacity
     if bp.table.billing == "on_demand" or table is None:
-        policy = CapacityPolicy("on_demand", source="table.billing")
+        policy = CapacityPolicy("on_demand", source=("table", "billing"))
         return {TABLE: policy} | {index.name: policy for index in indexes if not index.local}
-    policies = {TABLE: _provisioned(table, table.target_utilization, "table.capacity")}
+    policies = {TABLE: _provisioned(table, table.target_utilization, ("table", "capacity"))}
     for index in indexes:
         settings = bp.indexes.get(index.name)
         own = settings.capacity if settings is not None else None
@@ -114,11 +114,11 @@ def _capacity(bp: Blueprint, indexes: tuple[IndexDesign, ...]) -> dict[str, Capa
             policies[index.name] = policies[TABLE]
             continue
         target = own.target_utilization if "target_utilization" in own.model_fields_set else table.target_utilization
-        policies[index.name] = _provisioned(own, target, f"indexes.{index.name}.capacity")
+        policies[index.name] = _provisioned(own, target, ("indexes", index.name, "capacity"))
     return policies
 
 
-def _provisioned(capacity: Capacity, target: int, source: str) -> CapacityPolicy:
+def _provisioned(capacity: Capacity, target: int, source: tuple[str, ...]) -> CapacityPolicy:
     def scaling(bounds: CapacityRange) -> Scaling:
         own = bounds.target_utilization
         return Scaling(target if own is None else own, bounds.scale_in_cooldown, bounds.scale_out_cooldown,

@@ -193,7 +193,7 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
         policy = ctx.design.capacity[load.index]
         if policy.billing != "provisioned":
             continue
-        path = tuple(policy.source.split("."))
+        path = policy.source
         for direction in ("read", "write"):
             suggested = load.suggested_read if direction == "read" else load.suggested_write
             bounds = policy.bounds(direction)
@@ -220,7 +220,7 @@ def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
         policy = ctx.design.capacity[load.index]
         if policy.billing != "provisioned":
             continue
-        path = tuple(policy.source.split("."))
+        path = policy.source
         where = "the table" if load.index == TABLE else load.index
         for direction in ("read", "write"):
             bounds = policy.bounds(direction)
