@@ -379,13 +379,11 @@ def _billing(table: TableDescription, scaling: Scaling, indent: str,
     if on_demand:
         limit = (table if index is None else index).OnDemandThroughput
         lines = [f"{indent}billing: on_demand"] if index is None else []
-        if limit is not None and limit.MaxReadRequestUnits > 0 and limit.MaxWriteRequestUnits > 0:
-            lines.append(f"{indent}max_throughput: {{read: {limit.MaxReadRequestUnits}, "
-                         f"write: {limit.MaxWriteRequestUnits}}}")
-        elif limit is not None and max(limit.MaxReadRequestUnits, limit.MaxWriteRequestUnits) > 0:
-            raise adopt_error(f"{owner} has an on-demand maximum in one direction only",
-                              "Tablewright sets both (`max_throughput: {read, write}`): set the other on the table "
-                              "first (update-table --on-demand-throughput)")
+        maxima = [] if limit is None else [f"{direction}: {units}" for direction, units in
+                                            (("read", limit.MaxReadRequestUnits),
+                                             ("write", limit.MaxWriteRequestUnits)) if units > 0]
+        if maxima:  # -1 (or nothing) in a direction: no maximum there
+            lines.append(f"{indent}max_throughput: {{{', '.join(maxima)}}}")
         return lines
     current = (index.ProvisionedThroughput if index is not None else table.ProvisionedThroughput) or Throughput()
     directions = {}

@@ -213,7 +213,7 @@ def test_on_demand_hash_only_table(tmp_path, capsys):
     described = describe_table(BillingModeSummary={"BillingMode": "PAY_PER_REQUEST"}, KeySchema=_key("email"),
                                GlobalSecondaryIndexes=[{"IndexName": "by.status", "KeySchema": _key("status"),
                                                         "Projection": {"ProjectionType": "ALL"}, "OnDemandThroughput": {
-                                                            "MaxReadRequestUnits": 50, "MaxWriteRequestUnits": 20}}],
+                                                            "MaxReadRequestUnits": 50}}],  # reads only: AWS allows it
                                LocalSecondaryIndexes=[], SSEDescription=None, TableClassSummary=None,
                                StreamSpecification={"StreamEnabled": False},
                                OnDemandThroughput={"MaxReadRequestUnits": 400, "MaxWriteRequestUnits": 100})
@@ -228,7 +228,13 @@ def test_on_demand_hash_only_table(tmp_path, capsys):
     assert table["hash_key"] == "email" and "range_key" not in table
     assert table["on_demand_throughput"] == {"max_read_request_units": 400, "max_write_request_units": 100}
     [gsi] = table["global_secondary_index"]
-    assert gsi["on_demand_throughput"] == {"max_read_request_units": 50, "max_write_request_units": 20}
+    assert gsi["on_demand_throughput"] == {"max_read_request_units": 50, "max_write_request_units": -1}
+    assert "max_throughput: {read: 50}" in path.read_text()
+    alarms = _synthesized(path, tmp_path)["resource"]["aws_cloudwatch_metric_alarm"]
+    guarded = sorted(name for name in alarms if "max_throughput" in name)
+    assert guarded == ["orders_live_by_status_read_max_throughput_throttles",  # the GSI has no write maximum
+                       "orders_live_table_read_max_throughput_throttles",
+                       "orders_live_table_write_max_throughput_throttles"]
 
 
 def test_lint_explains_the_missing_entities(tmp_path, capsys):
@@ -242,9 +248,6 @@ def test_lint_explains_the_missing_entities(tmp_path, capsys):
 
 BAD = [
     ("replicas", {"table.json": describe_table(Replicas=[{"RegionName": "us-east-1"}])}, "global table"),
-    ("one-sided maximum", {"table.json": describe_table(BillingModeSummary={"BillingMode": "PAY_PER_REQUEST"},
-                                                        OnDemandThroughput={"MaxReadRequestUnits": 10})},
-     "an on-demand maximum in one direction only"),
     ("step scaling", {**FULL, "policies.json": {"ScalingPolicies": [
         {**_policy("table/orders.live", "table", "Read", 70.0), "PolicyType": "StepScaling"}]}},
      "not a target-tracking policy"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,7 +21,7 @@ from modules.monitoring import alarms as alarm_module
 from modules.stack import build_stacks
 from modules.synth import synthesize
 from modules.window import calendar_text, is_open, next_opening
-from tests.conftest import BUNDLED
+from tests.conftest import BUNDLED, ROOT
 
 # Dimensions of each metric, from the DynamoDB developer guide ("DynamoDB metrics and dimensions").
 TABLE_OR_INDEX = {"TableName", "GlobalSecondaryIndexName"}
@@ -462,3 +463,12 @@ def test_production_tables_are_protected_from_destroy(crm_prod, tmp_path):
     assert crm_prod["resource"]["aws_dynamodb_table"]["crm"]["lifecycle"]["prevent_destroy"] is True
     dev = synth_config(BUNDLED[0], tmp_path, "dev")
     assert "prevent_destroy" not in dev["resource"]["aws_dynamodb_table"]["crm"].get("lifecycle", {})
+
+
+def test_an_on_demand_maximum_names_at_least_one_direction(tmp_path, run_cli):
+    text = ((ROOT / "blueprints") / "orders.yaml").read_text().replace("  max_throughput: {read: 1600, write: 600}",
+                                                            "  max_throughput: {}")
+    shutil.copytree((ROOT / "blueprints") / "shared", tmp_path / "shared")
+    (tmp_path / "orders.yaml").write_text(text)
+    code, _, stderr = run_cli("lint", tmp_path / "orders.yaml")
+    assert code == 2 and "table.max_throughput: a maximum names `read`, `write` or both [E201]" in stderr, stderr

@@ -480,10 +480,19 @@ class Capacity(Strict):
 
 
 class Throughput(Strict):
-    """Request units per second, read and write (an on-demand maximum)."""
+    """Request units per second, read and write (an on-demand maximum); a direction left out has none."""
 
-    read: int = Field(ge=1, le=MAX_RATE, description="Read request units per second.")
-    write: int = Field(ge=1, le=MAX_RATE, description="Write request units per second.")
+    read: int | None = Field(default=None, ge=1, le=MAX_RATE,
+                             description="Read request units per second (left out: no read maximum).")
+    write: int | None = Field(default=None, ge=1, le=MAX_RATE,
+                              description="Write request units per second (left out: no write maximum).")
+
+    @model_validator(mode="after")
+    def _one_direction_at_least(self) -> Throughput:
+        if self.read is None and self.write is None:
+            raise Invalid("a maximum names `read`, `write` or both", "write `{read: N, write: N}`, or `unlimited`",
+                          code="E201")
+        return self
 
 
 # What `max_throughput` takes besides numbers: `suggested` (from the declared rates) or `unlimited`.
@@ -491,7 +500,8 @@ MaxThroughput = Throughput | Literal["suggested", "unlimited"]
 MAX_THROUGHPUT_DESCRIPTION = (
     "On-demand billing only: the most request units per second DynamoDB serves (`on_demand_throughput`, a cost "
     "guard; requests above it are throttled and counted in Read/WriteMaxOnDemandThroughputThrottleEvents). "
-    "`{read: N, write: N}`; `suggested`: the declared peak at the target utilization (what `capacity` suggests as "
+    "`{read: N, write: N}` (a direction left out has no maximum); `suggested`: the declared peak at the target "
+    "utilization (what `capacity` suggests as "
     "the autoscaling maximum), at least 100 per direction; `unlimited`: remove a maximum set before. Unset: no "
     "maximum is written, and one set before stays."
 )

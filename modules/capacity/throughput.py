@@ -21,9 +21,9 @@ def suggested_maximum(load: IndexLoad) -> tuple[int, int]:
 
 def on_demand_maxima(design: TableDesign, capacity: CapacityReport) -> dict[str, tuple[int, int]]:
     """(read, write) request units per second for the table (`"table"`) and every GSI that has a setting:
-    the numbers given, the suggested maximum (the declared peak at the target utilization, at least
-    MIN_SUGGESTED_MAXIMUM) for `suggested`, or -1 for `unlimited`. Provisioned tables and unset targets have
-    no entry."""
+    the numbers given (-1 for a direction left out), the suggested maximum (the declared peak at the target
+    utilization, at least MIN_SUGGESTED_MAXIMUM) for `suggested`, or -1 for `unlimited`. Provisioned tables
+    and unset targets have no entry."""
     maxima: dict[str, tuple[int, int]] = {}
     for target in [TABLE, *(index.name for index in design.global_indexes)]:
         setting = max_throughput_setting(design.blueprint, None if target == TABLE else target)
@@ -34,5 +34,5 @@ def on_demand_maxima(design: TableDesign, capacity: CapacityReport) -> dict[str,
         elif setting == "suggested":
             maxima[target] = suggested_maximum(capacity.load(target))
         else:
-            maxima[target] = (setting.read, setting.write)
+            maxima[target] = (setting.read or UNLIMITED, setting.write or UNLIMITED)
     return maxima

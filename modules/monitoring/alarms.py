@@ -198,10 +198,10 @@ def alarm_specs(design: TableDesign, table_ref: str,
                 f"{suffix}{direction}-hot-key", _key_range_text(where, direction),
                 filled(metric("m1", f"{noun}KeyRangeThroughputThrottleEvents", "Sum", TableName=table_ref,
                               **extra), f"{direction} requests over a partition's limit"))
-            if has_maximum(bp, index):
+            maximum = maxima[label][position] if maxima and label in maxima else None
+            if has_maximum(bp, index) and (maximum is None or maximum > 0):  # not a direction left without one
                 own = index is not None and index in bp.indexes and bp.indexes[index].max_throughput is not None
                 setting = f"indexes.{index}.max_throughput" if own else "table.max_throughput"
-                maximum = maxima[label][position] if maxima and label in maxima else None
                 add("max_throughput_throttles", f"{label}_{direction}_max_throughput_throttles",
                     f"{suffix}{direction}-max-throughput",
                     _max_text(where, direction, setting, max_throughput_setting(bp, index) == "suggested", maximum),

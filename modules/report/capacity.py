@@ -122,8 +122,9 @@ def maximum_lines(stack: Stack) -> list[str]:
     lines = []
     for load in report.loads:
         current = maxima.get(load.index)
-        shown = ("none (no cost guard)" if current is None or min(current) < 0
-                 else f"read {current[0]:,}, write {current[1]:,}")
+        shown = ("none (no cost guard)" if current is None or max(current) < 0
+                 else ", ".join(f"{direction} {units:,}" if units > 0 else f"{direction} none"
+                                for direction, units in zip(("read", "write"), current, strict=True)))
         read, write = suggested_maximum(load)
         lines.append(f"  {load.index}: max_throughput {shown}; suggested read {read:,}, write {write:,}")
     return ["On-demand maximum (request units per second; suggested: the peak at the target utilization, at "
