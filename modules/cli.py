@@ -10,13 +10,11 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
+from modules.blueprint.load import LoadedBlueprint, load_blueprints, with_base_locks
 from modules.errors import EXIT_INTERNAL, TablewrightError
-
-if TYPE_CHECKING:
-    from modules.blueprint.load import LoadedBlueprint
-    from modules.stack import Stack
+from modules.stack import Stack, build_stacks, lint_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CDKTF_JSON = PROJECT_ROOT / "cdktf.json"
@@ -41,8 +39,6 @@ def default_blueprints() -> list[Path]:
 def load_all(paths: Sequence[str], environment: str | None = None) -> list[LoadedBlueprint]:
     """Every stack of the given blueprints (default: those cdktf.json names); with `environment`,
     only that environment's stack of each."""
-    from modules.blueprint.load import load_blueprints
-
     stacks = [stack for path in (paths or default_blueprints()) for stack in load_blueprints(path)]
     if environment is None:
         return stacks
@@ -57,15 +53,11 @@ def load_all(paths: Sequence[str], environment: str | None = None) -> list[Loade
 
 def stacks_of(args: argparse.Namespace) -> list[Stack]:
     """The stacks a blueprint command works on, each computed once (modules/stack.py)."""
-    from modules.stack import build_stacks
-
     return build_stacks(load_all(args.blueprints, args.env))
 
 
 def refuse_lint_errors(stacks: Sequence[Stack], allowed: bool) -> None:
     """`synth` and `verify` stop at lint errors unless told otherwise."""
-    from modules.stack import lint_errors
-
     for stack in stacks if not allowed else ():
         refusal = lint_errors(stack)
         if refusal is not None:
@@ -90,7 +82,6 @@ def changed_blueprints(since: str, blueprints: Sequence[str]) -> list[str]:
 
 def command_synth(args: argparse.Namespace) -> int:
     from modules.output import check_target
-    from modules.stack import build_stacks
     from modules.synth import check_locks, synthesize, write_locks
 
     check_target(Path(args.out))  # refuse a wrong --out before any work
@@ -143,8 +134,6 @@ def command_verify(args: argparse.Namespace) -> int:
 def command_lint(args: argparse.Namespace) -> int:
     from modules.lint.engine import failed
     from modules.report import lint as report
-    from modules.stack import build_stacks
-
     render = {"text": report.render_text, "json": report.render_json, "sarif": report.render_sarif}[args.format]
 
     def broken(error: TablewrightError) -> int:
@@ -184,10 +173,7 @@ def _with_breaking_changes(spec: str, loaded: list[LoadedBlueprint]) -> list[Sta
     import tempfile
 
     from modules.blueprint.gitref import load_spec
-    from modules.blueprint.load import with_base_locks
     from modules.lint.versions import breaking_changes
-    from modules.stack import build_stacks
-
     if len({stack.path for stack in loaded}) != 1:
         raise TablewrightError("--against compares one blueprint: name exactly one",
                                hint="lint BLUEPRINT --against OLD")
@@ -467,7 +453,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cdktf_app() -> int:
     """`cdktf synth` runs `python3 main.py`: synthesize where the CLI says (CDKTF_OUTDIR)."""
-    from modules.stack import build_stacks
     from modules.synth import check_locks, synthesize_into
 
     stacks = build_stacks(load_all([]))

@@ -77,14 +77,11 @@ def check_locks(stacks: Sequence[Stack]) -> None:
 
 
 def write_locks(stacks: Sequence[Stack]) -> list[Path]:
-    """Write each blueprint's lock beside it (atomically; never through a symbolic link). Returns the
-    locks that changed."""
+    """Write each blueprint's lock beside it (atomically: a new file renamed over the old one; `lock_texts`
+    has read it, so it is a regular file if it exists). Returns the locks that changed."""
     written = []
     for path, (text, _, _) in lock_texts(stacks).items():
         where = lock_path(path)
-        if where.is_symlink() or (where.exists() and not where.is_file()):
-            raise TablewrightError(f"{where} is not a regular file", code="E403",
-                                   hint="remove it; synth writes the design lock there")
         if where.exists() and where.read_text() == text:
             continue
         staging = where.with_name(f".{where.name}.{os.getpid()}")

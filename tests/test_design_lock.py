@@ -329,12 +329,15 @@ INCONSISTENT = [
 ]
 
 
-def test_a_lock_that_is_a_symbolic_link_is_refused_before_anything_is_written(tmp_path, run_cli):
-    """Every command reads the lock it would write: a link (to another blueprint's lock, say) is refused when
-    the blueprint loads, so `synth` neither replaces its output nor writes through the link."""
-    blueprint = _bundled_copy(tmp_path, lambda entry: None)
+@pytest.mark.parametrize("where", ["beside", "outside the repository"])
+def test_a_lock_that_is_a_symbolic_link_is_refused_before_anything_is_written(where, tmp_path, run_cli):
+    """Every command reads the lock it would write: a link (to another blueprint's lock, or out of the
+    repository) is refused when the blueprint loads, so `synth` neither replaces its output nor writes
+    through the link."""
+    blueprint = _bundled_copy(tmp_path / "repo", lambda entry: None)
+    (tmp_path / "repo" / ".git").mkdir()
     lock = blueprint.with_name("orders.lock.json")
-    target = blueprint.with_name("elsewhere.lock.json")
+    target = blueprint.with_name("elsewhere.lock.json") if where == "beside" else tmp_path / "outside.lock.json"
     lock.rename(target)
     lock.symlink_to(target)
     out = tmp_path / "cdktf.out"

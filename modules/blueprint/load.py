@@ -13,7 +13,6 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from modules.blueprint.compose import (
-    Composer,
     Document,
     environment_documents,
     read_document,
@@ -79,7 +78,7 @@ def load_blueprints(path: Path | str, root: Path | None = None) -> list[LoadedBl
     _check_distinct_stacks(stacks)
     root = root or repository_root(path)
     books: dict[Path, PriceBook] = {}
-    return _with_locks([_with_prices(stack, root, books) for stack in stacks], path, root)
+    return _with_locks([_with_prices(stack, root, books) for stack in stacks], path)
 
 
 def _with_prices(stack: LoadedBlueprint, root: Path, books: dict[Path, PriceBook]) -> LoadedBlueprint:
@@ -108,12 +107,10 @@ def read_price_file(path: Path) -> PriceBook:
         raise _all_errors(error, data, source, PriceBook) from None
 
 
-def _with_locks(stacks: list[LoadedBlueprint], path: Path, root: Path) -> list[LoadedBlueprint]:
-    """Each stack with its entry of the design lock beside the blueprint (if there is one)."""
+def _with_locks(stacks: list[LoadedBlueprint], path: Path) -> list[LoadedBlueprint]:
+    """Each stack with its entry of the design lock beside the blueprint (if there is one; `read_lock`
+    refuses a symbolic link, so it cannot lead outside the repository)."""
     where = lock_path(path)
-    if where.exists() and not Composer.resolved(where).is_relative_to(root.resolve()):
-        raise BlueprintError(f"the design lock {where} leads outside the repository root {root}", code="E403",
-                             hint="make it a regular file beside the blueprint")
     found = read_lock(where)
     if found is None:
         return stacks
