@@ -14,6 +14,7 @@ from typing import NoReturn
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints, with_base_locks
 from modules.errors import EXIT_INTERNAL, TablewrightError
+from modules.output import Kept
 from modules.stack import Stack, build_stacks, lint_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -80,9 +81,31 @@ def changed_blueprints(since: str, blueprints: Sequence[str]) -> list[str]:
     return [str(entry.path) for entry in chosen]
 
 
+def report_kept(outdir: Path, kept: Kept) -> None:
+    """Say what synth carried over from the previous output, and how to move a state file left from before the
+    local state moved beside the output."""
+    if kept.entries:
+        print(f"kept {len(kept.entries)} file(s) synth did not write, in place: "
+              + ", ".join(str(outdir / entry) for entry in kept.entries[:5])
+              + (" ..." if len(kept.entries) > 5 else ""))
+    state_notes(outdir, kept)
+
+
+def state_notes(outdir: Path, kept: Kept) -> None:
+    from modules.output import stack_of, state_file
+
+    for entry in kept.state_files():
+        stack = stack_of(entry)
+        if stack is None:
+            continue
+        print(f"note: {outdir / entry} is Terraform state kept where earlier versions wrote it; the stack's state "
+              f"is now {state_file(outdir, stack)}: run `terraform init -migrate-state` in {outdir / entry.parent} "
+              "to move it there", file=sys.stderr)
+
+
 def command_synth(args: argparse.Namespace) -> int:
     from modules.output import check_target
-    from modules.synth import check_locks, synthesize, write_locks
+    from modules.synth import check_locks, synthesize_keeping, write_locks
 
     check_target(Path(args.out))  # refuse a wrong --out before any work
     if args.changed_since is None:
@@ -95,8 +118,10 @@ def command_synth(args: argparse.Namespace) -> int:
         check_locks(stacks)
     # An inherited CDKTF_OUTDIR must not redirect an explicit synth away from --out.
     os.environ.pop("CDKTF_OUTDIR", None)
-    for path in synthesize(stacks, Path(args.out)):
+    written, kept = synthesize_keeping(stacks, Path(args.out))
+    for path in written:
         print(f"wrote {os.path.relpath(path)}")
+    report_kept(Path(args.out), kept)
     for path in [] if args.locked else write_locks(stacks):
         print(f"wrote {os.path.relpath(path)} (the design lock: review and commit it)")
     return 0
@@ -453,11 +478,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cdktf_app() -> int:
     """`cdktf synth` runs `python3 main.py`: synthesize where the CLI says (CDKTF_OUTDIR)."""
+    from modules.output import foreign_entries, refuse_orphans
     from modules.synth import check_locks, synthesize_into
 
     stacks = build_stacks(load_all([]))
     refuse_lint_errors(stacks, allowed=False)  # as `synth` does: cdktf synth has no --allow-lint-errors
     check_locks([stack for stack in stacks if stack.source.lock is not None])  # pipelines: locked when locked
+    # The cdktf CLI keeps the stack directories it writes again and deletes the others, whatever they hold.
+    outdir = Path(os.environ.get("CDKTF_OUTDIR", "cdktf.out"))
+    if outdir.is_dir() and not outdir.is_symlink():
+        refuse_orphans(outdir, outdir, {stack.name for stack in stacks})
+        state_notes(outdir, Kept(tuple(foreign_entries(outdir))))
     synthesize_into(stacks, outdir=None)
     return 0
 

@@ -48,6 +48,8 @@ ERROR_CODES: dict[str, str] = {
         "the CDK library cannot run: `TABLEWRIGHT_CDK` names one that is unknown or not installed (cdktf, cdktn), "
         "or Node.js is missing"
     ),
+    "E603": "the output directory holds files synth did not write (Terraform state, `.terraform`) in a stack directory "
+            "it would delete",
     "E700": "not a Terraform plan in JSON, or a malformed one",
     "E701": "the plan does not belong to the blueprint",
     "E800": "`adopt`: an input that is not an AWS CLI description, or a table the blueprint cannot reproduce",

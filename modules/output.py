@@ -6,6 +6,11 @@ the home directory, a repository, a symbolic link or a file. The new output is w
 `DIR` (`.DIR.staging-PID`), then swapped in with two renames under a lock on the parent directory;
 a run killed between the renames leaves `.DIR.retired-PID`, which the next run puts back before it
 starts, so the previous output is never lost. Leftovers of killed runs are removed.
+
+What synth did not write is never deleted. Terraform's own files in a stack directory (`.terraform`,
+`.terraform.lock.hcl`, a saved plan, a state file from before the state moved out) and anything else
+a user put there are moved into the new output as they are; a stack directory synth no longer writes
+that holds such files makes synth refuse (exit 2) with nothing changed.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import re
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from modules.errors import TablewrightError
@@ -24,6 +30,23 @@ MARKER = ".tablewright-output"
 MARKER_TEXT = "Written by `python main.py synth`: replaced as a whole on the next synth.\n"
 # What cdktf itself writes into an output directory (outputs from before the marker existed).
 CDKTF_LAYOUT = frozenset({"manifest.json", "stacks", "constructs.json", MARKER})
+STACKS = "stacks"
+STACK_FILES = frozenset({"cdk.tf.json"})  # what synth writes into each stack directory
+MAX_NAMED = 5  # entries a refusal lists by name
+# Local Terraform state lives beside the output directory (`terraform-state/<stack>.tfstate` next to
+# `cdktf.out`), never in what synth replaces. The backend path is relative to the directory Terraform runs in
+# (`<out>/stacks/<stack>`), so the output stays identical wherever the repository is checked out.
+LOCAL_STATE_DIRECTORY = "terraform-state"
+
+
+def local_state_path(stack_name: str) -> str:
+    """The local backend's `path`, relative to the stack directory."""
+    return f"../../../{LOCAL_STATE_DIRECTORY}/{stack_name}.tfstate"
+
+
+def state_file(output: Path, stack_name: str) -> Path:
+    """Where the local state of `stack_name` is, for the output directory `output`."""
+    return output.parent / LOCAL_STATE_DIRECTORY / f"{stack_name}.tfstate"
 
 
 def _refuse(outdir: Path, problem: str, hint: str) -> TablewrightError:
@@ -102,8 +125,10 @@ def recover(target: Path) -> None:
             continue  # not ours after all: leave it alone
         if kind == "retired" and not target.exists():
             path.rename(target)
-        else:
-            shutil.rmtree(path, ignore_errors=True)
+            continue
+        if target.is_dir():
+            carry_over(path, target)  # a run killed after moving the user's files into its staging
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager
@@ -119,10 +144,87 @@ def _locked(directory: Path, outdir: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
-def replace_output(outdir: Path, write: Callable[[Path], None]) -> Path:
-    """Call `write(staging)` to fill a fresh directory, then swap it in for `outdir`. What the file system
-    refuses on the way is the user's path (E600); what `write` raises is its own."""
+def _ours(relative: Path) -> bool:
+    """Whether synth writes the entry at `relative` (inside an output directory) itself."""
+    parts = relative.parts
+    if len(parts) == 1:
+        return parts[0] in CDKTF_LAYOUT
+    return parts[0] == STACKS and (len(parts) == 2 or (len(parts) == 3 and parts[2] in STACK_FILES))
+
+
+def foreign_entries(output: Path) -> list[Path]:
+    """What synth did not write in `output`, relative to it: each top-most such entry (a whole `.terraform`
+    directory is one entry). Symbolic links are entries, never followed."""
+    found, pending = [], [Path()]
+    while pending:
+        directory = pending.pop()
+        for entry in sorted((output / directory).iterdir()):
+            relative = directory / entry.name
+            if not _ours(relative):
+                found.append(relative)
+            elif entry.is_dir() and not entry.is_symlink():
+                pending.append(relative)
+    return sorted(found)
+
+
+def stack_of(relative: Path) -> str | None:
+    """The stack directory an entry is in (`stacks/<stack>/...`), if any."""
+    parts = relative.parts
+    return parts[1] if len(parts) >= 3 and parts[0] == STACKS else None
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a synthesis moved from the previous output into the new one (relative to the output)."""
+
+    entries: tuple[Path, ...]
+
+    def state_files(self) -> list[Path]:
+        return [entry for entry in self.entries if ".tfstate" in entry.name]
+
+
+def orphaned(output: Path, stacks: set[str]) -> list[Path]:
+    """Entries synth did not write inside stack directories it no longer writes: replacing `output`
+    would delete them."""
+    return [entry for entry in foreign_entries(output) if stack_of(entry) not in (None, *stacks)]
+
+
+def refuse_orphans(outdir: Path, output: Path, stacks: set[str]) -> None:
+    """Refuse (E603) to replace `output` when a stack directory it would drop holds files synth did not write."""
+    lost = orphaned(output, stacks)
+    if not lost:
+        return
+    named = ", ".join(str(Path(outdir) / entry) for entry in lost[:MAX_NAMED])
+    more = f" and {len(lost) - MAX_NAMED} more" if len(lost) > MAX_NAMED else ""
+    gone = sorted({str(stack_of(entry)) for entry in lost})
+    raise TablewrightError(
+        f"--out {outdir}: stack {', '.join(gone)} is not in this synthesis, and its directory holds what synth did "
+        f"not write ({named}{more}): replacing the output would delete it", code="E603",
+        hint="synthesize that stack too (its blueprint and environment), or move what you keep out of "
+             f"{Path(outdir) / STACKS / gone[0]} and delete the directory yourself; Terraform state lives beside "
+             "the output (see the README: Terraform state)")
+
+
+def carry_over(source: Path, destination: Path) -> Kept:
+    """Move every entry synth did not write from `source` into the same place in `destination` (which must
+    not have it yet)."""
+    moved = []
+    for entry in foreign_entries(source):
+        there = destination / entry
+        if there.exists() or there.is_symlink():
+            continue  # never over something in place: the source keeps it
+        there.parent.mkdir(parents=True, exist_ok=True)
+        (source / entry).rename(there)
+        moved.append(entry)
+    return Kept(tuple(moved))
+
+
+def replace_output(outdir: Path, write: Callable[[Path], None]) -> tuple[Path, Kept]:
+    """Call `write(staging)` to fill a fresh directory, then swap it in for `outdir`, with what the previous
+    output holds that synth did not write moved into it. What the file system refuses on the way is the
+    user's path (E600); what `write` raises is its own."""
     target = check_target(outdir)
+    kept = Kept(())
     with _locked(target.parent, outdir):
         with _writable(outdir):
             recover(target)
@@ -137,9 +239,15 @@ def replace_output(outdir: Path, write: Callable[[Path], None]) -> Path:
             write(staging)
             with _writable(outdir):
                 if target.exists():
+                    refuse_orphans(outdir, target, {entry.name for entry in (staging / STACKS).iterdir()})
+                    kept = carry_over(target, staging)
                     target.rename(retired)
                 staging.rename(target)
         finally:
+            if staging.exists():  # a failed swap puts back what it moved (where recovery will find it)
+                previous = target if target.exists() else retired
+                if previous.exists():
+                    carry_over(staging, previous)
             shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(retired, ignore_errors=True)
-    return target
+    return target, kept

@@ -12,7 +12,7 @@ from pathlib import Path
 from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, read_lock
 from modules.design.locked import lock_changes, lock_of
 from modules.errors import TablewrightError
-from modules.output import replace_output
+from modules.output import Kept, replace_output
 from modules.stack import Stack
 
 
@@ -32,8 +32,13 @@ def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
 def synthesize(stacks: Sequence[Stack], outdir: Path) -> list[Path]:
     """Synthesize into a fresh directory, then swap it in for `outdir` (only ever replacing an earlier
     synthesis: modules/output.py). Returns the cdk.tf.json files."""
-    target = replace_output(outdir, lambda staging: synthesize_into(stacks, str(staging)))
-    return [target / "stacks" / stack.name / "cdk.tf.json" for stack in stacks]
+    return synthesize_keeping(stacks, outdir)[0]
+
+
+def synthesize_keeping(stacks: Sequence[Stack], outdir: Path) -> tuple[list[Path], Kept]:
+    """`synthesize`, also returning what the previous output held that synth did not write (kept)."""
+    target, kept = replace_output(outdir, lambda staging: synthesize_into(stacks, str(staging)))
+    return [target / "stacks" / stack.name / "cdk.tf.json" for stack in stacks], kept
 
 
 def lock_texts(stacks: Sequence[Stack]) -> dict[Path, tuple[str, LockFile, LockFile | None]]:

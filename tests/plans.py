@@ -26,7 +26,7 @@ from modules.blueprint.load import load_blueprint
 from modules.stack import build_stacks
 from modules.synth import synthesize
 from tests.emulator import Emulator
-from tests.terraform_support import terraform, terraform_environment
+from tests.terraform_support import stack_workdir, terraform, terraform_environment
 
 
 def synthesized(path: Path, environment: str | None, out: Path) -> tuple[str, Path]:
@@ -58,7 +58,7 @@ class PlanBuilder:
     def __init__(self, emulator: Emulator, workdir: Path, base: Path, environment: str | None = None) -> None:
         self.workdir, self.environment = workdir, environment
         self.stack, config = synthesized(base, environment, workdir / "synth" / "base")
-        self.stackdir = workdir / "base"
+        self.stackdir = stack_workdir(workdir / "base", self.stack)
         shutil.copytree(config.parent, self.stackdir)
         (self.stackdir / "provider_override.tf.json").write_text(json.dumps(emulator.provider_override()))
         self.env = terraform_environment(workdir)
@@ -71,8 +71,9 @@ class PlanBuilder:
         if name_of_stack != self.stack:
             raise ValueError(f"{head} synthesizes stack {name_of_stack}, the base {self.stack}: "
                              "plans compare one stack")
-        planned = self.workdir / "plans" / name
+        planned = stack_workdir(self.workdir / "plans" / name, self.stack)
         shutil.copytree(self.stackdir, planned, symlinks=True)
+        shutil.copytree(self.workdir / "base" / "terraform-state", self.workdir / "plans" / name / "terraform-state")
         shutil.copy(config, planned / "cdk.tf.json")
         return planned
 

@@ -90,6 +90,12 @@ def terraform_environment(workdir: Path) -> dict[str, str]:
     return env
 
 
+def stack_workdir(root: Path, stack: str) -> Path:
+    """Where a test runs Terraform on a copy of stack `stack`: `root/out/stacks/<stack>`, laid out as synth writes
+    it, so the local state (`../../../terraform-state/<stack>.tfstate`) lands in `root/terraform-state`."""
+    return root / "out" / "stacks" / stack
+
+
 def terraform(args: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(["terraform", *args, "-no-color"], cwd=cwd, env=env, capture_output=True, text=True)
     if check and result.returncode != 0:

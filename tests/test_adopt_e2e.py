@@ -18,7 +18,7 @@ from modules.cli import main
 from modules.stack import build_stacks
 from modules.synth import synthesize
 from tests.emulator import Emulator
-from tests.terraform_support import terraform, terraform_environment
+from tests.terraform_support import stack_workdir, terraform, terraform_environment
 
 pytestmark = pytest.mark.terraform
 
@@ -113,7 +113,7 @@ def test_adopt_imports_the_live_table_and_changes_nothing_of_it(tmp_path, capsys
         out = tmp_path / "cdktf.out"
         synthesize(stack, out)
         [name] = [path.name for path in (out / "stacks").iterdir()]
-        workdir = tmp_path / "work"
+        workdir = stack_workdir(tmp_path / "work", name)
         shutil.copytree(out / "stacks" / name, workdir)
         (workdir / "provider_override.tf.json").write_text(json.dumps(emulator.provider_override(account)))
         env = terraform_environment(workdir)

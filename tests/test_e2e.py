@@ -25,7 +25,7 @@ from modules.synth import synthesize
 from modules.verify.verify import verify_table
 from tests.conftest import BUNDLED, bundled_stacks
 from tests.emulator import Emulator
-from tests.terraform_support import terraform, terraform_environment
+from tests.terraform_support import stack_workdir, terraform, terraform_environment
 
 STACKS = build_stacks(bundled_stacks())
 NAMES = [s.name for s in STACKS]
@@ -86,6 +86,7 @@ def apply_stack(emulator: Emulator, synthesized: Path, name: str, workdir: Path,
     """Apply a copy of stack `name`'s synthesis (one of `stacks`), from `workdir`, to a fresh account of the
     emulator."""
     account = emulator.new_account()
+    workdir = stack_workdir(workdir, name)
     shutil.copytree(synthesized / "stacks" / name, workdir)
     (workdir / "provider_override.tf.json").write_text(json.dumps(emulator.provider_override(account)))
     env = terraform_environment(workdir)

@@ -374,7 +374,7 @@ def test_an_undeclared_key_migration_says_to_declare_it(tmp_path):
     stack, decision = _gate(tmp_path, _key_migration_plan(tmp_path), NOW, entities={"Order": {"key": NEW_ORDER_KEY}})
     assert [(c.category, c.cls) for c in stack.changes if c.cls == "blocked"] == [("data", "blocked")]
     assert not decision.passed and decision.outcome == "hold"
-    assert "1 undeclared key migration(s)" in decision.reason
+    assert "1 undeclared data migration(s)" in decision.reason
     assert "declare each under `migrations:` in the blueprint" in decision.reason
     assert "window change" in decision.reason and "no flag lets it through" in decision.reason
     assert "pass nothing" not in decision.reason and "--allow-" not in decision.reason

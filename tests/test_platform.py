@@ -156,7 +156,7 @@ def test_each_environment_is_a_stack_with_its_own_names_and_settings(run_cli, tm
     assert code == 0
     assert sorted(p.name for p in (tmp_path / "out" / "stacks").iterdir()) == ["crm-prod", "orders-prod"]
     prod_config = json.loads((tmp_path / "out/stacks/crm-prod/cdk.tf.json").read_text())
-    assert prod_config["terraform"]["backend"]["local"]["path"] == "terraform.crm-prod.tfstate"
+    assert prod_config["terraform"]["backend"]["local"]["path"] == "../../../terraform-state/crm-prod.tfstate"
     assert "aws_appautoscaling_target" in prod_config["resource"]
     code, _, stderr = run_cli("synth", "--env", "staging", "--out", tmp_path / "out2")
     assert code == 2 and "has no environment `staging`" in stderr

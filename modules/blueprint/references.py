@@ -70,11 +70,26 @@ def _check_entity_tags(bp: Blueprint) -> None:
 
 def _check_migration(bp: Blueprint, position: int, migration: Migration) -> None:
     base = ("migrations", position)
+    if migration.kind == "removal":
+        if migration.entity in bp.entities:
+            raise BlueprintError(f"the removal of `{migration.entity}` names an entity the blueprint still declares",
+                                 path=(*base, "entity"), code="E204",
+                                 hint=f"remove `entities.{migration.entity}`, or this entry if it stays")
+        if migration.removal == "expire" and bp.table.ttl_attribute is None:
+            raise BlueprintError("`removal: expire` needs the table's TTL (`table.ttl_attribute`)",
+                                 path=(*base, "removal"), code="E204",
+                                 hint="set `table.ttl_attribute`, or use `delete` (a job deletes the items)")
+        return
     if migration.entity not in bp.entities:
         raise BlueprintError(f"unknown entity `{migration.entity}`", path=(*base, "entity"), code="E300",
                              hint=_suggest(migration.entity, bp.entities))
+    if migration.renamed_from is not None and migration.renamed_from in bp.entities:
+        raise BlueprintError(f"`{migration.renamed_from}` is still an entity of the blueprint, so it was not renamed",
+                             path=(*base, "renamed_from"), code="E204",
+                             hint=f"remove `entities.{migration.renamed_from}` (it is `{migration.entity}` now), or "
+                                  "this entry")
     for side, key in (("from", migration.from_), ("to", migration.to)):
-        for part in ("pk", "sk"):
+        for part in ("pk", "sk") if key is not None else ():
             try:
                 parse_template(getattr(key, part))
             except Invalid as error:

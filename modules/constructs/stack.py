@@ -15,6 +15,7 @@ from modules.constructs.cdk import (
 )
 from modules.constructs.construct import TablewrightTable
 from modules.constructs.naming import logical_id
+from modules.output import local_state_path
 
 if TYPE_CHECKING:
     from modules.stack import Stack
@@ -26,8 +27,7 @@ def add_backend(stack: TerraformStack, plan: Stack) -> None:
     bp = plan.design.blueprint
     backend = bp.terraform.backend
     if backend.type == "local":
-        # A relative state path keeps the output identical wherever the repository is checked out.
-        LocalBackend(stack, path=f"terraform.{plan.name}.tfstate")
+        LocalBackend(stack, path=local_state_path(plan.name))
         return
     # `key` was resolved for this stack when the blueprint loaded ({blueprint}, {env}, {stack}).
     assert backend.bucket is not None  # the model requires `bucket` for the s3 backend

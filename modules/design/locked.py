@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from modules.blueprint.encoding import key_encoding
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.lock import LockedEntity, LockedIndex, LockedKey, LockedProjection, StackLock
-from modules.blueprint.model import Blueprint
+from modules.blueprint.model import Blueprint, Migration
 from modules.blueprint.templates import KeyTemplate, parse_template
 from modules.design.model import KeyNames, Projection, Shape, TableDesign
 from modules.errors import DesignError
@@ -168,3 +168,38 @@ def _index_text(index: LockedIndex) -> str:
     projection = index.projection.type + (f" ({', '.join(index.projection.attributes)})"
                                           if index.projection.type == "INCLUDE" else "")
     return f"{index.type} {_attributes(index.partition_key, index.sort_key)}, {projection}, {index.status}"
+
+
+Keys = dict[tuple[str, str], KeyFacts]  # (entity, "table" or index) -> its keys there
+
+
+@dataclass(frozen=True)
+class Departure:
+    """An entity the earlier design has and the later one does not: renamed (declared), or removed."""
+
+    entity: str  # its name in the earlier design
+    renamed_to: str | None  # a declared rename: the name it has now
+    declared: Migration | None  # the blueprint's `migrations:` entry for it (rename or removal), if any
+
+
+def _entities(keys: Keys) -> set[str]:
+    return {entity for entity, _ in keys}
+
+
+def departures(before: Keys, after: Keys, migrations: list[Migration]) -> list[Departure]:
+    """Every entity of `before` missing from `after`, with the rename or removal the blueprint declares for it.
+    A rename counts only where it matches: its former name is gone and its new name is new."""
+    old, new = _entities(before), _entities(after)
+    found = []
+    for entity in sorted(old - new):
+        rename = next((m for m in migrations if m.renamed_from == entity and m.entity in new - old), None)
+        removal = next((m for m in migrations if m.removal is not None and m.entity == entity), None)
+        found.append(Departure(entity, rename.entity if rename else None, rename or removal))
+    return found
+
+
+def possible_renames(entity: str, before: Keys, after: Keys) -> list[str]:
+    """Entities new in `after` that could be `entity` renamed: any new entity, the ones on the same indexes first."""
+    new = sorted(_entities(after) - _entities(before))
+    indexes = {index for name, index in before if name == entity}
+    return sorted(new, key=lambda name: ({index for other, index in after if other == name} != indexes, name))

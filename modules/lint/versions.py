@@ -2,7 +2,8 @@
 
 A change is breaking when data or callers built for the old version stop working: an entity's keys
 change on the table or on any index, planned or declared (items already written sit under the old
-keys), or an access pattern is removed while another blueprint that extends this one still names it.
+keys), an entity is renamed or removed (its items keep the old name, or stay behind unread), or an
+access pattern is removed while another blueprint that extends this one still names it.
 Breaking changes need a major version bump (semver) and, for keys, a declared migration; with both
 they are reported as notes.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from modules.blueprint.compose import Composer, blueprint_files, repository_root
 from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.yamlsource import load_yaml
-from modules.design.locked import KeyFacts, key_facts, lock_of
+from modules.design.locked import KeyFacts, departures, key_facts, lock_of, possible_renames
 from modules.design.model import TABLE, TableDesign
 from modules.errors import TablewrightError
 from modules.lint.findings import Finding, Issue, Severity, comparison_rule
@@ -23,6 +24,10 @@ from modules.lint.findings import Finding, Issue, Severity, comparison_rule
 KEY_TEMPLATE_CHANGED = comparison_rule("TW401", "Key template changed without a major version",
                 "Items already written keep their old keys: migrate (new index or table, dual write, backfill, "
                 "cut over) and bump the major version.")
+ENTITY_DEPARTED = comparison_rule("TW403", "Entity renamed or removed without a declared migration",
+                "Items already written keep the old entity's name and keys: declare the rename (`renamed_from`) or "
+                "what happens to the items (`removal: delete | keep | expire`) under `migrations:`, and bump the "
+                "major version.")
 PATTERN_STILL_NAMED = comparison_rule("TW402", "Access pattern removed while another blueprint names it",
                 "Remove it from the extending blueprints first, or bump the major version.")
 
@@ -90,7 +95,8 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
     findings = []
     before, after = key_facts(lock_of(old_design)), key_facts(lock_of(new_design))
     for change in key_changes(before, after):
-        declared = any((m.entity, m.index) == (change.entity, change.index) for m in new.model.migrations)
+        declared = any(m.kind == "keys" and (m.entity, m.index) == (change.entity, change.index)
+                       for m in new.model.migrations)
         where = "the table" if change.index == TABLE else change.index
         part = "pk" if change.before.templates.split(" / ")[0] != change.after.templates.split(" / ")[0] else "sk"
         findings.append(KEY_TEMPLATE_CHANGED.finding(Issue(
@@ -100,6 +106,21 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
             "declare the migration under `migrations:` (entity, index, from, to, strategy, reason), run it "
             "(dual write, backfill, cut over) and bump the major version",
             _key_path(new, change.entity, change.index, part),
+        )))
+    for departure in departures(before, after, list(new.model.migrations)):
+        declared = departure.declared is not None
+        candidates = [] if declared else possible_renames(departure.entity, before, after)
+        what = f"renamed `{departure.renamed_to}`" if departure.renamed_to else "removed"
+        findings.append(ENTITY_DEPARTED.finding(Issue(
+            "info" if bumped and declared else "error",
+            f"entity `{departure.entity}` is {what}: its items already written keep the name `{departure.entity}` "
+            f"and their keys ({before[(departure.entity, TABLE)].templates}){suffix}"
+            + ("" if declared else ", and no migration is declared")
+            + (f" (new in this version: {', '.join(candidates)})" if candidates else ""),
+            f"declare it under `migrations:` (`entity: {candidates[0] if candidates else '<new name>'}, "
+            f"renamed_from: {departure.entity}` for a rename; `entity: {departure.entity}, removal: delete | keep "
+            "| expire` for a removal; with a `reason`) and bump the major version",
+            ("entities", departure.renamed_to) if departure.renamed_to else ("entities",),
         )))
     for pattern in sorted(set(old.model.access_patterns) - set(new.model.access_patterns)):
         for namer in _namers(new, pattern, search):

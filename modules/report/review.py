@@ -13,12 +13,15 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+from modules.blueprint.model import Migration
 from modules.capacity.cost import CostReport
+from modules.design.locked import KeyFacts
 from modules.report import diagrams, explain
 from modules.report.capacity import cost_data, price_line
 from modules.report.markdown import one_line, sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.review.classify import CLASSES, Change, counts
+from modules.review.data import DataChange
 from modules.review.gate import Decision
 from modules.review.review import Review, StackReview
 from modules.window import describe
@@ -108,22 +111,37 @@ def _item_rows(before: CostReport | None, after: CostReport | None) -> list[tupl
             *((f"{item[0].upper()}{item[1:]}", partial(_billed, items=(item,))) for item in items)]
 
 
+def _facts(facts: KeyFacts | None) -> str:
+    return facts.text if facts is not None else "(none)"
+
+
+def _data_line(change: DataChange) -> str:
+    """The lead of one data change in the review: what happens to the items already written."""
+    where = "the table" if change.index == "table" else change.index
+    if change.kind == "join":
+        return (f"- **{change.entity} joins {where}** (`{_facts(change.after)}`): items written before carry no "
+                f"{change.index} keys, so the index misses them until they are backfilled:")
+    declared = (f"Declared migration ({_declared_how(change).removeprefix('declared: ')}):" if change.declared
+                else "Not declared under `migrations:`, so it is blocked. The migration it needs:")
+    if change.kind == "rename":
+        keys = ("its keys stay" if change.before == change.after
+                else f"its keys change from `{_facts(change.before)}` to `{_facts(change.after)}`")
+        return (f"- **Breaking for items already written: {change.former} is renamed {change.entity}**: every item "
+                f"written before is marked `{change.former}`, and {keys}. Terraform shows nothing for it. {declared}")
+    if change.kind == "removal":
+        return (f"- **Breaking for items already written: {change.entity} is removed** from the blueprint; its items "
+                f"(`{_facts(change.before)}`) stay in the table. Terraform shows nothing for it. {declared}")
+    return (f"- **Breaking for items already written: {change.entity} on {where}** changes from "
+            f"`{_facts(change.before)}` to `{_facts(change.after)}`. Terraform shows nothing for it; the items keep "
+            f"their old keys. {declared}")
+
+
 def _data_section(stack: StackReview) -> list[str]:
     if not stack.data:
         return []
     lines = ["#### Data already in the table", ""]
     for change in stack.data:
-        where = "the table" if change.index == "table" else change.index
-        if change.breaking:
-            declared = (f"Declared migration ({change.declared.strategy}):" if change.declared else
-                        "Not declared under `migrations:`, so it is blocked. The migration it needs:")
-            lines.append(f"- **Breaking for items already written: {change.entity} on {where}** changes from "
-                         f"`{change.before.text if change.before else ''}` to `{change.after.text}`. Terraform shows "
-                         "nothing for it; the items keep "
-                         f"their old keys. {declared}")
-        else:
-            lines.append(f"- **{change.entity} joins {where}** (`{change.after.text}`): items written before carry no "
-                         f"{change.index} keys, so the index misses them until they are backfilled:")
+        lines.append(_data_line(change))
         lines += [f"  {number}. {step}" for number, step in enumerate(change.steps, 1)]
     return [*lines, ""]
 
@@ -136,10 +154,15 @@ def _lock_section(stack: StackReview) -> list[str]:
 
 
 def key_migrations(stacks: list[StackReview]) -> list[str]:
-    """One line per key migration, for the top of the review: the change reviewers must not miss."""
-    return [f"`{stack.stack}`: {change.entity} keys on {'the table' if change.index == 'table' else change.index} "
-            f"change ({'declared: ' + change.declared.strategy if change.declared else 'NOT declared: blocked'})"
+    """One line per data migration, for the top of the review: the change reviewers must not miss."""
+    return [f"`{stack.stack}`: {change.headline} ({_declared_how(change)})"
             for stack in stacks for change in stack.data if change.breaking]
+
+
+def _declared_how(change: DataChange) -> str:
+    if change.declared is None:
+        return "NOT declared: blocked"
+    return f"declared: {change.declared.removal or change.declared.strategy}"
 
 
 def _lint_section(stack: StackReview) -> list[str]:
@@ -213,6 +236,14 @@ def _cost_data(cost: CostReport | None) -> dict[str, Any] | None:
     return None if cost is None else cost_data(cost)
 
 
+def _declared_data(migration: Migration) -> dict[str, Any]:
+    """A `migrations:` entry as the JSON shows it: the fields of its kind (schema/gate.schema.json)."""
+    fields = {"keys": ("entity", "index", "from_", "to", "strategy", "reason"),
+              "rename": ("entity", "renamed_from", "strategy", "reason"),
+              "removal": ("entity", "removal", "reason")}[migration.kind]
+    return migration.model_dump(by_alias=True, include=set(fields))
+
+
 def stack_data(stack: StackReview) -> dict[str, Any]:
     return {
         "stack": stack.stack,
@@ -222,9 +253,10 @@ def stack_data(stack: StackReview) -> dict[str, Any]:
         "warnings": stack.warnings,
         "maintenance_window": describe(stack.window) if stack.window else None,
         "data_changes": [{"entity": change.entity, "index": change.index, "steps": list(change.steps),
-                          "before": change.before.text if change.before else None, "after": change.after.text,
-                          "breaking": change.breaking,
-                          "declared": change.declared.model_dump(by_alias=True) if change.declared else None}
+                          "kind": change.kind, "former": change.former,
+                          "before": change.before.text if change.before else None,
+                          "after": change.after.text if change.after else None, "breaking": change.breaking,
+                          "declared": _declared_data(change.declared) if change.declared else None}
                          for change in stack.data],
         "lock_diff": stack.lock_diff,
         "lint": None if stack.lint is None else [
@@ -252,8 +284,7 @@ def render_text(review: Review) -> str:
     for stack in review.stacks:
         lines += ["", f"{stack.stack}: {_summary(stack.changes)}", _text_changes(stack.changes)]
         lines += [f"warning: {w}" for w in stack.warnings]
-        lines += [f"data: {c.entity} on {c.index}: {c.before.text if c.before else '(not on it)'} -> {c.after.text}"
-                  for c in stack.data]
+        lines += [f"data: {c.subject}" + ("" if c.kind == "keys" else f" [{c.kind}]") for c in stack.data]
         lines += [f"lock: {line}" for line in stack.lock_diff]
     return "\n".join(lines) + "\n"
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from modules.blueprint.load import LoadedBlueprint
-from modules.blueprint.model import MaintenanceWindow, Migration
+from modules.blueprint.model import MaintenanceWindow
 from modules.constructs.record import STACK_OUTPUT
 from modules.design.locked import KeyFacts
 from modules.errors import PlanError, TablewrightError
@@ -157,19 +157,13 @@ def _keys(record: dict[str, Any] | None) -> dict[tuple[str, str], KeyFacts] | No
                         hint="plan with the stack synthesized by this version of Tablewright") from None
 
 
-def key_data(plan: dict[str, Any], migrations: list[Migration]) -> list[DataChange]:
-    """Keys that change between the state the plan starts from and the one it plans (from the `tablewright`
-    output), with the declared migration of each."""
+def key_data(plan: dict[str, Any], loaded: LoadedBlueprint) -> list[DataChange]:
+    """Keys that change, and entities renamed or removed, between the state the plan starts from and the one it
+    plans (from the `tablewright` output), with the declared migration of each."""
     before, after = _keys(_record(plan, "before")), _keys(_record(plan, "after"))
     if before is None or after is None:
         return []
-    return data_changes(before, after, migrations)
-
-
-def key_migrations(plan: dict[str, Any], migrations: list[Migration]) -> list[Change]:
-    """The key changes as data migrations: blocked unless the blueprint declares them, even in a plan with no
-    resource changes."""
-    return migration_changes(key_data(plan, migrations), STACK_OUTPUT)
+    return data_changes(before, after, list(loaded.model.migrations), loaded.model.table.ttl_attribute)
 
 
 # What each kind of blocked change is, and what lets it through (an acknowledgement: its flag).
@@ -192,9 +186,9 @@ def blocked_reason(changes: list[Change]) -> str:
                          "for the window)")
     migrations = sum(1 for change in blocked if change.unblocked_by is None and change.category == "data")
     if migrations:
-        parts.append(f"{migrations} undeclared key migration(s) (items already written keep their old keys): "
-                     "declare each under `migrations:` in the blueprint (entity, index, from, to, strategy, "
-                     "reason), which makes it a window change; no flag lets it through")
+        parts.append(f"{migrations} undeclared data migration(s) (items already written keep their old keys, or "
+                     "belong to an entity renamed or removed): declare each under `migrations:` in the blueprint "
+                     "(README: Design stability), which makes it a window change; no flag lets it through")
     others = sum(1 for change in blocked if change.unblocked_by is None and change.category != "data")
     if others:
         parts.append(f"{others} other(s): change the blueprint so the plan no longer makes them; no flag lets "
@@ -258,11 +252,11 @@ def _recreated(change: Change) -> Change:
                           "one starts empty")
 
 
-def plan_changes(plan: dict[str, Any], production: bool,
-                 migrations: list[Migration]) -> tuple[bool, list[Change]]:
-    """The classified changes of a real plan (key migrations from its `tablewright` output included),
-    judged by the stricter of `production` (the blueprint's) and the state the plan starts from; returns
+def plan_changes(plan: dict[str, Any], loaded: LoadedBlueprint) -> tuple[bool, list[Change]]:
+    """The classified changes of a real plan (data migrations from its `tablewright` output included),
+    judged by the stricter of the blueprint's production status and the state the plan starts from; returns
     that production status too."""
+    production = bool(loaded.model.production)
     before = prior_production(plan)
     strict = production or bool(before)
     try:
@@ -274,7 +268,7 @@ def plan_changes(plan: dict[str, Any], production: bool,
         changes = [_recreated(change) for change in changes]
     if before is not None:
         changes = production_change(before, production) + changes
-    return strict, key_migrations(plan, migrations) + _drifted_away(plan) + changes
+    return strict, migration_changes(key_data(plan, loaded), STACK_OUTPUT) + _drifted_away(plan) + changes
 
 
 
@@ -282,9 +276,9 @@ def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime,
          acknowledged: frozenset[str] = frozenset()) -> tuple[StackReview, Decision]:
     """Judge the plan by the stricter of the blueprint and the state the plan starts from, in the window that
     state has in force."""
-    production, changes = plan_changes(plan, bool(loaded.model.production), list(loaded.model.migrations))
+    production, changes = plan_changes(plan, loaded)
     changes = acknowledge(changes, acknowledged)
     in_force = window_in_force(plan, loaded.model.maintenance_window)
     stack = StackReview(loaded.stack_name, production, changes, in_force.window,
-                        data=key_data(plan, list(loaded.model.migrations)), warnings=gsi_warning(changes))
+                        data=key_data(plan, loaded), warnings=gsi_warning(changes))
     return stack, decide(changes, in_force, now)

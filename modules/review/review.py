@@ -27,7 +27,7 @@ from modules.review.classify import (
     production_change,
     settings_changes,
 )
-from modules.review.data import DataChange, data_changes, migration_changes
+from modules.review.data import DataChange, data_changes, migration_changes, unmatched_migrations
 from modules.stack import Stack, build_stacks
 from modules.synth import synthesize
 from modules.window import describe
@@ -138,11 +138,9 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     if old is not None and new is not None:
         before, after = lock_of(old.design), lock_of(new.design)
         migrations = new.design.blueprint.migrations
-        result.data = data_changes(key_facts(before), key_facts(after), migrations)
-        carried = [change.declared for change in result.data if change.declared]
-        result.warnings += [f"the declared migration of {m.entity} on {m.index} matches no key change of this "
-                            "pull request: remove it once the migration is done, or correct its `from`/`to`"
-                            for m in migrations if m not in carried]
+        result.data = data_changes(key_facts(before), key_facts(after), migrations,
+                                   new.design.blueprint.table.ttl_attribute)
+        result.warnings += unmatched_migrations(result.data, migrations)
         result.changes = acknowledge(migration_changes(result.data, "blueprint") + result.changes, acknowledged)
         result.lock_diff = lock_changes(before, after)
     return result
