@@ -314,10 +314,10 @@ def on_demand_maximum(ctx: Context) -> Iterator[Issue]:
             peak = math.ceil(average * bp.traffic.peak_factor)
             if maximum != UNLIMITED and maximum < peak:
                 yield Issue(
-                    "warning",
+                    "error" if bp.production else "warning",
                     f"{where}: on-demand {direction} maximum {maximum:,} request units/s is below the estimated peak "
                     f"{peak:,} (average {average:,.0f} x peak factor {bp.traffic.peak_factor:g}): requests above "
-                    "it are throttled",
+                    "it are throttled" + (" (production: an error)" if bp.production else ""),
                     f"set `max_throughput: {{{direction}: {peak}}}` or more (with the other direction), or "
                     "`suggested`, or lower the declared rates",
                     (*path, direction),  # `suggested` is never below the peak: only numbers get here

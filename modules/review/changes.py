@@ -14,9 +14,11 @@ from modules.errors import PlanError
 UNKNOWN = "(known after apply)"
 
 # Arguments whose change makes the AWS provider replace the resource (ForceNew), for the resource
-# types Tablewright writes. A real plan says so itself (`replace_paths`).
+# types Tablewright writes. A real plan says so itself (`replace_paths`); for aws_dynamodb_table
+# tests/test_replacing_attributes.py checks this list (and `_table_replacing`) against the provider.
 FORCES_REPLACEMENT: dict[str, tuple[str, ...]] = {
-    "aws_dynamodb_table": ("name", "hash_key", "range_key", "local_secondary_index"),
+    "aws_dynamodb_table": ("name", "hash_key", "range_key", "restore_date_time", "restore_source_name",
+                           "restore_source_table_arn", "restore_to_latest_time", "import_table"),
     "aws_dynamodb_contributor_insights": ("table_name", "index_name"),
     "aws_appautoscaling_target": ("resource_id", "scalable_dimension", "service_namespace"),
     "aws_appautoscaling_policy": ("name", "resource_id", "scalable_dimension", "service_namespace"),
@@ -89,6 +91,38 @@ def _forcing_arguments(address: str) -> tuple[str, ...]:
     return FORCES_REPLACEMENT.get(address.split(".")[0], ())
 
 
+def _names(blocks: Any) -> set[Any]:
+    return {block.get("name") for block in (blocks if isinstance(blocks, list) else [blocks] if blocks else [])
+            if isinstance(block, dict)}
+
+
+def _warm(body: dict[str, Any]) -> tuple[Any, Any]:
+    warm = body.get("warm_throughput") or {}
+    warm = warm[0] if isinstance(warm, list) and warm else warm
+    return (warm.get("read_units_per_second"), warm.get("write_units_per_second")) if isinstance(warm, dict) \
+        else (None, None)
+
+
+def _table_replacing(was: dict[str, Any], now: dict[str, Any]) -> tuple[str, ...]:
+    """What else makes the provider replace a table: its local indexes, which it tells apart by name only (a
+    local index added, removed or renamed; any other change of one it never applies), and a lower warm
+    throughput, which DynamoDB cannot lower (README: On-demand maximum and warm throughput)."""
+    found = []
+    if _names(was.get("local_secondary_index")) != _names(now.get("local_secondary_index")):
+        found.append("local_secondary_index")
+    lowered = [(old, new) for old, new in zip(_warm(was), _warm(now), strict=True)
+               if isinstance(old, int) and isinstance(new, int) and new < old]
+    if lowered:
+        found.append("warm_throughput")
+    return tuple(found)
+
+
+def _replacing(address: str, was: dict[str, Any], now: dict[str, Any]) -> tuple[str, ...]:
+    """The arguments whose change between `was` and `now` makes the provider replace the resource."""
+    forced = tuple(arg for arg in _forcing_arguments(address) if was.get(arg) != now.get(arg))
+    return forced + (_table_replacing(was, now) if address.split(".")[0] == "aws_dynamodb_table" else ())
+
+
 def from_configs(before: dict[str, Any], after: dict[str, Any]) -> list[ResourceChange]:
     """What Terraform would do to go from synthesis `before` to synthesis `after` (cdk.tf.json).
 
@@ -103,7 +137,7 @@ def from_configs(before: dict[str, Any], after: dict[str, Any]) -> list[Resource
         if was is None or now is None:
             actions[address] = "create" if was is None else "delete"
         elif was != now:
-            forcing[address] = tuple(arg for arg in _forcing_arguments(address) if was.get(arg) != now.get(arg))
+            forcing[address] = _replacing(address, was, now)
             actions[address] = "replace" if forcing[address] else "update"
     replaced: set[str] = set()
     while (now_replaced := {a for a, action in actions.items() if action == "replace"}) != replaced:

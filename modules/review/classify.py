@@ -223,9 +223,44 @@ def _replacement_reasons(before: TableFacets, after: TableFacets) -> list[str]:
         reasons.append(f"name {before.name} -> {after.name}")
     if before.keys != after.keys or before.key_types != after.key_types:
         reasons.append(f"key schema {before.keys}/{before.key_types} -> {after.keys}/{after.key_types}")
-    if before.local_indexes != after.local_indexes:
-        reasons.append("local secondary indexes change (they exist only from table creation)")
+    if {lsi[0] for lsi in before.local_indexes} != {lsi[0] for lsi in after.local_indexes}:
+        reasons.append("local secondary indexes added, removed or renamed (they exist only from table creation)")
+    lowered = _lowered(before.throughput[1], after.throughput[1])
+    if lowered:
+        reasons.append(f"warm throughput lowered ({', '.join(lowered)}): DynamoDB only raises it, so the provider "
+                       "creates a new table")
     return reasons
+
+
+def _lowered(old: tuple[Any, Any], new: tuple[Any, Any]) -> list[str]:
+    """The directions (read, write) whose warm throughput goes down: DynamoDB can only raise it."""
+    return [direction for direction, was, now in zip(("read", "write"), old, new, strict=True)
+            if isinstance(was, int) and isinstance(now, int) and now < was]
+
+
+def _never_applied(address: str, table: str, before: TableFacets, after: TableFacets) -> list[Change]:
+    """Changes the AWS provider never applies, so the table stays as it was while the design says otherwise: it
+    tells local indexes and attribute definitions apart by name only (a local index's sort key or projection,
+    a key attribute's type), and DynamoDB could not change them on a live table anyway."""
+    changes = []
+    if before.local_indexes != after.local_indexes:
+        changes.append(Change(address, "update", "index", f"{table}: local indexes", "blocked",
+                              f"{_lsi_text(before.local_indexes)} -> {_lsi_text(after.local_indexes)}: the provider "
+                              "tells local indexes apart by name only and never applies this, so the deployed index "
+                              "keeps its sort key and projection. A local index changes only with a new table: keep "
+                              "it as it is, or give it a new name (the table is replaced: --allow-destroy, after "
+                              "exporting the items)"))
+    if before.key_types != after.key_types:
+        changes.append(Change(address, "update", "table", f"{table}: key attribute types", "blocked",
+                              f"{before.key_types} -> {after.key_types}: the provider never changes the type of a "
+                              "key attribute (and DynamoDB cannot): keep the types, or create a new table and copy "
+                              "the items"))
+    return changes
+
+
+def _lsi_text(indexes: tuple[tuple[str, str, str, tuple[str, ...]], ...]) -> str:
+    return "; ".join(f"{name} {sort_key or '-'}, {kind}{' [' + ', '.join(kept) + ']' if kept else ''}"
+                     for name, sort_key, kind, kept in indexes) or "none"
 
 
 def _table_change(change: ResourceChange, production: bool) -> list[Change]:
@@ -247,8 +282,8 @@ def _table_change(change: ResourceChange, production: bool) -> list[Change]:
         reasons = _replacement_reasons(before, after) or [f"Terraform replaces it: {', '.join(change.replace_paths)}"]
         return [Change(address, "replace", "table", f"table {before.name}", "blocked",
                        "replacing the table deletes every item in it: " + "; ".join(reasons), "destroy")]
-    changes = _table_updates(address, before, after, production)
     table = f"table {after.name}"
+    changes = _never_applied(address, table, before, after) + _table_updates(address, before, after, production)
     both = frozenset(before.global_indexes.keys() & after.global_indexes.keys())
     changes += _recovery_period(address, table, before, after) + _replicas(address, table, before, after)
     changes += _unrecognised_changes(address, table, change.before or {}, change.after or {}, both)
@@ -275,6 +310,11 @@ def _index_changes(address: str, before: TableFacets, after: TableFacets) -> lis
                                   f"{_index_label(old)} -> {_index_label(new)}: a GSI's keys and projection cannot "
                                   "change in place, so it is deleted and rebuilt; queries on it fail until the "
                                   "new one is ACTIVE"))
+        elif _lowered(old.throughput[1], new.throughput[1]):
+            changes.append(Change(address, "replace", "index", subject, "window",
+                                  f"warm throughput {_limit(old.throughput[1])} -> {_limit(new.throughput[1])}: "
+                                  "DynamoDB only raises it, so the index is deleted and rebuilt; queries on it fail "
+                                  "until the new one is ACTIVE"))
         else:
             if old.capacity != new.capacity and before.billing_mode == after.billing_mode:
                 changes.append(Change(address, "update", "capacity", f"{subject} capacity", "safe",

@@ -17,7 +17,8 @@ from modules.errors import PlanError, TablewrightError
 from modules.review.changes import UNKNOWN, from_plan
 from modules.review.classify import ACKNOWLEDGEMENTS, Change, acknowledge, classify, counts, production_change
 from modules.review.data import DataChange, data_changes, migration_changes
-from modules.review.review import StackReview, gsi_warning, verdict
+from modules.review.review import StackReview, below_peak, gsi_warning, verdict
+from modules.stack import build_stack
 from modules.window import describe, is_open, next_opening
 
 Outcome = Literal["apply", "hold", "wait"]
@@ -277,7 +278,7 @@ def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime,
     """Judge the plan by the stricter of the blueprint and the state the plan starts from, in the window that
     state has in force."""
     production, changes = plan_changes(plan, loaded)
-    changes = acknowledge(changes, acknowledged)
+    changes = acknowledge(below_peak(changes, build_stack(loaded)), acknowledged)
     in_force = window_in_force(plan, loaded.model.maintenance_window)
     stack = StackReview(loaded.stack_name, production, changes, in_force.window,
                         data=key_data(plan, loaded), warnings=gsi_warning(changes))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,20 @@ def gsi_warning(changes: list[Change]) -> list[str]:
             "backfills every item), so the apply can take hours. Split the change into one pull request per index."]
 
 
+PEAK_RULE = "TW313"  # lint: an on-demand maximum below the declared peak
+
+
+def below_peak(changes: list[Change], stack: Stack) -> list[Change]:
+    """In production, a new on-demand maximum below the blueprint's declared peak (lint TW313) throttles the traffic
+    the blueprint expects: the change waits for the window instead of going out at any time."""
+    if not stack.source.model.production or not any(f.finding.code == PEAK_RULE for f in stack.lint.findings):
+        return changes
+    return [replace(change, cls="window", reason=f"{change.reason}; production: below the declared peak (lint "
+                                                 f"{PEAK_RULE}), so traffic the blueprint expects is throttled")
+            if change.cls == "safe" and change.subject.endswith("on-demand maximum") else change
+            for change in changes]
+
+
 def _side_error(error: TablewrightError, spec: str, side: str, scratch: Path) -> TablewrightError:
     if error.code == "E601":
         return error  # about the revision itself, already named by its option
@@ -129,6 +143,7 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
                                f"({describe(in_force) if in_force else 'none'}); the new one applies from the next "
                                "change on")
     if new is not None:
+        result.changes = below_peak(result.changes, new)
         extra = breaking_changes(old.source, old.design, new.source, new.design, search) if old is not None else []
         result.lint = new.with_findings(extra).lint
         result.cost_after = new.cost
