@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from modules.blueprint.load import load_blueprint
 from modules.blueprint.model import TableName
 from modules.blueprint.yamlsource import load_yaml
-from modules.catalog import create_new_file
-from modules.errors import BlueprintError, TablewrightError, render_path
+from modules.catalog import check_blueprint_name, create_new_file
+from modules.errors import MAX_REPORTED, BlueprintError, ErrorList, TablewrightError, render_path
 from modules.stack import build_stack
 
 # --- what the AWS CLI prints (only the fields adopt reads; everything else is ignored) --------------
@@ -114,6 +114,7 @@ class TtlDescription(Aws):
 
 class PitrDescription(Aws):
     PointInTimeRecoveryStatus: Literal["ENABLED", "DISABLED"]
+    RecoveryPeriodInDays: int | None = None
 
 
 class BackupsDescription(Aws):
@@ -179,7 +180,7 @@ KNOWN_KEYS = {
 }
 # Keys that come along with those above and are not needed.
 IGNORED_KEYS = {"TableName", "IndexName", "ContributorInsightsRuleList", "LastUpdateDateTime", "FailureException",
-                "ContributorInsightsMode", "NextToken"}
+                "ContributorInsightsMode", "NextToken", "ResponseMetadata"}
 MAX_INPUT_FILES = 10
 
 
@@ -187,37 +188,54 @@ def adopt_error(message: str, hint: str, file: str | None = None) -> BlueprintEr
     return BlueprintError(f"{file}: {message}" if file else message, code="E800", hint=hint)
 
 
+def _read_file(path: Path, merged: dict[str, Any], origin: dict[str, str]) -> None:
+    """Add what one AWS CLI output file says to `merged` (refusing what no such output holds)."""
+    data, _ = load_yaml(path)  # JSON is YAML: the same bounded, located reader as blueprints
+    if not isinstance(data, dict):
+        raise adopt_error("not a JSON object", "pass the output of an AWS CLI describe command", str(path))
+    known = [key for key in data if key in KNOWN_KEYS]
+    unknown = sorted(set(data) - set(KNOWN_KEYS) - IGNORED_KEYS)
+    if unknown or not known:
+        raise adopt_error(f"unrecognised top-level key `{unknown[0] if unknown else next(iter(data), '')}`",
+                          "adopt reads the JSON of: " + "; ".join(sorted(set(KNOWN_KEYS.values()))), str(path))
+    for key in data:
+        if key in merged and key in KNOWN_KEYS:
+            raise adopt_error(f"`{key}` is also in {origin[key]}", "pass each description once", str(path))
+    for key, value in data.items():
+        if key in KNOWN_KEYS or key == "ContributorInsightsMode":
+            merged[key], origin[key] = value, str(path)
+
+
 def read_description(paths: Sequence[Path]) -> Description:
-    """Merge the AWS CLI outputs in `paths` (each recognised by its top-level keys) and validate them."""
+    """Merge the AWS CLI outputs in `paths` (each recognised by its top-level keys) and validate them; every
+    file's problem is reported at once."""
     if len(paths) > MAX_INPUT_FILES:
         raise adopt_error(f"{len(paths)} input files; adopt reads at most {MAX_INPUT_FILES}",
                           "pass describe-table and the optional descriptions, one file each")
     merged: dict[str, Any] = {}
     origin: dict[str, str] = {}
+    errors: list[TablewrightError] = []
     for path in paths:
-        data, _ = load_yaml(path)  # JSON is YAML: the same bounded, located reader as blueprints
-        if not isinstance(data, dict):
-            raise adopt_error("not a JSON object", "pass the output of an AWS CLI describe command", str(path))
-        known = [key for key in data if key in KNOWN_KEYS]
-        unknown = sorted(set(data) - set(KNOWN_KEYS) - IGNORED_KEYS)
-        if unknown or not known:
-            raise adopt_error(f"unrecognised top-level key `{unknown[0] if unknown else next(iter(data), '')}`",
-                              "adopt reads the JSON of: " + "; ".join(sorted(set(KNOWN_KEYS.values()))), str(path))
-        for key, value in data.items():
-            if key in merged and key in KNOWN_KEYS:
-                raise adopt_error(f"`{key}` is also in {origin[key]}", "pass each description once", str(path))
-            if key in KNOWN_KEYS or key == "ContributorInsightsMode":
-                merged[key], origin[key] = value, str(path)
-    if "Table" not in merged:
-        raise adopt_error("no `aws dynamodb describe-table` output among the inputs",
-                          "run `aws dynamodb describe-table --table-name NAME > table.json` and pass table.json")
+        try:
+            _read_file(path, merged, origin)
+        except TablewrightError as error:
+            errors.append(error)
+    if "Table" not in merged and not any("Table" in error.message for error in errors):
+        errors.append(adopt_error("no `aws dynamodb describe-table` output among the inputs",
+                                  "run `aws dynamodb describe-table --table-name NAME > table.json` and pass "
+                                  "table.json"))
+    if errors:
+        raise ErrorList(errors) if len(errors) > 1 else errors[0]
     try:
         return Description.model_validate(merged)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = render_path([step for step in first["loc"] if isinstance(step, (str, int))])
-        file = origin.get(str(first["loc"][0]), "") if first["loc"] else ""
-        raise adopt_error(f"`{where}`: {first['msg']}", "pass the AWS CLI's JSON output unchanged", file) from None
+        problems = []
+        for detail in error.errors()[:MAX_REPORTED]:
+            where = render_path([step for step in detail["loc"] if isinstance(step, (str, int))])
+            file = origin.get(str(detail["loc"][0]), "") if detail["loc"] else ""
+            problems.append(adopt_error(f"`{where}`: {detail['msg']}", "pass the AWS CLI's JSON output unchanged",
+                                        file))
+        raise (ErrorList(problems) if len(problems) > 1 else problems[0]) from None
 
 
 # --- the blueprint ---------------------------------------------------------------------------------
@@ -233,6 +251,9 @@ class Adoption:
 
 
 TYPES = {"S": "string", "N": "number", "B": "binary"}
+# Point-in-time recovery keeps 35 days unless told otherwise (UpdateContinuousBackups, RecoveryPeriodInDays:
+# https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PointInTimeRecoverySpecification.html).
+DEFAULT_RECOVERY_DAYS = 35
 DIMENSION = re.compile(r"dynamodb:(table|index):(Read|Write)CapacityUnits")
 
 
@@ -249,7 +270,10 @@ def adopted_blueprint(described: Description, name: str | None = None, schema: s
         raise adopt_error(f"table {table.TableName} is a global table ({len(table.Replicas)} replicas)",
                           "Tablewright manages single-region tables; adopt one without replicas")
     adoption = Adoption("", name or blueprint_name(table.TableName))
+    check_blueprint_name(adoption.name, "--name")
     types: dict[str, str] = {a.AttributeName: a.AttributeType for a in table.AttributeDefinitions}
+    keys = _keys(table.KeySchema, types)
+    _check_scaling_described(described)
     scaling = _scaling(described, table.TableName)
     lines = [f"# yaml-language-server: $schema={schema}"] if schema else []
     lines += [
@@ -267,10 +291,9 @@ def adopted_blueprint(described: Description, name: str | None = None, schema: s
     lines += _tags(described, adoption)
     lines.append("table:")
     lines.append(f"  name: {_quote(table.TableName)}")
-    keys = _keys(table.KeySchema, types)
     if keys != "{pk: \"PK\", sk: \"SK\"}":
         lines.append(f"  keys: {keys}")
-    lines += _billing(table, scaling, "  ")
+    lines += _billing(table, scaling, adoption, "  ")
     lines += _ttl(described, adoption)
     lines += _pitr(described, adoption)
     lines.append(f"  deletion_protection: {_bool(table.DeletionProtectionEnabled)}")
@@ -280,7 +303,7 @@ def adopted_blueprint(described: Description, name: str | None = None, schema: s
         lines.append(f"  stream: {stream.StreamViewType.lower()}")
     if table.TableClassSummary is not None and table.TableClassSummary.TableClass == "STANDARD_INFREQUENT_ACCESS":
         lines.append("  table_class: standard_infrequent_access")
-    lines += _indexes(table, types, scaling)
+    lines += _indexes(table, types, scaling, adoption)
     lines += _adopted(scaling)
     lines += _insights(described)
     lines += [
@@ -355,6 +378,26 @@ def _scaling(described: Description, table: str) -> Scaling:
     return found
 
 
+def _check_scaling_described(described: Description) -> None:
+    """A provisioned table's capacity is adopted only with its autoscaling described: without it adopt cannot
+    tell autoscaled capacity from fixed, and today's capacity written as fixed bounds stops the autoscaler."""
+    billing = described.Table.BillingModeSummary
+    if billing is not None and billing.BillingMode == "PAY_PER_REQUEST":
+        return
+    missing = [command for command, given in (("describe-scalable-targets", described.ScalableTargets),
+                                              ("describe-scaling-policies", described.ScalingPolicies))
+               if given is None]
+    if missing:
+        table = described.Table.TableName
+        raise adopt_error(
+            f"table {table} is provisioned, and its autoscaling is not described (no {' or '.join(missing)} "
+            "output): adopt cannot tell autoscaled capacity from fixed, and writing today's capacity as fixed bounds "
+            "would stop the autoscaler when the plan is applied",
+            f"run `aws application-autoscaling describe-scalable-targets --service-namespace dynamodb "
+            f"--resource-ids table/{table} > targets.json` and `aws application-autoscaling "
+            "describe-scaling-policies --service-namespace dynamodb > policies.json`, and pass both")
+
+
 def _of_table(entries: Sequence[Scalable], prefix: str) -> list[Scalable]:
     """The targets or policies of this table (describe-scalable-targets lists the whole account's)."""
     return [entry for entry in entries if entry.ResourceId == prefix or entry.ResourceId.startswith(prefix + "/")]
@@ -370,7 +413,7 @@ def _dimension_of(namespace: str, resource: str, dimension: str, prefix: str) ->
     return index.group(1) or "table", match.group(2).lower()
 
 
-def _billing(table: TableDescription, scaling: Scaling, indent: str,
+def _billing(table: TableDescription, scaling: Scaling, adoption: Adoption, indent: str,
              index: IndexDescription | None = None) -> list[str]:
     """Billing and capacity of the table (`index` None) or of one GSI: autoscaling bounds, targets and cooldowns
     when provisioned, the on-demand maximum when on demand."""
@@ -387,10 +430,12 @@ def _billing(table: TableDescription, scaling: Scaling, indent: str,
         return lines
     current = (index.ProvisionedThroughput if index is not None else table.ProvisionedThroughput) or Throughput()
     directions = {}
+    pinned = []
     for direction, units in (("read", current.ReadCapacityUnits), ("write", current.WriteCapacityUnits)):
         live = scaling.get((owner, direction))
-        if live is None:  # no autoscaling: Tablewright's target keeps the capacity where it is
+        if live is None:  # no autoscaling there: Tablewright's target keeps the capacity where it is
             directions[direction] = f"{{min: {max(units, 1)}, max: {max(units, 1)}}}"
+            pinned.append(f"{direction} {max(units, 1)}")
             continue
         target, policy = live
         settings = [f"min: {target.MinCapacity}", f"max: {target.MaxCapacity}"]
@@ -407,6 +452,14 @@ def _billing(table: TableDescription, scaling: Scaling, indent: str,
                 settings.append("disable_scale_in: true")
         directions[direction] = "{" + ", ".join(settings) + "}"
     lines = [f"{indent}billing: provisioned"] if owner == "table" else []
+    where = "the table" if owner == "table" else owner
+    if pinned:
+        adoption.warnings.append(f"{where} has no autoscaling for {' and '.join(p.split()[0] for p in pinned)} "
+                                 f"capacity: the blueprint pins it where it is ({', '.join(pinned)} units, min = max), "
+                                 "and the stack registers a scalable target at that capacity; raise `max` to let it "
+                                 "scale")
+        lines.append(f"{indent}# TODO(adopt): no autoscaling on {where} for {' and '.join(pinned)} units today: pinned "
+                     "(min = max); raise `max` to let it scale")
     lines += [f"{indent}capacity:", f"{indent}  read: {directions['read']}", f"{indent}  write: {directions['write']}"]
     return lines
 
@@ -429,8 +482,12 @@ def _pitr(described: Description, adoption: Adoption) -> list[str]:
                                  "the table has it off, the first plan turns it on")
         return ["  point_in_time_recovery: true   # TODO(adopt): not described; check "
                 "`aws dynamodb describe-continuous-backups`"]
-    enabled = backups.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus == "ENABLED"
-    return [f"  point_in_time_recovery: {_bool(enabled)}"]
+    recovery = backups.PointInTimeRecoveryDescription
+    enabled = recovery.PointInTimeRecoveryStatus == "ENABLED"
+    days = recovery.RecoveryPeriodInDays
+    custom = enabled and days is not None and days != DEFAULT_RECOVERY_DAYS
+    kept = [f"  point_in_time_recovery_days: {days}"] if custom else []
+    return [f"  point_in_time_recovery: {_bool(enabled)}", *kept]
 
 
 def _encryption(table: TableDescription) -> list[str]:
@@ -454,7 +511,7 @@ def _tags(described: Description, adoption: Adoption) -> list[str]:
     return ["tags:", *(f"  {_quote(key)}: {_quote(value)}" for key, value in tags)]
 
 
-def _indexes(table: TableDescription, types: dict[str, str], scaling: Scaling) -> list[str]:
+def _indexes(table: TableDescription, types: dict[str, str], scaling: Scaling, adoption: Adoption) -> list[str]:
     indexes = [(index, "global") for index in table.GlobalSecondaryIndexes]
     indexes += [(index, "local") for index in table.LocalSecondaryIndexes]
     if not indexes:
@@ -466,7 +523,7 @@ def _indexes(table: TableDescription, types: dict[str, str], scaling: Scaling) -
             lines.append("    type: local")
         lines.append(f"    keys: {_keys(index.KeySchema, types)}")
         lines.append(f"    projection: {_projection(index.Projection)}")
-        lines += _billing(table, scaling, "    ", index) if kind == "global" else []
+        lines += _billing(table, scaling, adoption, "    ", index) if kind == "global" else []
     return lines
 
 
@@ -529,7 +586,7 @@ def write_blueprint(adoption: Adoption, path: Path | None) -> None:
     other blueprint would: a description the language cannot express is an error now, not in the user's
     next command."""
     with tempfile.TemporaryDirectory(prefix="tablewright-adopt-") as scratch:
-        staged = Path(scratch) / f"{adoption.name}.yaml"
+        staged = Path(scratch) / "adopted.yaml"  # never a path from the input
         staged.write_text(adoption.text)
         try:
             build_stack(load_blueprint(staged))

@@ -88,11 +88,17 @@ access_patterns:
 """
 
 
+def check_blueprint_name(name: str, option: str = "NAME") -> None:
+    """A new blueprint's name (`new NAME`, `adopt --name`): its file name and stack name, so nothing else."""
+    if not re.fullmatch(r"[a-z][a-z0-9-]{0,62}", name):
+        raise BlueprintError(f"{option} {name!r} is not a valid blueprint name", code="E600",
+                             hint="use lowercase letters, digits and '-', starting with a letter, at most 63 (e.g. "
+                                  "`billing`); it names the file and the stack, never a path")
+
+
 def scaffold(name: str, directory: Path, base: Path, schema: Path) -> Path:
     """Write `<directory>/<name>.yaml`, a blueprint that extends the platform base and passes lint."""
-    if not re.fullmatch(r"[a-z][a-z0-9-]{0,62}", name):
-        raise BlueprintError(f"{name!r} is not a valid blueprint name", code="E600",
-                             hint="use lowercase letters, digits and '-', starting with a letter (e.g. `billing`)")
+    check_blueprint_name(name)
     path = directory / f"{name}.yaml"
     if path.exists() or path.is_symlink():
         raise BlueprintError(f"{path} already exists", code="E600",

@@ -336,7 +336,10 @@ def command_new(args: argparse.Namespace) -> int:
 
 def command_adopt(args: argparse.Namespace) -> int:
     from modules.adopt import adopted_blueprint, blueprint_name, read_description, write_blueprint
+    from modules.catalog import check_blueprint_name
 
+    if args.name is not None:
+        check_blueprint_name(args.name, "--name")  # before anything is read or written
     described = read_description([Path(path) for path in args.descriptions])
     name = args.name or blueprint_name(described.Table.TableName)
     path = None if args.out == "-" else Path(args.out or f"blueprints/{name}.yaml")

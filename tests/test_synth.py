@@ -169,7 +169,8 @@ def test_terraform_validate_accepts_every_bundled_stack(name, bundled_out, tmp_p
 def test_terraform_validate_accepts_every_optional_setting(write_blueprint, tmp_path):
     text = (BUNDLED[0].read_text()
             .replace("  ttl_attribute: expiresAt", "  ttl_attribute: expiresAt\n  encryption: customer_managed\n"
-                     "  stream: keys_only\n  table_class: standard_infrequent_access\n  deletion_protection: false")
+                     "  stream: keys_only\n  table_class: standard_infrequent_access\n  deletion_protection: false\n"
+                     "  point_in_time_recovery_days: 14")
             .replace("tags:", "region: eu-west-1\nchange_rules: {trail: create}\nenvironments: {dev: {alarms: "
                               "{notify: [arn:aws:sns:eu-west-1:111122223333:dev]}}}\ntags:")
             .replace("  GSI2:\n", "  GSI2:\n    projection: keys_only\n"))
@@ -177,6 +178,8 @@ def test_terraform_validate_accepts_every_optional_setting(write_blueprint, tmp_
     config = synth_one(write_blueprint(text), out)
     assert config["provider"]["aws"] == [{"region": "eu-west-1"}]
     assert config["resource"]["aws_cloudtrail"]["crm_trail"]["is_multi_region_trail"] is False
+    assert config["resource"]["aws_dynamodb_table"]["crm"]["point_in_time_recovery"] == {
+        "enabled": True, "recovery_period_in_days": 14}
     validate(out / "stacks" / "crm-prod", terraform_environment(tmp_path))
 
 

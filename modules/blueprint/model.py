@@ -531,6 +531,9 @@ class TableSpec(Strict):
         default=None, description="A number or epoch_seconds timestamp attribute holding the expiry time."
     )
     point_in_time_recovery: bool = True
+    point_in_time_recovery_days: int | None = Field(
+        default=None, ge=1, le=35,
+        description="Days of restore points point-in-time recovery keeps, 1-35 (unset: AWS's default, 35).")
     deletion_protection: bool = True
     encryption: Literal["aws_owned", "aws_managed", "customer_managed"] = Field(
         default="aws_owned",
@@ -560,6 +563,10 @@ class TableSpec(Strict):
                 "remove `capacity` or set `billing: provisioned`",
                 "capacity",
             )
+        if self.point_in_time_recovery_days is not None and not self.point_in_time_recovery:
+            raise Invalid("`point_in_time_recovery_days` needs `point_in_time_recovery: true`",
+                          "remove `point_in_time_recovery_days`, or turn point-in-time recovery on",
+                          "point_in_time_recovery_days")
         if self.kms_key_arn is not None and self.encryption != "customer_managed":
             raise Invalid(
                 "`kms_key_arn` needs `encryption: customer_managed`", "set `encryption: customer_managed`",

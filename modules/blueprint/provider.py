@@ -10,6 +10,9 @@ from modules.blueprint.model import Blueprint, ContributorInsightsMode
 INSIGHTS_MODE_SINCE = (6, 11, 0)
 # `warm_throughput` on aws_dynamodb_table (and its GSIs) arrived in hashicorp/aws 6.13.
 WARM_THROUGHPUT_SINCE = (6, 13, 0)
+# `point_in_time_recovery.recovery_period_in_days`: hashicorp/aws 5.100 has it (the version the tests validate
+# against); earlier 5.x releases may not, so the constraint must admit none of them.
+RECOVERY_PERIOD_SINCE = (5, 100, 0)
 # ASCII only: Python's `\d` and `\s` admit other scripts' digits and line separators (U+2028).
 _CLAUSE = re.compile(r" *(>=|<=|!=|~>|>|<|=)? *([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))? *")
 
@@ -48,3 +51,7 @@ def insights_mode(bp: Blueprint) -> ContributorInsightsMode:
     if bp.contributor_insights is not None:
         return bp.contributor_insights
     return "throttled_keys" if bp.production and supports_insights_mode(bp) else "accessed_and_throttled_keys"
+
+
+def supports_recovery_period(bp: Blueprint) -> bool:
+    return admits_only_since(bp, RECOVERY_PERIOD_SINCE)

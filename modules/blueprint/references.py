@@ -12,7 +12,12 @@ from typing import Any
 from modules.blueprint.encoding import parse_value
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, KeySpec, Migration
-from modules.blueprint.provider import lowest_version, supports_insights_mode, supports_warm_throughput
+from modules.blueprint.provider import (
+    lowest_version,
+    supports_insights_mode,
+    supports_recovery_period,
+    supports_warm_throughput,
+)
 from modules.blueprint.templates import entity_tag, parse_template
 from modules.errors import BlueprintError, FieldPath, TablewrightError, combined
 
@@ -45,6 +50,7 @@ def check_references(bp: Blueprint) -> None:
     collect(_check_ttl, bp)
     collect(_check_provider, bp)
     collect(_check_warm_throughput, bp)
+    collect(_check_recovery_period, bp)
     collect(_check_index_throughput, bp)
     collect(_check_notify_region, bp)
     collect(_check_lint_codes, bp)
@@ -398,6 +404,15 @@ def _check_warm_throughput(bp: Blueprint) -> None:
             hint="set `terraform: {aws_provider: \">= 6.13\"}`, or remove `warm_throughput`",
             code="E204",
         )
+
+
+def _check_recovery_period(bp: Blueprint) -> None:
+    if bp.table.point_in_time_recovery_days is not None and not supports_recovery_period(bp):
+        raise BlueprintError(
+            f"point_in_time_recovery_days needs hashicorp/aws >= 5.100 (`recovery_period_in_days`); the constraint "
+            f"{bp.terraform.aws_provider!r} allows older versions", path=("table", "point_in_time_recovery_days"),
+            hint="set `terraform: {aws_provider: \"~> 5.100\"}` (or later), or remove `point_in_time_recovery_days`",
+            code="E204")
 
 
 def _check_index_throughput(bp: Blueprint) -> None:

@@ -83,6 +83,7 @@ class LocalSecondaryIndex(Block):
 
 class PointInTimeRecovery(Block):
     enabled: bool
+    recovery_period_in_days: int | None = None  # hashicorp/aws 5.100 has it (checked by `terraform validate`)
 
 
 class ServerSideEncryption(Block):

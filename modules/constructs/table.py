@@ -69,7 +69,8 @@ def table(design: TableDesign, tags: dict[str, str],
         global_secondary_index=[_gsi(index, design, live_gsis, maxima or {})
                                 for index in design.global_indexes] or None,
         local_secondary_index=[_lsi(index) for index in design.local_indexes] or None,
-        point_in_time_recovery=PointInTimeRecovery(enabled=spec.point_in_time_recovery),
+        point_in_time_recovery=PointInTimeRecovery(enabled=spec.point_in_time_recovery,
+                                                   recovery_period_in_days=spec.point_in_time_recovery_days),
         server_side_encryption=encryption,
         # An absent `ttl` block would leave TTL as it is: say `enabled = false`, so removing it turns it off.
         ttl=Ttl(attribute_name=spec.ttl_attribute, enabled=True) if spec.ttl_attribute else Ttl(enabled=False),
