@@ -250,7 +250,7 @@ def _review_mode(args: argparse.Namespace) -> None:
 def _plans(specs: Sequence[str], directory: str | None) -> dict[str, dict[str, object]]:
     """`--plan STACK=PLAN.json` and `--plan-dir DIR` (every `DIR/<stack>.json`), each plan read and checked as
     the gate reads one."""
-    from modules.review.changes import read_plan
+    from modules.review.planfile import read_plan
 
     pairs = [spec.partition("=")[::2] for spec in specs]
     for spec, (stack, path) in zip(specs, pairs, strict=True):
@@ -296,8 +296,8 @@ def command_review(args: argparse.Namespace) -> int:
 def command_gate(args: argparse.Namespace) -> int:
     from modules.errors import EXIT_FAILED, EXIT_OK, EXIT_WINDOW
     from modules.report import review as render
-    from modules.review.changes import read_plan
     from modules.review.gate import gate, parse_now, stack_for_plan
+    from modules.review.planfile import read_plan
 
     plan = read_plan(Path(args.plan))
     now = parse_now(args.now)

@@ -813,6 +813,11 @@ def first_entry(plan: dict) -> dict:
     return plan["resource_changes"][0]
 
 
+def with_prior_state(value: str) -> str:
+    """The valid plan with `value` (JSON text, valid or not) in its prior state."""
+    return json.dumps(VALID_PLAN)[:-1] + ', "prior_state": {"x": ' + value + "}}"
+
+
 NESTED = "[" * 100_000 + "]" * 100_000
 PLAN_SHAPES = [
     ("resource-changes-a-dict", plan_with(lambda p: p.update(resource_changes={"a": first_entry(p)}))),
@@ -834,6 +839,28 @@ PLAN_SHAPES = [
     ("deeply-nested-resource-changes", json.dumps({**VALID_PLAN, "resource_changes": []})[:-1].replace(
         '"resource_changes": []', '"resource_changes": ' + NESTED) + "}"),
     ("invalid-utf8", '{"format_version": "caf\udce9"}'),
+    # Strict JSON: what parsers resolve differently (or not at all) is refused, wherever it is.
+    ("duplicate-top-level-key", json.dumps(VALID_PLAN)[:-1] + ', "resource_changes": []}'),
+    ("duplicate-key-in-prior-state", json.dumps(VALID_PLAN)[:-1] + ', "prior_state": {"a": 1, "a": 2}}'),
+    ("duplicate-key-in-an-entry", json.dumps(VALID_PLAN).replace('"name": "shop", ', '"name": "shop", "name": "x", ')),
+    ("nan", with_prior_state("NaN")),
+    ("infinity", with_prior_state("Infinity")),
+    ("minus-infinity", with_prior_state("-Infinity")),
+    ("number-of-5000-digits", with_prior_state("9" * 5000)),
+    ("number-beyond-a-double", with_prior_state("1e999")),
+    ("format-version-2", plan_with(lambda p: p.update(format_version="2.0"))),
+    ("format-version-a-number", plan_with(lambda p: p.update(format_version=1.2))),
+    ("planned-values-a-list", plan_with(lambda p: p.update(planned_values=[]))),
+    ("output-changes-a-list", plan_with(lambda p: p.update(output_changes=[]))),
+    ("output-change-a-string", plan_with(lambda p: p.update(output_changes={"tablewright": "x"}))),
+    ("output-change-without-actions", plan_with(lambda p: p.update(output_changes={"x": {"before": 1}}))),
+    ("resource-drift-an-object", plan_with(lambda p: p.update(resource_drift={"a": 1}))),
+    ("resource-drift-entry-a-string", plan_with(lambda p: p.update(resource_drift=["aws_dynamodb_table.shop"]))),
+    ("trailing-garbage", json.dumps(VALID_PLAN) + " x"),
+    ("two-documents", json.dumps(VALID_PLAN) + json.dumps(VALID_PLAN)),
+    ("byte-order-mark", "\ufeff" + json.dumps(VALID_PLAN)),
+    ("truncated", json.dumps(VALID_PLAN)[:-40]),
+    ("empty", ""),
 ]
 
 

@@ -207,7 +207,7 @@ def test_gate_command_exit_codes(plans, tmp_path, run_cli):
 
 
 @pytest.mark.parametrize("content, expected", [
-    ("not json", "not JSON"),
+    ("not json", "is not valid JSON at the top level: lexical error: invalid string in json text. near `not json`"),
     ('{"resource": {}}', "not a Terraform plan"),
 ])
 def test_gate_rejects_what_is_not_a_plan(tmp_path, run_cli, content, expected):

@@ -15,7 +15,15 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, ValidationError
 
 from modules.blueprint.invalid import Invalid
-from modules.blueprint.model import AttributeName, EntityName, IndexName, KeyAttributeName, Strict, TableName
+from modules.blueprint.model import (
+    MAX_TEMPLATE_LENGTH,
+    AttributeName,
+    EntityName,
+    IndexName,
+    KeyAttributeName,
+    Strict,
+    TableName,
+)
 from modules.blueprint.references import index_name_problem
 from modules.blueprint.templates import parse_template
 from modules.blueprint.yamlsource import SourceMap, load_yaml
@@ -24,7 +32,8 @@ from modules.errors import BlueprintError, FieldPath, SourceLocation
 LOCK_VERSION: Literal[1] = 1
 DEFAULT_ENVIRONMENT = "default"
 TABLE_KEYS = "table"  # an entity's keys on the table itself, beside those on each index
-Template = Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^[A-Za-z0-9_.{}:#-]+$")]
+Template = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEMPLATE_LENGTH,
+                                            pattern=r"^[A-Za-z0-9_.{}:#-]+$")]
 
 
 class LockedProjection(Strict):

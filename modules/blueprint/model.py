@@ -209,11 +209,16 @@ def _check_timestamp_format(fmt: str) -> None:
         )
 
 
+# A key template's text: longer than any key DynamoDB stores (2,048 bytes), with room for placeholder names.
+MAX_TEMPLATE_LENGTH = 4096
+TemplateText = Annotated[str, StringConstraints(max_length=MAX_TEMPLATE_LENGTH)]
+
+
 class KeySpec(Strict):
     """Key templates: literals and `{attribute}` placeholders joined by `#`."""
 
-    pk: str = Field(description="Partition key template.", examples=["CUSTOMER#{customerId}"])
-    sk: str | None = Field(
+    pk: TemplateText = Field(description="Partition key template.", examples=["CUSTOMER#{customerId}"])
+    sk: TemplateText | None = Field(
         default=None,
         description="Sort key template. Use a constant such as `PROFILE` for one item per partition. Required "
         "unless the table (or index) has no sort key (`keys: {pk: ...}` without `sk`).",
@@ -637,8 +642,8 @@ Operation = Literal["GetItem", "BatchGetItem", "Query", "Scan", "PutItem", "Upda
 
 
 class MigrationKey(Strict):
-    pk: str = Field(description="Partition key template, as in `key:` (without the shard number).")
-    sk: str = Field(description="Sort key template.")
+    pk: TemplateText = Field(description="Partition key template, as in `key:` (without the shard number).")
+    sk: TemplateText = Field(description="Sort key template.")
     shards: int | None = Field(default=None, ge=2, le=100)
 
 

@@ -4,6 +4,7 @@ inside values, entities whose sort keys overlap, keys over DynamoDB's size limit
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from modules.blueprint.encoding import EPOCH_WIDTH, admits_separator, sort_problem
@@ -203,8 +204,18 @@ def _max_bytes(spec: AttributeSpec, bucket: str | None) -> int | None:
     return len(sample.encode()) + 9 * fmt.count("%B")
 
 
-def key_bytes(template: KeyTemplate, specs: dict[str, AttributeSpec]) -> int | None:
+@dataclass(frozen=True)
+class KeyLength:
+    """How long a key can get: `bytes` at its longest, counting each unbounded component (free text without
+    `max_length`) as one byte, which it holds at least; `unbounded` names those components."""
+
+    bytes: int
+    unbounded: tuple[str, ...]
+
+
+def key_bytes(template: KeyTemplate, specs: dict[str, AttributeSpec]) -> KeyLength:
     total = len(template.segments) - 1
+    unbounded = []
     for segment in template.segments:
         if segment.literal is not None:
             total += len(segment.literal)
@@ -213,11 +224,19 @@ def key_bytes(template: KeyTemplate, specs: dict[str, AttributeSpec]) -> int | N
         else:
             size = _max_bytes(specs[str(segment.attribute)], segment.bucket)
             if size is None:
-                return None
-            total += size
-    return total
+                unbounded.append(str(segment.attribute))
+            total += 1 if size is None else size
+    return KeyLength(total, tuple(unbounded))
 
 
+def _shown(text: str) -> str:
+    """A template in a message: long literals cut in the middle."""
+    return text if len(text) <= 120 else f"{text[:60]}...{text[-40:]}"
+
+
+# DynamoDB's key size limits: "Partition key value: 2,048 bytes; sort key value: 1,024 bytes" (Developer Guide,
+# "Quotas in Amazon DynamoDB", Attributes: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/
+# ServiceQuotas.html#limits-attributes).
 @rule("TW205", "Key over DynamoDB's size limit",
       "Partition keys may hold 2,048 bytes and sort keys 1,024: shorten the components or their `max_length`.")
 def key_size(ctx: Context) -> Iterator[Issue]:
@@ -225,14 +244,17 @@ def key_size(ctx: Context) -> Iterator[Issue]:
     for entity, index, shape in _shapes(design):
         specs = design.blueprint.entities[entity].attributes
         for part, template, limit in (("pk", shape.pk, MAX_PARTITION_KEY_BYTES), ("sk", shape.sk, MAX_SORT_KEY_BYTES)):
-            size = key_bytes(template, specs)
-            if size is not None and size > limit:
+            length = key_bytes(template, specs)
+            if length.bytes > limit:
                 kind = "partition" if part == "pk" else "sort"
+                reach = (f"is at least {length.bytes:,} bytes (with one byte for each of "
+                         f"{', '.join(f'`{a}`' for a in length.unbounded)})" if length.unbounded
+                         else f"can reach {length.bytes:,} bytes (from the declared max_length)")
                 yield Issue(
                     "error",
-                    f"{_index_name(index)}: {entity}'s {kind} key {template.text} can reach {size:,} bytes "
-                    f"(from the declared max_length), over DynamoDB's {limit:,}",
-                    "shorten the longest component or key by an id instead of free text",
+                    f"{_index_name(index)}: {entity}'s {kind} key {_shown(template.text)} {reach}, over DynamoDB's "
+                    f"{limit:,}: DynamoDB refuses every write of such an item",
+                    "shorten the literals and the longest components, or key by an id instead of free text",
                     _path(design, entity, index, part),
                 )
 

@@ -73,6 +73,7 @@ def render_json(results: list[BlueprintResult]) -> str:
             "table": result.table,
             "sample_items": result.items_written,
             "passed": result.passed,
+            "refused": result.refused,
             "patterns": [
                 {
                     "pattern": r.pattern,

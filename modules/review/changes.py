@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from modules.errors import PlanError
@@ -185,13 +184,9 @@ def _fill_unknown(value: Any, unknown: Any) -> Any:
 
 PLAN_ACTIONS = {("create",): "create", ("update",): "update", ("delete",): "delete",
                 ("delete", "create"): "replace", ("create", "delete"): "replace", ("no-op",): None, ("read",): None}
-MAX_PLAN_BYTES = 200_000_000
-MAX_PLAN_DEPTH = 64
-
-
-def _plan_error(problem: str) -> PlanError:
-    return PlanError(f"the plan {problem}", hint="pass the output of `terraform show -json PLAN` for this blueprint's "
-                                                 "stack, unedited")
+def plan_error(problem: str, hint: str = "pass the output of `terraform show -json PLAN` for this blueprint's "
+                                        "stack, unedited") -> PlanError:
+    return PlanError(f"the plan {problem}", hint=hint)
 
 
 def _is_data_address(address: str) -> bool:
@@ -202,28 +197,27 @@ def _is_data_address(address: str) -> bool:
     return len(parts) == 3 and parts[0] == "data"
 
 
-def _entry_change(position: int, entry: Any) -> ResourceChange | None:
-    """One `resource_changes` entry, checked: None for data sources, no-ops and reads."""
-    where = f"resource_changes[{position}]"
+def entry_change(where: str, entry: Any) -> ResourceChange | None:
+    """One `resource_changes` (or `resource_drift`) entry, checked: None for data sources, no-ops and reads."""
     if not isinstance(entry, dict):
-        raise _plan_error(f"has {where} that is not an object")
+        raise plan_error(f"has {where} that is not an object")
     address, kind, mode, change = (entry.get(k) for k in ("address", "type", "mode", "change"))
     if not (isinstance(address, str) and isinstance(kind, str) and isinstance(mode, str)):
-        raise _plan_error(f"has {where} without a string address, type and mode")
+        raise plan_error(f"has {where} without a string address, type and mode")
     if not isinstance(change, dict):
-        raise _plan_error(f"has {where} ({address}) without a `change` object")
+        raise plan_error(f"has {where} ({address}) without a `change` object")
     actions = change.get("actions")
     if not isinstance(actions, list) or not actions or not all(isinstance(a, str) for a in actions):
-        raise _plan_error(f"has {where} ({address}) without a list of actions")
+        raise plan_error(f"has {where} ({address}) without a list of actions")
     before, after = change.get("before"), change.get("after")
     if mode not in ("managed", "data"):
-        raise _plan_error(f"has {where} ({address}) in mode `{mode}`, neither `managed` nor `data`")
+        raise plan_error(f"has {where} ({address}) in mode `{mode}`, neither `managed` nor `data`")
     if (mode == "data") != _is_data_address(address):
-        raise _plan_error(f"has {where} ({address}) whose mode `{mode}` does not match its address")
+        raise plan_error(f"has {where} ({address}) whose mode `{mode}` does not match its address")
     if mode != "managed":
         return None
     if not all(side is None or isinstance(side, dict) for side in (before, after)):
-        raise _plan_error(f"has {where} ({address}) whose before/after are not objects")
+        raise plan_error(f"has {where} ({address}) whose before/after are not objects")
     action = PLAN_ACTIONS.get(tuple(actions), "+".join(actions))  # an unknown action is kept, by name
     if action is None:
         return None
@@ -237,52 +231,7 @@ def from_plan(plan: dict[str, Any]) -> list[ResourceChange]:
     """The managed resource changes of `terraform show -json PLAN` that do something."""
     entries = plan.get("resource_changes", [])
     if not isinstance(entries, list):
-        raise _plan_error("has `resource_changes` that is not a list")
-    changes = [change for position, entry in enumerate(entries) if (change := _entry_change(position, entry))]
+        raise plan_error("has `resource_changes` that is not a list")
+    changes = [change for position, entry in enumerate(entries)
+               if (change := entry_change(f"resource_changes[{position}]", entry))]
     return sorted(changes, key=lambda c: c.address)
-
-
-def read_plan(path: Path) -> dict[str, Any]:
-    """`terraform show -json PLAN` output, checked enough to give a clear error."""
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise PlanError(f"{path} is not a file", code="E600", hint="pass the file `terraform show -json` wrote")
-        if size > MAX_PLAN_BYTES:
-            raise PlanError(f"{path} is {size:,} bytes; plans are limited to {MAX_PLAN_BYTES:,}",
-                            hint="pass the plan of one stack")
-        plan = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise PlanError(f"{path}: no such file", code="E600",
-                        hint="write it with `terraform show -json PLAN > PLAN.json`") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise PlanError(f"{path}: not JSON ({error})",
-                        hint="pass the output of `terraform show -json PLAN`, not the binary plan file") from None
-    except RecursionError:
-        raise PlanError(f"{path}: nested too deeply to be a Terraform plan",
-                        hint="pass the output of `terraform show -json PLAN`") from None
-    except OSError as error:
-        raise PlanError(f"{path}: cannot be read ({error.strerror})", code="E600",
-                        hint="pass a readable file") from None
-    if not isinstance(plan, dict) or "format_version" not in plan or "planned_values" not in plan:
-        raise PlanError(f"{path}: not a Terraform plan in JSON (no format_version/planned_values)",
-                        hint="pass the output of `terraform show -json PLAN` (a plan, not a state)")
-    if _depth(plan) > MAX_PLAN_DEPTH:
-        raise PlanError(f"{path}: nested deeper than {MAX_PLAN_DEPTH} levels, which no Terraform plan is",
-                        hint="pass the output of `terraform show -json PLAN`")
-    try:
-        from_plan(plan)  # refuses a malformed `resource_changes` here, before anything reads it
-    except PlanError as error:
-        raise error.prefixed(f"{path}: ") from None
-    return plan
-
-
-def _depth(value: Any) -> int:
-    """Nesting depth, measured without recursion."""
-    deepest, pending = 0, [(value, 1)]
-    while pending:
-        node, depth = pending.pop()
-        deepest = max(deepest, depth)
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        pending += [(child, depth + 1) for child in children if isinstance(child, (dict, list))]
-    return deepest

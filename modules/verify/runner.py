@@ -56,15 +56,18 @@ class BlueprintResult:
     items_written: int
     results: list[PatternResult] = field(default_factory=list)
     indexes: list[IndexResult] = field(default_factory=list)
+    refused: str | None = None  # DynamoDB refused the sample items: nothing else was run
 
     @property
     def passed(self) -> bool:
-        return all(result.passed for result in self.results) and all(index.passed for index in self.indexes)
+        return self.refused is None and all(result.passed for result in self.results) and all(
+            index.passed for index in self.indexes)
 
     @property
     def failures(self) -> list[str]:
-        """Every failure, patterns first, then indexes, each naming its pattern or index."""
-        return [r.failure for r in self.results if r.failure] + [i.failure for i in self.indexes if i.failure]
+        """Every failure: the sample items refused, then patterns, then indexes, each naming what failed."""
+        return ([self.refused] if self.refused else []) + [r.failure for r in self.results if r.failure] + [
+            i.failure for i in self.indexes if i.failure]
 
 
 def table_key(keys: KeyNames, item: dict[str, Any]) -> tuple[str, str]:
