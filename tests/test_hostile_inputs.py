@@ -1097,6 +1097,58 @@ def test_gate_markdown_has_no_raw_html_from_plan_values(tmp_path, run_cli):
     assert out.count("<details>") == out.count("</details>") == 1  # only the folded safe changes
 
 
+# Outside code, GitHub makes these notify someone or link somewhere (mentions, e-mail, issue references, URLs).
+ACTIVE_TEXT = re.compile(r"(?<![A-Za-z0-9_`])@[A-Za-z0-9]|[A-Za-z0-9]@[A-Za-z0-9]|(?<![&\w])#[0-9]|GH-[0-9]|"
+                         r"[A-Za-z]+://|(?i:www)\.")
+MENTIONS = "ping @octocat and @acme/security, mail ops@example.com, see #1234, GH-99, owner/repo#7"
+LINKS = "[approve](https://attacker.example/ok) https://attacker.example/x www.attacker.example javascript://x"
+
+
+def active(markdown: str) -> list[str]:
+    """Links, and text GitHub would turn into mentions, references or links, as the renderer sees the comment."""
+    from markdown_it import MarkdownIt
+
+    found = []
+    for token in MarkdownIt("commonmark", {"html": True}).enable("table").parse(markdown):
+        for child in token.children or []:
+            if child.type == "link_open":
+                found.append(f"link {child.attrs.get('href')}")
+            elif child.type == "text":
+                found += ACTIVE_TEXT.findall(child.content)
+    return found
+
+
+def test_review_markdown_makes_no_mention_or_link_from_blueprint_text(tmp_path, run_cli):
+    head = SHOP_TEXT.replace("access_patterns:\n", "access_patterns:\n  export_all:\n    entity: Order\n"
+                             "    filter: {total: \"=\"}\n    scan: allowed\n"
+                             f"    reason: {json.dumps(MENTIONS + ' ' + LINKS)}\n")
+    lay_out(tmp_path, {"head.yaml": head})
+    code, out, err = run_cli("review", "--base", SHOP, "--head", tmp_path / "head.yaml")
+    assert code == 0, err
+    assert "octocat" in out and "attacker.example" in out  # the text is there, inert
+    assert active(out) == []
+    assert active(MENTIONS + " " + LINKS)  # the check finds them in the raw text
+
+
+def test_gate_markdown_makes_no_mention_or_link_from_plan_values(tmp_path, run_cli):
+    tags = {"@octocat": "x", "owner": "ops@example.com", "see #12": "www.attacker.example"}
+    alarm = {"address": "aws_cloudwatch_metric_alarm.shop_throttles", "mode": "managed",
+             "type": "aws_cloudwatch_metric_alarm", "name": "shop_throttles",
+             "change": {"actions": ["update"], "before": {"alarm_description": "ok", "tags": {}}, "after_unknown": {},
+                        "after": {"alarm_description": LINKS, "tags": tags}}}
+    table = {"address": "aws_dynamodb_table.shop", "mode": "managed", "type": "aws_dynamodb_table", "name": "shop",
+             "change": {"actions": ["update"], "before": {"name": "shop_main", "tags": {}},
+                        "after": {"name": "shop_main", "tags": tags}}}
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps({"format_version": "1.2", "planned_values": {},
+                                     "resource_changes": [table, alarm]}))
+    code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", SHOP, "--now", "2026-12-01T02:30:00Z",
+                             "--format", "markdown")
+    assert code == 0, err
+    assert "octocat" in out and "attacker.example" in out
+    assert active(out) == []
+
+
 # Fuzz: mutated blueprints meet the contract ------------------------------------------------------
 
 FUZZ_BASE: dict[str, Any] = {

@@ -12,6 +12,10 @@ and a blockquote's leading `>` are kept, and so is every `>` of the Mermaid diag
 make a line of its own (and pass for one of our tags or fences): the loader refuses line breaks in
 blueprint values, and values from plans reach the Markdown through table cells and `one_line`, which
 flatten them.
+
+Mentions (`@name`, an e-mail address), issue references (`#12`, `GH-12`) and links (`[text](url)`, a bare
+`https://` or `www.` address) are made inert the same way, everywhere: a zero-width space after their
+marker, so `@team` reads as written and notifies nobody.
 """
 
 from __future__ import annotations
@@ -40,8 +44,23 @@ def _escape_line(line: str) -> str:
     return marker + _neutralise(line[len(marker):])
 
 
+# What GitHub turns into a mention, a reference or a link outside code (a comment with `@team` notifies it,
+# `#12` cross-links an issue, a URL becomes a link): a zero-width space after the marker breaks the pattern
+# and stays invisible, in code spans too. The review writes none of these itself.
+INERT = "\u200b"
+_ACTIVE = re.compile(r"(@|#|GH-)(?=[A-Za-z0-9])|(\]|:)(?=\(|//)|(?i:(www))(?=\.)")
+
+
+def _inert(match: re.Match[str]) -> str:
+    marker = match.group(1) or match.group(2) or match.group(3)
+    if match.group(1) == "#" and not match.string[match.end()].isdigit():
+        return marker  # `#` before a letter is a key separator (`ORDER#{id}`), not a reference
+    return marker + INERT
+
+
 def _neutralise(text: str) -> str:
-    return text.replace("<", "&lt;").replace(">", "&gt;").replace("![", "!\\[")
+    text = text.replace("<", "&lt;").replace(">", "&gt;").replace("![", "!\\[")
+    return _ACTIVE.sub(_inert, text)
 
 
 MERMAID_FENCE, FENCE_END = "```mermaid", "```"
