@@ -610,3 +610,13 @@ def test_the_extractor_sees_a_wrong_option(tmp_path):
     [words] = tablewright_calls("run: tablewright synth blueprints/*.yaml --changed-snice main\n# tablewright x\n")
     with pytest.raises(TablewrightError, match="unrecognized arguments: --changed-snice"):
         build_parser().parse_args(words)
+
+
+def test_a_changed_request_is_visible_at_the_top_of_the_pull_request_comment(repo, run_cli):
+    """The detail of each stack is folded; what the application must change is not."""
+    repo.overlay("shop.yaml", {"access_patterns": {"customer": {"where": {"email": "="}}}})
+    code, out, err = run_cli("review", *repo.blueprints, "--changed-since", "main")
+    assert code == 0, err
+    top = out.split("<details>")[0]
+    assert "> **Application:** requests the application sends change:" in top
+    assert "> - `shop`: `customer`: GetItem on the table (PK = CUSTOMER#{customerId} AND SK = PROFILE) -&gt; " in top

@@ -97,7 +97,10 @@ def test_a_new_gsi_reads_as_one_window_change_with_the_backfill_it_needs(tmp_pat
     page, review = review_page(case_named("add_gsi"), tmp_path)
     assert page.headings[0] == "Tablewright review"
     assert page.paragraphs[0].startswith("**WINDOW: apply only inside the maintenance window** (0 blocked, 1 window")
-    assert "daily from 02:00 for 2h (UTC)" in page.paragraphs[1]
+    # A new pattern is a new request the application sends, said before anything else.
+    assert page.paragraphs[1:3] == ["**Application:** requests the application sends change:",
+                                    "`shop`: `orders_by_status` added: Query on GSI2 (GSI2PK = ORDER#{status})"]
+    assert "daily from 02:00 for 2h (UTC)" in page.paragraphs[3]
     [row] = change_table(page).rows
     assert row[:3] == ["**window**", "create", "GSI GSI2"] and "backfilling every item" in row[4]
     # The safe changes are there, but collapsed, with their count and categories in the summary.
@@ -188,3 +191,33 @@ def test_the_example_workflow_calls_commands_that_exist():
     for call in calls:
         words = [re.sub(r"\$\{\{[^}]*\}\}|\$\w+|\$\(.*?\)", "X", word) for word in shlex.split(call)]
         build_parser().parse_args(words)  # exits (SystemExit) on an unknown command or option
+
+
+def test_what_the_application_sees_is_visible_at_the_top_and_in_its_section(tmp_path):
+    """A point lookup moved from the table to a Query on a new index, a pattern removed and one added: each
+    with the request before and after and what the application must do, outside every folded section."""
+    head = yaml.safe_load(BASE.read_text())
+    head["access_patterns"]["customer"] = {"entity": "Customer", "where": {"email": "="}, "rps": 20}
+    del head["access_patterns"]["order_by_id"]
+    head["access_patterns"]["orders_by_status"] = {"entity": "Order", "where": {"customerId": "=", "status": "="},
+                                                   "rps": 5}
+    path = tmp_path / "head.yaml"
+    path.write_text(yaml.safe_dump(head, sort_keys=False))
+    review = build_review(str(BASE), str(path))
+    markdown = render_markdown(review)
+    top = markdown.split("<details>")[0]  # what a reviewer sees before opening anything
+    assert ("> - `shop`: `customer`: GetItem on the table (PK = CUSTOMER#{customerId} AND SK = PROFILE) -&gt; Query "
+            "on GSI1 (GSI1PK = CUSTOMER#{email})") in top
+    assert "> - `shop`: `order_by_id` removed (was Query on GSI1 (GSI1PK = ORDER#{orderId}))" in top
+    assert "#### What the application sees" in markdown
+    section = markdown.split("#### What the application sees")[1].split("####")[0]
+    assert "<details>" not in section  # never folded
+    [stack] = review.stacks
+    kinds = {change.pattern: change.kind for change in stack.application}
+    assert kinds == {"customer": "changed", "order_by_id": "removed", "orders_by_status": "added"}
+    [customer] = [change for change in stack.application if change.pattern == "customer"]
+    assert customer.before == "GetItem on the table (PK = CUSTOMER#{customerId} AND SK = PROFILE)"
+    assert "is ACTIVE (DynamoDB builds it after the apply); the old request keeps working until then." in \
+        customer.action
+    unchanged = build_review(str(BASE), str(BASE))
+    assert unchanged.stacks[0].application == [] and "What the application sees" not in render_markdown(unchanged)

@@ -18,6 +18,8 @@ from modules.report.markdown import sanitize
 from modules.report.review import (
     VERDICT_TEXT,
     _summary,
+    application_headlines,
+    application_lines,
     key_migrations,
     render_stack_markdown,
     render_text,
@@ -130,12 +132,14 @@ def render_comment(pull: PullReview, limit: int = MAX_COMMENT_CHARS) -> str:
                 + (f" ({pull.unaffected} unchanged)" if pull.unaffected else "") + ": nothing to review.", ""]
         return MARKER + "\n" + sanitized("\n".join(head).rstrip() + "\n")
     migrations = key_migrations(stacks)
+    application = application_headlines(stacks)
     head = [
         "## Tablewright review", "",
         f"**{VERDICT_TEXT[pull.verdict]}** ({_summary(pull.changes)} in {len(stacks)} stack(s) of "
         f"{len(pull.blueprints)} blueprint(s) changed since {since})", "",
         markdown_table(STACK_HEADERS, _stack_rows(pull)), "",
         *(f"> **Data migration:** {line}" for line in migrations), *([""] if migrations else []),
+        *application_lines(application), *([""] if application else []),
         _windows(stacks), "",
         *_reasons(pull),
     ]

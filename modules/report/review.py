@@ -146,6 +146,36 @@ def _data_section(stack: StackReview) -> list[str]:
     return [*lines, ""]
 
 
+def _application_section(stack: StackReview) -> list[str]:
+    """Every request the application sends that this change adds, removes or changes: never folded."""
+    if not stack.application:
+        return []
+    return ["#### What the application sees", "",
+            "The requests the application sends for its access patterns (the query cookbook, `python main.py "
+            "explain --format json`) that this change adds, removes or changes:", "",
+            *(f"- {change.text}" for change in stack.application), ""]
+
+
+MAX_HEADLINES = 8
+
+
+def application_headlines(stacks: list[StackReview]) -> list[str]:
+    """One line per changed request, for the top of the review (at most a few, then a count)."""
+    lines = [f"`{stack.stack}`: {change.text.split('. ')[0]}" for stack in stacks if not stack.new
+             for change in stack.application]
+    if len(lines) > MAX_HEADLINES:
+        lines = [*lines[:MAX_HEADLINES], f"and {len(lines) - MAX_HEADLINES} more (see each stack)"]
+    return lines
+
+
+def application_lines(headlines: list[str]) -> list[str]:
+    """The headlines as one quoted list at the top of a comment."""
+    if not headlines:
+        return []
+    return ["> **Application:** requests the application sends change:", ">",
+            *(f"> - {line}" for line in headlines)]
+
+
 def _lock_section(stack: StackReview) -> list[str]:
     if not stack.lock_diff:
         return []
@@ -188,6 +218,7 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
         lines += [markdown_table(CHANGE_HEADERS, attention), ""]
     lines += _safe_section(stack.changes)
     lines += [f"> **Warning:** {one_line(warning)}" for warning in stack.warnings] + ([""] if stack.warnings else [])
+    lines += _application_section(stack)
     lines += _data_section(stack)
     lines += _lock_section(stack)
     lines += _lint_section(stack)
@@ -224,6 +255,8 @@ def render_markdown(review: Review) -> str:
         "",
         *(f"> **Data migration:** {line}" for line in key_migrations(review.stacks)),
         *([""] if key_migrations(review.stacks) else []),
+        *application_lines(application_headlines(review.stacks)),
+        *([""] if application_headlines(review.stacks) else []),
         _window_line(review.stacks),
         "",
     ]
@@ -259,6 +292,8 @@ def stack_data(stack: StackReview) -> dict[str, Any]:
                           "declared": _declared_data(change.declared) if change.declared else None}
                          for change in stack.data],
         "lock_diff": stack.lock_diff,
+        "application": [{"pattern": change.pattern, "kind": change.kind, "before": change.before,
+                         "after": change.after, "action": change.action} for change in stack.application],
         "lint": None if stack.lint is None else [
             {"code": f.finding.code, "severity": f.finding.severity, "message": f.finding.message,
              "fix": f.finding.fix, "file": f.location.file, "line": f.location.line} for f in stack.lint.findings],
@@ -286,6 +321,7 @@ def render_text(review: Review) -> str:
         lines += [f"warning: {w}" for w in stack.warnings]
         lines += [f"data: {c.subject}" + ("" if c.kind == "keys" else f" [{c.kind}]") for c in stack.data]
         lines += [f"lock: {line}" for line in stack.lock_diff]
+        lines += [f"application: {change.text}" for change in stack.application]
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,7 @@ from modules.design.locked import key_facts, lock_changes, lock_of
 from modules.errors import TablewrightError
 from modules.lint.engine import LintResult
 from modules.lint.versions import breaking_changes
+from modules.review.application import PatternChange, pattern_changes
 from modules.review.changes import from_configs, stack_settings
 from modules.review.classify import (
     Change,
@@ -46,6 +47,8 @@ class StackReview:
     cost_before: CostReport | None = None
     cost_after: CostReport | None = None
     head: Stack | None = None  # the stack after the change: its design charts
+    application: list[PatternChange] = field(default_factory=list)  # the requests the application sends
+    new: bool = False  # the stack did not exist before (its patterns are all new)
 
 
 @dataclass
@@ -148,6 +151,8 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
         result.lint = new.with_findings(extra).lint
         result.cost_after = new.cost
         result.head = new
+        result.application = pattern_changes(old.design if old is not None else None, new.design)
+        result.new = old is None
     if old is not None:
         result.cost_before = old.cost
     if old is not None and new is not None:
