@@ -9,6 +9,7 @@ from pathlib import Path
 
 from modules.blueprint.compose import ROOT_ENVIRONMENT, blueprint_files, read_document, repository_root
 from modules.blueprint.load import load_blueprints
+from modules.blueprint.yamlsource import load_yaml
 from modules.errors import BlueprintError, TablewrightError
 
 
@@ -25,6 +26,21 @@ class Entry:
     description: str
     kind: str  # "service", "shared" or "invalid"
     error: str = ""
+
+
+def is_service_blueprint(path: Path) -> bool:
+    """A blueprint of its own (it names its `blueprint:`), not a shared base; a file that cannot be read counts,
+    so that whoever runs over it sees why."""
+    try:
+        data, _ = load_yaml(path)
+    except TablewrightError:
+        return True
+    return isinstance(data, dict) and "blueprint" in data
+
+
+def service_blueprints(directory: Path) -> list[Path]:
+    """Every service blueprint under `directory` (shared bases, which name no `blueprint:`, left out)."""
+    return [path for path in blueprint_files(directory) if is_service_blueprint(path)] if directory.is_dir() else []
 
 
 def catalog(directory: Path) -> list[Entry]:

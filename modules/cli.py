@@ -24,22 +24,56 @@ CDKTF_JSON = PROJECT_ROOT / "cdktf.json"
 TOOL_FILES = (PROJECT_ROOT / "modules", PROJECT_ROOT / "main.py", PROJECT_ROOT / "pyproject.toml")
 
 
-def default_blueprints() -> list[Path]:
-    """The blueprints `cdktf.json` names (context `blueprints`), relative to the project root."""
+def blueprints_directory() -> Path:
+    return PROJECT_ROOT / "blueprints"
+
+
+def _listed_blueprints() -> list[str] | None:
+    """`context.blueprints` of cdktf.json: None when cdktf.json or the list is absent."""
+    if not CDKTF_JSON.is_file():
+        return None
     try:
-        listed = json.loads(CDKTF_JSON.read_text())["context"]["blueprints"]
-    except (OSError, ValueError, TypeError, KeyError):
-        listed = None
+        config = json.loads(CDKTF_JSON.read_text())
+    except (OSError, ValueError) as error:
+        raise TablewrightError(f"{CDKTF_JSON} is not valid JSON ({error})", code="E600",
+                               hint="correct it (cdktf reads it too), or remove it") from None
+    context = config.get("context") if isinstance(config, dict) else None
+    listed = context.get("blueprints") if isinstance(context, dict) else None
+    if listed is None:
+        return None
     if not isinstance(listed, list) or not listed or not all(isinstance(path, str) and path for path in listed):
         raise TablewrightError(f"{CDKTF_JSON}: `context.blueprints` must list the blueprint files to synthesize",
                                code="E600", hint='write e.g. {"context": {"blueprints": ["blueprints/orders.yaml"]}}'
-                                                 ", or name the blueprints on the command line")
+                                                 ", or remove it to take every blueprint under blueprints/")
+    return listed
+
+
+def default_blueprints() -> list[Path]:
+    """The blueprints a command takes when it is named none: those `cdktf.json` lists (`context.blueprints`),
+    relative to the project root, or else every blueprint under blueprints/. A blueprint under blueprints/ that the
+    list leaves out is a warning: a pull request that adds one must not pass unreviewed."""
+    from modules.catalog import service_blueprints
+
+    found = service_blueprints(blueprints_directory())
+    listed = _listed_blueprints()
+    if listed is None:
+        if not found:
+            raise TablewrightError(f"no blueprint under {os.path.relpath(blueprints_directory())}", code="E600",
+                                   hint="write one with `python main.py new NAME`, or name the blueprints on the "
+                                        "command line")
+        return [Path(os.path.relpath(path)) for path in found]
+    named = {(PROJECT_ROOT / path).resolve() for path in listed}
+    for path in found:
+        if path.resolve() not in named:
+            print(f"warning: {os.path.relpath(path)} is a blueprint that {os.path.relpath(CDKTF_JSON)} does not list "
+                  "(`context.blueprints`): it is not synthesized, reviewed or gated; add it to the list, or remove "
+                  "the list to take every blueprint under blueprints/", file=sys.stderr)
     return [Path(os.path.relpath(PROJECT_ROOT / path)) for path in listed]
 
 
 def load_all(paths: Sequence[str], environment: str | None = None) -> list[LoadedBlueprint]:
-    """Every stack of the given blueprints (default: those cdktf.json names); with `environment`,
-    only that environment's stack of each."""
+    """Every stack of the given blueprints (default: `default_blueprints`); with `environment`, only that
+    environment's stack of each."""
     stacks = [stack for path in (paths or default_blueprints()) for stack in load_blueprints(path)]
     if environment is None:
         return stacks
@@ -66,7 +100,7 @@ def refuse_lint_errors(stacks: Sequence[Stack], allowed: bool) -> None:
 
 
 def changed_blueprints(since: str, blueprints: Sequence[str]) -> list[str]:
-    """`--changed-since`: the blueprints (given, else those cdktf.json names) a change since `since`
+    """`--changed-since`: the blueprints (given, else the default ones) a change since `since`
     affects, each with the reasons printed."""
     from modules.blueprint.changed import affected
     from modules.blueprint.gitref import changed_files
@@ -331,7 +365,22 @@ def command_new(args: argparse.Namespace) -> int:
 
     path = scaffold(args.name, Path(args.dir), Path(args.base), PROJECT_ROOT / "schema" / "blueprint.schema.json")
     print(f"wrote {os.path.relpath(path)}: next, `python main.py lint {os.path.relpath(path)}`")
+    print(picked_up(path))
     return 0
+
+
+def picked_up(path: Path) -> str:
+    """How the commands that take every blueprint find a new one (`new`, `adopt`)."""
+    relative = os.path.relpath(path)
+    directory = blueprints_directory()
+    if not path.resolve().is_relative_to(directory.resolve()):
+        return (f"{relative} is outside {os.path.relpath(directory)}: synth, review --changed-since and gate take it "
+                "only when it is named on the command line")
+    if _listed_blueprints() is not None:
+        return (f"{os.path.relpath(CDKTF_JSON)} lists the blueprints synth, review --changed-since and gate take: add "
+                f'"{os.path.relpath(path, PROJECT_ROOT)}" to its `context.blueprints`')
+    return (f"synth, review --changed-since and gate take it with every blueprint under "
+            f"{os.path.relpath(directory)}; commit it with its design lock once `synth` has written it")
 
 
 def command_adopt(args: argparse.Namespace) -> int:
@@ -354,6 +403,7 @@ def command_adopt(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {os.path.relpath(path)}: next, `python main.py lint {os.path.relpath(path)}`, then `synth` and "
               "`terraform plan`, which imports the table and changes nothing of it")
+        print(picked_up(path))
     return 0
 
 
@@ -395,7 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add(name: str, help: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help)
-        command.add_argument("blueprints", nargs="*", help="blueprint files (default: those cdktf.json names)")
+        command.add_argument("blueprints", nargs="*",
+                             help="blueprint files (default: every one under blueprints/, or cdktf.json's list)")
         command.add_argument("--env", help="only this environment's stack of each blueprint")
         command.set_defaults(handler=handler)
         return command
@@ -426,7 +477,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="infracost: an Infracost usage file (YAML) from the declared rates")
     review = commands.add_parser("review", help="classify the Terraform changes between two blueprint versions")
     review.add_argument("blueprints", nargs="*",
-                        help="with --changed-since: the blueprints to consider (default: those cdktf.json names)")
+                        help="with --changed-since: the blueprints to consider (default: every one under "
+                             "blueprints/, or cdktf.json's list)")
     review.add_argument("--base", metavar="OLD", help="the blueprint before: a path or GITREF:path")
     review.add_argument("--head", metavar="NEW", help="the blueprint after: a path or GITREF:path")
     review.add_argument("--changed-since", metavar="GITREF",
@@ -447,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate_command.add_argument("blueprints", nargs="*", help="the blueprints the plan may come from (as --blueprint)")
     gate_command.add_argument("--blueprint", action="append", metavar="BLUEPRINT",
                               help="the blueprint the plan was synthesized from; repeat it, or leave it out for those "
-                                   "cdktf.json names: the plan's table picks the stack")
+                                   "under blueprints/: the plan's table picks the stack")
     gate_command.add_argument("--env", help="its environment (default: the one whose table the plan names)")
     gate_command.add_argument("--now", help="decide as of this ISO 8601 time with offset (default: now)")
     add_acknowledgements(gate_command)

@@ -405,8 +405,7 @@ def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_
     assert code == 2 and "lint TW303" in stderr and not (tmp_path / "app-out").exists()
 
 
-@pytest.mark.parametrize("config", ['{"context": {"blueprints": ["a.yaml",]}}', '{"context": {}}', "{}",
-                                    '{"context": {"blueprints": "blueprints/orders.yaml"}}',
+@pytest.mark.parametrize("config", ['{"context": {"blueprints": "blueprints/orders.yaml"}}',
                                     '{"context": {"blueprints": []}}', '{"context": {"blueprints": [7]}}'])
 def test_a_broken_cdktf_json_is_one_error_with_the_fix(config, tmp_path, monkeypatch, run_cli):
     (tmp_path / "cdktf.json").write_text(config)
@@ -414,6 +413,13 @@ def test_a_broken_cdktf_json_is_one_error_with_the_fix(config, tmp_path, monkeyp
     code, _, stderr = run_cli()
     assert code == 2 and "cdktf.json: `context.blueprints` must list the blueprint files" in stderr, stderr
     assert "[E600]" in stderr and "fix: " in stderr
+
+
+def test_cdktf_json_that_is_not_json_is_one_error(tmp_path, monkeypatch, run_cli):
+    (tmp_path / "cdktf.json").write_text('{"context": {"blueprints": ["a.yaml",]}}')
+    monkeypatch.setattr(cli, "CDKTF_JSON", tmp_path / "cdktf.json")
+    code, _, stderr = run_cli()
+    assert code == 2 and "cdktf.json is not valid JSON" in stderr and "[E600]" in stderr, stderr
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])

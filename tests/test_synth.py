@@ -203,14 +203,15 @@ def test_terraform_validate_accepts_on_demand_maxima_of_every_kind(write_bluepri
     validate(out / "stacks" / "crm-prod", terraform_environment(tmp_path))
 
 
-def test_cdktf_app_entry_synthesizes_what_cdktf_json_names(tmp_path):
-    """`cdktf synth` runs `python3 main.py` with no arguments and CDKTF_OUTDIR set."""
+def test_cdktf_app_entry_synthesizes_every_blueprint_under_blueprints(tmp_path):
+    """`cdktf synth` runs `python3 main.py` with no arguments and CDKTF_OUTDIR set; cdktf.json lists no blueprints,
+    so every blueprint under blueprints/ is synthesized (the shared base is none)."""
     out = tmp_path / "cli-out"
     env = dict(os.environ, CDKTF_OUTDIR=str(out))
     subprocess.run([sys.executable, "main.py"], cwd=ROOT, env=env, check=True, capture_output=True)
-    names = json.loads((ROOT / "cdktf.json").read_text())["context"]["blueprints"]
+    assert "blueprints" not in json.loads((ROOT / "cdktf.json").read_text()).get("context", {})
     stacks = sorted(p.name for p in (out / "stacks").iterdir())
-    assert stacks == sorted(s.stack_name for n in names for s in load_blueprints(ROOT / n))
+    assert stacks == sorted(s.stack_name for path in BUNDLED for s in load_blueprints(path))
     assert (out / "manifest.json").exists()
 
 
