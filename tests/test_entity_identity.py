@@ -5,6 +5,8 @@ name, a removal saying what happens to the items) it is a window change with its
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +221,29 @@ def test_a_malformed_migration_is_a_located_error(migration, expected, tmp_path,
     if expected is None:  # expire without a TTL attribute
         expected = "migrations[0].removal: `removal: expire` needs the table's TTL (`table.ttl_attribute`) [E204]"
     assert expected in stderr, stderr
+
+
+def test_a_declared_rename_keeps_its_place_on_the_locked_indexes(tmp_path, run_cli):
+    """The lock knows the entity by its old name: a declared rename inherits its locked index keys, so the bundled
+    CRM's Customer renamed Client builds no index, and only its marker moves."""
+    shutil.copytree(ROOT / "blueprints", tmp_path / "blueprints")
+    head = tmp_path / "blueprints" / "crm.yaml"
+    head.write_text(re.sub(r"\bCustomer\b", "Client", head.read_text()))
+    code, out, _ = run_cli("review", "--base", ROOT / "blueprints" / "crm.yaml", "--head", head, "--env", "prod",
+                           "--format", "json")
+    [stack] = json.loads(out)["stacks"]
+    assert json.loads(out)["verdict"] == "blocked"
+    assert [c["kind"] for c in stack["data_changes"] if c["breaking"]] == ["removal"]
+    with head.open("a") as text:
+        text.write("migrations:\n  - {entity: Client, renamed_from: Customer, reason: clients}\n")
+    code, out, err = run_cli("review", "--base", ROOT / "blueprints" / "crm.yaml", "--head", head, "--env", "prod",
+                             "--format", "json")
+    assert code == 0, err
+    review = json.loads(out)
+    [stack] = review["stacks"]
+    assert review["verdict"] == "window"
+    assert [c for c in stack["changes"] if c["category"] == "index"] == []  # GSI1 and GSI2 keep Client
+    [rename] = [c for c in stack["data_changes"] if c["breaking"]]
+    assert (rename["kind"], rename["before"], rename["after"]) == ("rename", rename["after"], rename["after"])
+    assert rename["steps"][0].startswith("Deploy writers that write Client items (marked `_entity = Client`); the "
+                                         "keys stay as they are")

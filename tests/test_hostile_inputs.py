@@ -640,6 +640,54 @@ def test_unbounded_work_is_refused_quickly(case, refuse):
     refuse(case, slow=True)
 
 
+# What a user keeps: keys DynamoDB would refuse, data migrations that say nothing true -----------------
+
+WITH_TTL = table("  ttl_attribute: expiresAt", text=attributes("      expiresAt: {type: number, expiry: true}"))
+KEPT = [
+    Bad("key-template-of-5000-characters", replace('    key: {pk: "USER#{userId}", sk: PROFILE}',
+                                                    f'    key: {{pk: "USER#{{userId}}", sk: {"P" * 5000}}}  {MARK}')),
+    Bad("sort-key-literal-over-1024-bytes", replace('    key: {pk: "USER#{userId}", sk: PROFILE}',
+                                                     f'    key: {{pk: "USER#{{userId}}", sk: {"P" * 1100}}}  {MARK}')),
+    Bad("partition-key-literal-over-2048-bytes", replace('    key: {pk: "USER#{userId}", sk: PROFILE}',
+                                                          f'    key: {{pk: "{"U" * 2100}#{{userId}}", sk: PROFILE}}'
+                                                          f"  {MARK}")),
+    Bad("removal-of-an-entity-still-declared", top("migrations:", f"  - entity: User  {MARK}", "    removal: delete",
+                                                   "    reason: gone")),
+    Bad("rename-from-an-entity-still-declared", top("migrations:", "  - entity: User",
+                                                    f"    renamed_from: User  {MARK}", "    reason: r")),
+    Bad("removal-that-expires-without-ttl", top("migrations:", "  - entity: Gone", f"    removal: expire  {MARK}",
+                                                "    reason: r")),
+    Bad("removal-with-a-strategy", top("migrations:", "  - entity: Gone", "    removal: keep",
+                                       f"    strategy: backfill  {MARK}", "    reason: r", text=WITH_TTL)),
+    Bad("recovery-days-without-recovery", table("  point_in_time_recovery: false",
+                                                f"  point_in_time_recovery_days: 7  {MARK}")),
+    Bad("recovery-days-over-35", table(f"  point_in_time_recovery_days: 36  {MARK}")),
+]
+
+
+@pytest.mark.parametrize("case", KEPT, ids=ids(KEPT))
+def test_what_would_lose_or_strand_data_is_refused(case, refuse):
+    refuse(case)
+
+
+ADOPT_NAMES = ["../outside", "/tmp/tablewright-adopt-victim", "a/../../b", "UPPER", "x" * 64, "with space"]
+
+
+@pytest.mark.parametrize("name", ADOPT_NAMES)
+def test_adopt_writes_nothing_anywhere_for_a_name_that_is_a_path(name, tmp_path, run_cli, monkeypatch):
+    described = {"Table": {"TableName": "t", "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
+                           "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}],
+                           "BillingModeSummary": {"BillingMode": "PAY_PER_REQUEST"}},
+                 "ResponseMetadata": {"RequestId": "r"}}
+    lay_out(tmp_path / "work", {"table.json": json.dumps(described), "outside.yaml": "mine\n"})
+    monkeypatch.chdir(tmp_path / "work")
+    before = snapshot(tmp_path)
+    for out in ([], ["--out", "-"]):
+        assert_refused(run_cli("adopt", "table.json", f"--name={name}", *out), mentions=("--name",))
+    assert_unchanged(before, snapshot(tmp_path))
+    assert not Path("/tmp/tablewright-adopt-victim.yaml").exists()
+
+
 # Patterns that backtrack for hours in Python's `re` on the three-character values lint probes with.
 CATASTROPHIC_PATTERNS = ["(?:.?){3000}X", "(?:(?:.?){30}){30}X", "(a|a|aa)*(a|a|aa)*$X", "(?:.*){50}"]
 

@@ -41,25 +41,37 @@ def locked_indexes(bp: Blueprint, lock: StackLock | None, declared: set[str],
         if index.type != "global" or name in declared or (settings is not None and settings.remove) != removed:
             continue
         keys = KeyNames(index.partition_key, index.sort_key)
-        members = {entity: _shape(bp, lock, name, entity, keys)
+        names = current_names(bp, lock)
+        members = {names[entity]: _shape(bp, lock, name, entity, keys, names[entity])
                    for entity, locked in sorted(lock.entities.items())
-                   if name in locked.keys and entity in bp.entities}
+                   if name in locked.keys and names.get(entity) in bp.entities}
         projection = Projection(index.projection.type, tuple(index.projection.attributes))
         found[name] = LockedState(members, keys, projection, index.status == "retiring")
     return found
 
 
-def _shape(bp: Blueprint, lock: StackLock, index: str, entity: str, keys: KeyNames) -> Shape:
+def current_names(bp: Blueprint, lock: StackLock) -> dict[str, str]:
+    """Each locked entity's name in the blueprint: its own, or the new name a declared rename gives it (the new
+    name must be new to the lock and the old one gone from the blueprint). A renamed entity keeps its place on
+    the locked indexes, so a rename builds no index."""
+    renames = {m.renamed_from: m.entity for m in bp.migrations
+               if m.renamed_from in lock.entities and m.renamed_from not in bp.entities
+               and m.entity in bp.entities and m.entity not in lock.entities}
+    return {entity: renames.get(entity, entity) for entity in lock.entities}
+
+
+def _shape(bp: Blueprint, lock: StackLock, index: str, entity: str, keys: KeyNames, current: str) -> Shape:
+    """The locked shape of `entity` (as the lock names it) on `index`, for the blueprint's entity `current`."""
     locked = lock.entities[entity].keys[index]
-    attributes = bp.entities[entity].attributes
+    attributes = bp.entities[current].attributes
     try:
         pk, sk = parse_template(locked.pk), parse_template(locked.sk) if locked.sk else KeyTemplate(())
     except Invalid as error:
         raise _lock_error(entity, index, error.message) from None
     missing = sorted(set(pk.attributes + sk.attributes + tuple(locked.shard_by)) - set(attributes))
     if missing:
-        raise _lock_error(entity, index, f"its locked keys {locked.pk} / {locked.sk} use `{missing[0]}`, which "
-                                         f"`{entity}` no longer has")
+        raise _lock_error(current, index, f"its locked keys {locked.pk} / {locked.sk} use `{missing[0]}`, which "
+                                          f"`{current}` no longer has")
     if locked.shards:
         return Shape(pk.sharded(locked.shards), sk, keys, tuple(locked.shard_by))
     return Shape(pk, sk, keys)
