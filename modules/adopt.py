@@ -272,7 +272,7 @@ def adopted_blueprint(described: Description, name: str | None = None, schema: s
     adoption = Adoption("", name or blueprint_name(table.TableName))
     check_blueprint_name(adoption.name, "--name")
     types: dict[str, str] = {a.AttributeName: a.AttributeType for a in table.AttributeDefinitions}
-    keys = _keys(table.KeySchema, types)
+    keys = _keys(table.KeySchema, types, f"table {table.TableName}")
     _check_scaling_described(described)
     scaling = _scaling(described, table.TableName)
     lines = [f"# yaml-language-server: $schema={schema}"] if schema else []
@@ -333,7 +333,7 @@ def _region(arn: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-def _keys(schema: list[KeyElement], types: dict[str, str]) -> str:
+def _keys(schema: list[KeyElement], types: dict[str, str], owner: str) -> str:
     def attribute(element: KeyElement) -> str:
         if element.AttributeName not in types:
             raise adopt_error(f"key attribute `{element.AttributeName}` has no AttributeDefinitions entry",
@@ -342,6 +342,11 @@ def _keys(schema: list[KeyElement], types: dict[str, str]) -> str:
         return _quote(element.AttributeName) if kind == "S" else (
             f"{{name: {_quote(element.AttributeName)}, type: {TYPES[kind]}}}")
 
+    kinds = [element.KeyType for element in schema]
+    if kinds.count("HASH") != 1 or len({element.AttributeName for element in schema}) != len(schema):
+        raise adopt_error(f"the KeySchema of {owner} is {', '.join(f'{e.AttributeName} {e.KeyType}' for e in schema)}"
+                          ": DynamoDB keys are one HASH attribute and at most one RANGE attribute besides it",
+                          "pass describe-table's output unchanged")
     parts = {element.KeyType: attribute(element) for element in schema}
     text = f"pk: {parts['HASH']}" + (f", sk: {parts['RANGE']}" if "RANGE" in parts else "")
     return "{" + text + "}"
@@ -521,7 +526,7 @@ def _indexes(table: TableDescription, types: dict[str, str], scaling: Scaling, a
         lines.append(f"  {_quote(index.IndexName)}:")
         if kind == "local":
             lines.append("    type: local")
-        lines.append(f"    keys: {_keys(index.KeySchema, types)}")
+        lines.append(f"    keys: {_keys(index.KeySchema, types, f'index {index.IndexName}')}")
         lines.append(f"    projection: {_projection(index.Projection)}")
         lines += _billing(table, scaling, adoption, "    ", index) if kind == "global" else []
     return lines

@@ -205,6 +205,12 @@ def refuse_orphans(outdir: Path, output: Path, stacks: set[str]) -> None:
              "the output (see the README: Terraform state)")
 
 
+def written_stacks(output: Path) -> set[str]:
+    """The stacks an output holds (none when it holds no `stacks` directory: a synthesis of nothing)."""
+    directory = output / STACKS
+    return {entry.name for entry in directory.iterdir()} if directory.is_dir() else set()
+
+
 def carry_over(source: Path, destination: Path) -> Kept:
     """Move every entry synth did not write from `source` into the same place in `destination` (which must
     not have it yet)."""
@@ -239,7 +245,7 @@ def replace_output(outdir: Path, write: Callable[[Path], None]) -> tuple[Path, K
             write(staging)
             with _writable(outdir):
                 if target.exists():
-                    refuse_orphans(outdir, target, {entry.name for entry in (staging / STACKS).iterdir()})
+                    refuse_orphans(outdir, target, written_stacks(staging))
                     kept = carry_over(target, staging)
                     target.rename(retired)
                 staging.rename(target)

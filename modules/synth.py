@@ -9,6 +9,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, read_lock
 from modules.design.locked import lock_changes, lock_of
 from modules.errors import TablewrightError
@@ -26,7 +28,24 @@ def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
     from modules.constructs.stack import build_stack
 
     app = App(outdir=outdir, stack_traces=False)
-    synth(app, [build_stack(app, stack) for stack in stacks])
+    built = []
+    for stack in stacks:
+        try:
+            built.append(build_stack(app, stack))
+        except ValidationError as error:  # an argument AWS would refuse, derived from the blueprint's names
+            raise stack.source.locate(_derived(error)) from None
+    synth(app, built)
+
+
+def _derived(error: ValidationError) -> TablewrightError:
+    detail = error.errors()[0]
+    value = str(detail.get("input"))
+    shown = value if len(value) <= 60 else f"{value[:40]}...{value[-15:]}"
+    argument = ".".join(str(step) for step in detail["loc"])
+    return TablewrightError(
+        f"the {error.title} `{argument}` Tablewright derives from the blueprint's names would be {shown!r} "
+        f"({len(value)} characters), which AWS refuses: {detail['msg']}", path=("table", "name"), code="E402",
+        hint="shorten `table.name` (or the index names): alarm, topic, calendar and rule names are made from them")
 
 
 def synthesize(stacks: Sequence[Stack], outdir: Path) -> list[Path]:

@@ -9,7 +9,7 @@ import binascii
 import re
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from modules.blueprint import regex
 from modules.blueprint.model import AttributeSpec
@@ -151,6 +151,18 @@ def describe_encoding(spec: AttributeSpec) -> str:
     return "text without '#'"
 
 
+Moment = TypeVar("Moment", date, datetime)
+# Keys hold times with four-digit years (so they sort as they are written), and a time bucket's next day or
+# month must exist: years 1000 to 9998.
+YEARS = range(1000, 9999)
+
+
+def _within_years(moment: Moment, raw: Any) -> Moment:
+    if moment.year not in YEARS:
+        raise ValueError(f"{raw!r} is in the year {moment.year}: keys hold years {YEARS[0]} to {YEARS[-1]}")
+    return moment
+
+
 def parse_value(spec: AttributeSpec, raw: Any) -> Any:
     """The semantic value of a blueprint-given value (an example item). Raises ValueError."""
     if spec.type == "boolean":
@@ -163,16 +175,20 @@ def parse_value(spec: AttributeSpec, raw: Any) -> Any:
         return raw
     if spec.type == "date":
         try:
-            return date.fromisoformat(str(raw))
-        except ValueError:
-            raise ValueError(f"expected a date as YYYY-MM-DD, got {raw!r}") from None
+            return _within_years(date.fromisoformat(str(raw)), raw)
+        except ValueError as error:
+            raise ValueError(str(error) if "keys hold years" in str(error) else
+                             f"expected a date as YYYY-MM-DD, got {raw!r}") from None
     if spec.type == "timestamp":
-        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-            return datetime.fromtimestamp(raw, UTC)
         try:
-            return _utc(datetime.fromisoformat(str(raw)))
-        except ValueError:
-            raise ValueError(f"expected an ISO 8601 timestamp such as 2024-03-01T09:30:00Z, got {raw!r}") from None
+            if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+                return _within_years(datetime.fromtimestamp(raw, UTC), raw)
+            return _within_years(_utc(datetime.fromisoformat(str(raw))), raw)
+        except (OverflowError, OSError):
+            raise ValueError(f"{raw!r} is out of the range keys hold (years {YEARS[0]} to {YEARS[-1]})") from None
+        except ValueError as error:
+            raise ValueError(str(error) if "keys hold years" in str(error) else
+                             f"expected an ISO 8601 timestamp such as 2024-03-01T09:30:00Z, got {raw!r}") from None
     if spec.is_document:
         return _parse_document(spec.type, raw)
     if isinstance(raw, (dict, list, bool)) or raw is None:

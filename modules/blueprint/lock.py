@@ -16,6 +16,10 @@ from pydantic import Field, StringConstraints, ValidationError
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import (
+    MAX_ATTRIBUTES,
+    MAX_ENTITIES,
+    MAX_INDEXES,
+    MAX_PATTERNS,
     MAX_TEMPLATE_LENGTH,
     AttributeName,
     EntityName,
@@ -36,9 +40,15 @@ Template = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEMPLAT
                                             pattern=r"^[A-Za-z0-9_.{}:#-]+$")]
 
 
+# The lock holds what any design holds (lint, not the lock, reports what exceeds DynamoDB's quotas: TW301, TW302),
+# within bounds that keep a hand-made lock small: every attribute of every entity, an index per pattern.
+MAX_LOCKED_ATTRIBUTES = MAX_ENTITIES * MAX_ATTRIBUTES
+MAX_LOCKED_INDEXES = MAX_PATTERNS + MAX_INDEXES
+
+
 class LockedProjection(Strict):
     type: Literal["KEYS_ONLY", "INCLUDE", "ALL"]
-    attributes: list[KeyAttributeName] = Field(default_factory=list, max_length=100)
+    attributes: list[KeyAttributeName] = Field(default_factory=list, max_length=MAX_LOCKED_ATTRIBUTES)
 
 
 class LockedIndex(Strict):
@@ -55,13 +65,13 @@ class LockedKey(Strict):
     pk: Template = Field(description="Partition key template, without the shard number.")
     sk: Template | None = Field(default=None, description="Sort key template; none when the key has no sort key.")
     shards: int | None = Field(default=None, ge=2, le=100)
-    shard_by: list[AttributeName] = Field(default_factory=list, max_length=16)
+    shard_by: list[AttributeName] = Field(default_factory=list, max_length=MAX_ATTRIBUTES)
 
 
 class LockedEntity(Strict):
     keys: dict[IndexName, LockedKey] = Field(
         description="`table` and each index the entity takes part in: its key templates there.")
-    encodings: dict[AttributeName, Annotated[str, StringConstraints(max_length=64)]] = Field(
+    encodings: dict[AttributeName, Annotated[str, StringConstraints(max_length=128)]] = Field(
         default_factory=dict, description="How each attribute inside a key is written (a change re-keys items).")
 
 
@@ -69,8 +79,8 @@ class StackLock(Strict):
     table: TableName
     partition_key: KeyAttributeName = "PK"
     sort_key: KeyAttributeName | None = "SK"
-    indexes: dict[IndexName, LockedIndex] = Field(default_factory=dict, max_length=30)
-    entities: dict[EntityName, LockedEntity] = Field(default_factory=dict, max_length=100)
+    indexes: dict[IndexName, LockedIndex] = Field(default_factory=dict, max_length=MAX_LOCKED_INDEXES)
+    entities: dict[EntityName, LockedEntity] = Field(default_factory=dict, max_length=MAX_ENTITIES)
 
 
 class LockFile(Strict):
@@ -144,9 +154,15 @@ def inconsistency(lock: StackLock) -> tuple[FieldPath, str] | None:
                 has = "a sort key template" if key.sk is not None else "no sort key template"
                 return where, f"`{entity}` has {has} on {index}, whose sort key is {sort_key or 'none'}"
             try:
-                used = {a for text in (key.pk, key.sk) if text for a in parse_template(text).attributes}
+                templates = [parse_template(text) for text in (key.pk, key.sk) if text]
             except Invalid as error:
                 return where, error.message
+            used = {a for template in templates for a in template.attributes}
+            for segment in (segment for template in templates for segment in template.segments if segment.bucket):
+                encoding = locked.encodings.get(str(segment.attribute), "")
+                if not (encoding.startswith("timestamp") or encoding == "date"):
+                    return where, (f"`{entity}`'s keys on {index} bucket `{segment.attribute}` by "
+                                   f"{segment.bucket}, which is written as {encoding or 'nothing'}, not a time")
             missing = sorted(used - locked.encodings.keys())
             if missing:
                 return (("entities", entity, "encodings"),

@@ -86,7 +86,7 @@ class AttributeSpec(Strict):
         le=38,
         description="Number attributes only: digits to zero-pad to inside keys, so that keys sort as the numbers do.",
     )
-    format: str | None = Field(
+    format: Annotated[str, StringConstraints(max_length=64)] | None = Field(
         default=None,
         description=(
             "Timestamp attributes only: `iso8601` (default, `2024-03-01T09:30:00Z`), `epoch_seconds`, "

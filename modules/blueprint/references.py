@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from modules.blueprint.encoding import parse_value
+from modules.blueprint.encoding import describe_stored, parse_value
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, KeySpec, Migration
 from modules.blueprint.provider import (
@@ -203,7 +203,9 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
             try:
                 parse_value(entity.attributes[attribute], raw)
             except ValueError as error:
-                raise BlueprintError(str(error), code="E203", path=where) from None
+                raise BlueprintError(str(error), code="E203", path=where,
+                                     hint=f"write a value of `{attribute}` as its type says "
+                                          f"({describe_stored(entity.attributes[attribute])})") from None
     for index, keys in entity.index_keys.items():
         if index == TABLE:
             raise BlueprintError("`table` is not an index name", code="E501", path=(*base, "index_keys", index))

@@ -60,7 +60,9 @@ def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
                 served = serve(bp, bp.access_patterns[name], index, members[index])
                 if isinstance(served, Refusal):
                     raise DesignError(f"planned {index} cannot serve this pattern: {served.reason}",
-                                      path=("access_patterns", name), hint=served.hint)
+                                      path=("access_patterns", name),
+                                      hint=served.hint or "change the pattern's conditions, or pin it to an index "
+                                                          "(`index:`) whose keys serve it")
                 routes[name] = (index, served)
     index_names = sorted((name for name in members if name != TABLE), key=gsi_sort_key)
     _check_index_settings(bp, index_names)
@@ -313,7 +315,9 @@ def _route(
     why = "; ".join(f"{'the base table' if i == TABLE else i}: {r.reason}" for i, r in refusals)
     hint = next((r.hint for _, r in refusals if r.hint), None)
     if pattern.index is not None:
-        raise DesignError(f"`index: {pattern.index}` cannot serve this pattern: {why}", path=path, hint=hint)
+        raise DesignError(f"`index: {pattern.index}` cannot serve this pattern: {why}", path=path,
+                          hint=hint or f"remove `index: {pattern.index}` to let the planner choose, or change the "
+                                       "pattern's conditions to match that index's keys")
     if pattern.scan == "allowed" and len(pattern.entities) == 1:
         return TABLE, _scan(bp, pattern)
     if len(pattern.entities) > 1:

@@ -98,7 +98,10 @@ def _where(design: TableDesign, index: str, entity: str) -> tuple[str, FieldPath
     if index in design.blueprint.entities[entity].index_keys:
         return (index, ("entities", entity, "index_keys", index, "pk"), f"entities.{entity}.index_keys.{index}.shards")
     patterns = [p for p in design.index(index).patterns if entity in design.blueprint.access_patterns[p].entities]
-    path = ("indexes", index) if index in design.blueprint.indexes else ("access_patterns", patterns[0])
+    if index in design.blueprint.indexes or not patterns:  # a locked index no pattern reads: the entity's own line
+        path: FieldPath = ("indexes", index) if index in design.blueprint.indexes else ("entities", entity)
+    else:
+        path = ("access_patterns", patterns[0])
     return index, path, f"indexes.{index}.shards"
 
 

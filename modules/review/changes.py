@@ -218,12 +218,15 @@ def entry_change(where: str, entry: Any) -> ResourceChange | None:
         return None
     if not all(side is None or isinstance(side, dict) for side in (before, after)):
         raise plan_error(f"has {where} ({address}) whose before/after are not objects")
+    replace_paths = change.get("replace_paths")
+    if replace_paths is not None and not (isinstance(replace_paths, list) and all(isinstance(path, list)
+                                                                               for path in replace_paths)):
+        raise plan_error(f"has {where} ({address}) whose replace_paths is not a list of paths")
     action = PLAN_ACTIONS.get(tuple(actions), "+".join(actions))  # an unknown action is kept, by name
     if action is None:
         return None
     after = _fill_unknown(after, change.get("after_unknown"))
-    paths = tuple(".".join(str(p) for p in path) for path in change.get("replace_paths") or []
-                  if isinstance(path, list))
+    paths = tuple(".".join(str(p) for p in path) for path in replace_paths or [])
     return ResourceChange(address, kind, action, before, after, paths)
 
 
