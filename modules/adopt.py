@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from modules.blueprint.load import load_blueprint
 from modules.blueprint.model import TableName
 from modules.blueprint.yamlsource import load_yaml
-from modules.catalog import check_blueprint_name, create_new_file
+from modules.catalog import create_new_file
+from modules.design.model import place
 from modules.errors import MAX_REPORTED, BlueprintError, ErrorList, TablewrightError, render_path
 from modules.stack import build_stack
 
@@ -270,7 +271,6 @@ def adopted_blueprint(described: Description, name: str | None = None, schema: s
         raise adopt_error(f"table {table.TableName} is a global table ({len(table.Replicas)} replicas)",
                           "Tablewright manages single-region tables; adopt one without replicas")
     adoption = Adoption("", name or blueprint_name(table.TableName))
-    check_blueprint_name(adoption.name, "--name")
     types: dict[str, str] = {a.AttributeName: a.AttributeType for a in table.AttributeDefinitions}
     keys = _keys(table.KeySchema, types, f"table {table.TableName}")
     _check_scaling_described(described)
@@ -365,7 +365,7 @@ def _scaling(described: Description, table: str) -> Scaling:
         found[(owner, direction)] = (target, None)
     for policy in _of_table(described.ScalingPolicies or [], prefix):
         owner, direction = _dimension_of(policy.ServiceNamespace, policy.ResourceId, policy.ScalableDimension, prefix)
-        where = f"{'the table' if owner == 'table' else owner} {direction} capacity"
+        where = f"{place(owner)} {direction} capacity"
         tracking = policy.TargetTrackingScalingPolicyConfiguration
         metric = tracking.PredefinedMetricSpecification if tracking else None
         expected = f"DynamoDB{direction.capitalize()}CapacityUtilization"
@@ -457,7 +457,7 @@ def _billing(table: TableDescription, scaling: Scaling, adoption: Adoption, inde
                 settings.append("disable_scale_in: true")
         directions[direction] = "{" + ", ".join(settings) + "}"
     lines = [f"{indent}billing: provisioned"] if owner == "table" else []
-    where = "the table" if owner == "table" else owner
+    where = place(owner)
     if pinned:
         adoption.warnings.append(f"{where} has no autoscaling for {' and '.join(p.split()[0] for p in pinned)} "
                                  f"capacity: the blueprint pins it where it is ({', '.join(pinned)} units, min = max), "

@@ -18,14 +18,17 @@ from modules.output import Kept
 from modules.stack import Stack, build_stacks, lint_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-CDKTF_JSON = PROJECT_ROOT / "cdktf.json"
+# The project a command runs in is the working directory, as for cdktf (which runs the app where cdktf.json is):
+# its cdktf.json and its blueprints/, whichever copy of Tablewright runs (a pipeline may run the base branch's
+# Tablewright on the pull request's blueprints).
+CDKTF_JSON = Path("cdktf.json")
 # Tablewright's own files: when they change in the repository `--changed-since` reads (Tablewright kept
 # beside the blueprints), every blueprint is affected.
 TOOL_FILES = (PROJECT_ROOT / "modules", PROJECT_ROOT / "main.py", PROJECT_ROOT / "pyproject.toml")
 
 
 def blueprints_directory() -> Path:
-    return PROJECT_ROOT / "blueprints"
+    return CDKTF_JSON.parent / "blueprints"
 
 
 def _listed_blueprints() -> list[str] | None:
@@ -49,8 +52,8 @@ def _listed_blueprints() -> list[str] | None:
 
 
 def default_blueprints() -> list[Path]:
-    """The blueprints a command takes when it is named none: those `cdktf.json` lists (`context.blueprints`),
-    relative to the project root, or else every blueprint under blueprints/. A blueprint under blueprints/ that the
+    """The blueprints a command takes when it is named none: those `cdktf.json` lists (`context.blueprints`,
+    relative to it), or else every blueprint under blueprints/. A blueprint under blueprints/ that the
     list leaves out is a warning: a pull request that adds one must not pass unreviewed."""
     from modules.catalog import service_blueprints
 
@@ -62,13 +65,13 @@ def default_blueprints() -> list[Path]:
                                    hint="write one with `python main.py new NAME`, or name the blueprints on the "
                                         "command line")
         return [Path(os.path.relpath(path)) for path in found]
-    named = {(PROJECT_ROOT / path).resolve() for path in listed}
+    named = {(CDKTF_JSON.parent / path).resolve() for path in listed}
     for path in found:
         if path.resolve() not in named:
             print(f"warning: {os.path.relpath(path)} is a blueprint that {os.path.relpath(CDKTF_JSON)} does not list "
                   "(`context.blueprints`): it is not synthesized, reviewed or gated; add it to the list, or remove "
                   "the list to take every blueprint under blueprints/", file=sys.stderr)
-    return [Path(os.path.relpath(PROJECT_ROOT / path)) for path in listed]
+    return [Path(os.path.relpath(CDKTF_JSON.parent / path)) for path in listed]
 
 
 def load_all(paths: Sequence[str], environment: str | None = None) -> list[LoadedBlueprint]:
@@ -80,9 +83,10 @@ def load_all(paths: Sequence[str], environment: str | None = None) -> list[Loade
     chosen = [stack for stack in stacks if stack.environment == environment]
     for path in dict.fromkeys(stack.path for stack in stacks):
         if not any(stack.path == path for stack in chosen):
-            known = sorted(str(s.environment) for s in stacks if s.path == path)
+            known = sorted(str(s.environment) for s in stacks if s.path == path and s.environment)
             raise TablewrightError(f"{path} has no environment `{environment}`",
-                                   hint=f"its environments: {', '.join(known)}")
+                                   hint=f"its environments: {', '.join(known)}" if known else
+                                   "it declares no environments: leave out --env for its one stack")
     return chosen
 
 
@@ -115,26 +119,24 @@ def changed_blueprints(since: str, blueprints: Sequence[str]) -> list[str]:
     return [str(entry.path) for entry in chosen]
 
 
-def report_kept(outdir: Path, kept: Kept) -> None:
+def report_kept(outdir: Path, kept: Kept, stacks: Sequence[Stack]) -> None:
     """Say what synth carried over from the previous output, and how to move a state file left from before the
     local state moved beside the output."""
     if kept.entries:
         print(f"kept {len(kept.entries)} file(s) synth did not write, in place: "
               + ", ".join(str(outdir / entry) for entry in kept.entries[:5])
               + (" ..." if len(kept.entries) > 5 else ""))
-    state_notes(outdir, kept)
+    state_notes(outdir, kept.entries, stacks)
 
 
-def state_notes(outdir: Path, kept: Kept) -> None:
-    from modules.output import stack_of, state_file
+def state_notes(outdir: Path, entries: Sequence[Path], stacks: Sequence[Stack]) -> None:
+    from modules.output import earlier_state, state_file
 
-    for entry in kept.state_files():
-        stack = stack_of(entry)
-        if stack is None:
-            continue
+    local = {stack.name for stack in stacks if stack.design.blueprint.terraform.backend.type == "local"}
+    for entry in earlier_state(entries, local):
         print(f"note: {outdir / entry} is Terraform state kept where earlier versions wrote it; the stack's state "
-              f"is now {state_file(outdir, stack)}: run `terraform init -migrate-state` in {outdir / entry.parent} "
-              "to move it there", file=sys.stderr)
+              f"is now {state_file(outdir, entry.parts[1])}: run `terraform init -migrate-state` in "
+              f"{outdir / entry.parent} to move it there", file=sys.stderr)
 
 
 def command_synth(args: argparse.Namespace) -> int:
@@ -155,7 +157,7 @@ def command_synth(args: argparse.Namespace) -> int:
     written, kept = synthesize_keeping(stacks, Path(args.out))
     for path in written:
         print(f"wrote {os.path.relpath(path)}")
-    report_kept(Path(args.out), kept)
+    report_kept(Path(args.out), kept, stacks)
     for path in [] if args.locked else write_locks(stacks):
         print(f"wrote {os.path.relpath(path)} (the design lock: review and commit it)")
     return 0
@@ -363,22 +365,23 @@ def command_list(args: argparse.Namespace) -> int:
 def command_new(args: argparse.Namespace) -> int:
     from modules.catalog import scaffold
 
+    listed = _listed_blueprints()  # a broken cdktf.json is said before anything is written
     path = scaffold(args.name, Path(args.dir), Path(args.base), PROJECT_ROOT / "schema" / "blueprint.schema.json")
     print(f"wrote {os.path.relpath(path)}: next, `python main.py lint {os.path.relpath(path)}`")
-    print(picked_up(path))
+    print(picked_up(path, listed))
     return 0
 
 
-def picked_up(path: Path) -> str:
-    """How the commands that take every blueprint find a new one (`new`, `adopt`)."""
+def picked_up(path: Path, listed: list[str] | None) -> str:
+    """How the commands that take every blueprint find a new one (`new`, `adopt`); `listed`: cdktf.json's list."""
     relative = os.path.relpath(path)
     directory = blueprints_directory()
     if not path.resolve().is_relative_to(directory.resolve()):
         return (f"{relative} is outside {os.path.relpath(directory)}: synth, review --changed-since and gate take it "
                 "only when it is named on the command line")
-    if _listed_blueprints() is not None:
+    if listed is not None:
         return (f"{os.path.relpath(CDKTF_JSON)} lists the blueprints synth, review --changed-since and gate take: add "
-                f'"{os.path.relpath(path, PROJECT_ROOT)}" to its `context.blueprints`')
+                f'"{os.path.relpath(path, CDKTF_JSON.parent)}" to its `context.blueprints`')
     return (f"synth, review --changed-since and gate take it with every blueprint under "
             f"{os.path.relpath(directory)}; commit it with its design lock once `synth` has written it")
 
@@ -389,6 +392,7 @@ def command_adopt(args: argparse.Namespace) -> int:
 
     if args.name is not None:
         check_blueprint_name(args.name, "--name")  # before anything is read or written
+    listed = _listed_blueprints()
     described = read_description([Path(path) for path in args.descriptions])
     name = args.name or blueprint_name(described.Table.TableName)
     path = None if args.out == "-" else Path(args.out or f"blueprints/{name}.yaml")
@@ -403,7 +407,7 @@ def command_adopt(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {os.path.relpath(path)}: next, `python main.py lint {os.path.relpath(path)}`, then `synth` and "
               "`terraform plan`, which imports the table and changes nothing of it")
-        print(picked_up(path))
+        print(picked_up(path, listed))
     return 0
 
 
@@ -543,7 +547,7 @@ def cdktf_app() -> int:
     outdir = Path(os.environ.get("CDKTF_OUTDIR", "cdktf.out"))
     if outdir.is_dir() and not outdir.is_symlink():
         refuse_orphans(outdir, outdir, {stack.name for stack in stacks})
-        state_notes(outdir, Kept(tuple(foreign_entries(outdir))))
+        state_notes(outdir, foreign_entries(outdir), stacks)
     synthesize_into(stacks, outdir=None)
     return 0
 

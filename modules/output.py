@@ -19,7 +19,7 @@ import fcntl
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,7 +117,9 @@ def _leftovers(target: Path) -> list[tuple[str, int, Path]]:
 
 
 def recover(target: Path) -> None:
-    """Undo what a killed run left: put a retired output back if none is in place, drop the rest."""
+    """Undo what a killed run left: put a retired output back if none is in place, then move the user's files a
+    staging directory holds into it, and drop the rest. `_leftovers` sorts `.retired-` before `.staging-`, so the
+    output is back in place before anything is moved into it."""
     for kind, pid, path in _leftovers(target):
         if pid != os.getpid() and _pid_alive(pid):
             continue
@@ -179,8 +181,12 @@ class Kept:
 
     entries: tuple[Path, ...]
 
-    def state_files(self) -> list[Path]:
-        return [entry for entry in self.entries if ".tfstate" in entry.name]
+
+def earlier_state(entries: Iterable[Path], local: set[str]) -> list[Path]:
+    """The state files earlier versions wrote in a stack directory (`stacks/<stack>/terraform.<stack>.tfstate`), of
+    the stacks (`local`) whose state is now kept beside the output."""
+    return [entry for entry in entries
+            if (stack := stack_of(entry)) in local and entry.parts[2:] == (f"terraform.{stack}.tfstate",)]
 
 
 def orphaned(output: Path, stacks: set[str]) -> list[Path]:

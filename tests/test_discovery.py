@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from modules import cli
 from tests.conftest import ROOT
 
 IDENTITY = ("-c", "user.name=Tablewright Tests", "-c", "user.email=tests@example.com")
@@ -22,8 +21,6 @@ def project(tmp_path, monkeypatch) -> Path:
     """A project with the bundled blueprints and no list in cdktf.json, committed in git."""
     shutil.copytree(ROOT / "blueprints", tmp_path / "blueprints")
     (tmp_path / "cdktf.json").write_text(json.dumps({"language": "python", "app": "python3 main.py"}))
-    monkeypatch.setattr(cli, "PROJECT_ROOT", tmp_path)
-    monkeypatch.setattr(cli, "CDKTF_JSON", tmp_path / "cdktf.json")
     monkeypatch.chdir(tmp_path)
     for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "blueprints"]):
         subprocess.run(["git", *IDENTITY, *command], cwd=tmp_path, check=True, capture_output=True)

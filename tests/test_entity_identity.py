@@ -196,30 +196,29 @@ def test_the_gate_lets_a_declared_rename_through_in_the_window(tmp_path):
     assert outside.outcome == "wait"
 
 
-@pytest.mark.parametrize(("migration", "expected"), [
-    ({"entity": "Order", "removal": "delete", "reason": "r"},
+@pytest.mark.parametrize(("migration", "table", "expected"), [
+    ({"entity": "Order", "removal": "delete", "reason": "r"}, {},
      "migrations[0].entity: the removal of `Order` names an entity the blueprint still declares [E204]"),
-    ({"entity": "Order", "renamed_from": "Customer", "reason": "r"},
+    ({"entity": "Order", "renamed_from": "Customer", "reason": "r"}, {},
      "migrations[0].renamed_from: `Customer` is still an entity of the blueprint, so it was not renamed [E204]"),
-    ({"entity": "Gone", "removal": "expire", "reason": "r"}, None),
-    ({"entity": "Order", "renamed_from": "Old", "from": {"pk": "A", "sk": "B"}, "reason": "r"},
+    ({"entity": "Gone", "removal": "expire", "reason": "r"}, {"ttl_attribute": None},
+     "migrations[0].removal: `removal: expire` needs the table's TTL (`table.ttl_attribute`) [E204]"),
+    ({"entity": "Order", "renamed_from": "Old", "from": {"pk": "A", "sk": "B"}, "reason": "r"}, {},
      "migrations[0].from: `from` does not apply to a rename"),
-    ({"entity": "Order", "renamed_from": "Order", "reason": "r"},
+    ({"entity": "Order", "renamed_from": "Order", "reason": "r"}, {},
      "migrations[0].renamed_from: `renamed_from` is the entity's own name `Order`"),
-    ({"entity": "Gone", "removal": "delete", "strategy": "backfill", "reason": "r"},
+    ({"entity": "Gone", "removal": "delete", "strategy": "backfill", "reason": "r"}, {},
      "migrations[0].strategy: `strategy` does not apply to a removal"),
-    ({"entity": "Order", "from": {"pk": "A", "sk": "B"}, "reason": "r"},
+    ({"entity": "Order", "from": {"pk": "A", "sk": "B"}, "reason": "r"}, {},
      "migrations[0]: a key migration needs `from` and `to` (`to` is missing) [E201]"),
-    ({"entity": "Gone", "removal": "keep", "renamed_from": "Old", "reason": "r"},
+    ({"entity": "Gone", "removal": "keep", "renamed_from": "Old", "reason": "r"}, {},
      "migrations[0].removal: a migration is a rename or a removal, not both"),
 ])
-def test_a_malformed_migration_is_a_located_error(migration, expected, tmp_path, run_cli):
-    path = shop(tmp_path, migrations=[migration], table={"ttl_attribute": None} if expected is None else {})
+def test_a_malformed_migration_is_a_located_error(migration, table, expected, tmp_path, run_cli):
+    path = shop(tmp_path, migrations=[migration], table=table)
     code, stdout, stderr = run_cli("lint", path)
     assert code == 2 and stdout == "", stderr
     assert stderr.startswith(f"error: {path}:") and "\n  fix: " in stderr
-    if expected is None:  # expire without a TTL attribute
-        expected = "migrations[0].removal: `removal: expire` needs the table's TTL (`table.ttl_attribute`) [E204]"
     assert expected in stderr, stderr
 
 

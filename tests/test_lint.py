@@ -204,7 +204,8 @@ def test_tw205_key_over_the_size_limit():
     doc = {"attributes": {"path": {"type": "string", "max_length": 3000, "pattern": "^[^#]+$"}},
            "key": {"pk": "DOC#{path}", "sk": "D"}}
     found = [f for f in findings({"Doc": doc}, {}) if f.code == "TW205"]
-    assert found and "can reach 3,004 bytes" in found[0].message
+    assert found and "can reach 3,004 bytes (its literals, encoded values and declared max_length)" in \
+        found[0].message
     doc["attributes"]["path"]["max_length"] = 200
     assert "TW205" not in codes({"Doc": doc}, {})
 
@@ -396,7 +397,7 @@ def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_
     assert not (tmp_path / "out").exists()
     code, _, _ = run_cli("synth", path, "--out", tmp_path / "out", "--allow-lint-errors")
     assert code == 0
-    # `cdktf synth` (no arguments, the blueprints cdktf.json names) refuses them as `synth` does.
+    # `cdktf synth` (no arguments: the blueprints cdktf.json lists) refuses them as `synth` does.
     config = tmp_path / "cdktf.json"
     config.write_text(json.dumps({"context": {"blueprints": [str(path)]}}))
     monkeypatch.setattr(cli, "CDKTF_JSON", config)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -620,3 +622,34 @@ def test_a_changed_request_is_visible_at_the_top_of_the_pull_request_comment(rep
     top = out.split("<details>")[0]
     assert "> **Application:** requests the application sends change:" in top
     assert "> - `shop`: `customer`: GetItem on the table (PK = CUSTOMER#{customerId} AND SK = PROFILE) -&gt; " in top
+
+
+def test_the_pull_request_job_of_the_github_workflow_runs(tmp_path):
+    """The review job's own shell steps, run as GitHub runs them: the base branch's Tablewright (`../base`) on
+    the pull request's checkout (`head`, which adds a blueprint), the lint report, the review comment, one
+    Infracost usage file per blueprint and the lock check all produced."""
+    workflow = yaml.safe_load((ROOT / "examples" / "github-actions.yml").read_text())
+    steps = {step.get("name"): step for step in workflow["jobs"]["review"]["steps"]}
+    (tmp_path / "base").symlink_to(ROOT)  # the tool, as `pip install -e base` leaves it
+    head = Repository(tmp_path / "head")
+    head.git("update-ref", "refs/remotes/origin/main", "HEAD")  # where the pull request branched
+    (head.root / "blueprints" / "billing.yaml").write_text(
+        (ROOT / "blueprints" / "orders.yaml").read_text().replace("blueprint: orders", "blueprint: billing")
+        .replace("name: orders_main", "name: billing_main"))
+    head.commit("a new blueprint")
+    env = {**os.environ, "BASE_REF": "main", "ENVIRONMENT": "prod", "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for name in ("Lint (annotations in the PR) and review",
+                 "Infracost usage files (one per blueprint, its production stack), for an Infracost step"):
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", steps[name]["run"]], cwd=head.root, env=env,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
+    assert json.loads((tmp_path / "lint.sarif").read_text())["runs"]
+    review = (tmp_path / "review.md").read_text()
+    assert review.startswith(MARKER) and "`blueprints/billing.yaml`" in review
+    assert sorted(path.name for path in (tmp_path / "infracost").iterdir()) == [
+        "billing.yml", "crm.yml", "orders.yml", "shop.yml"]
+    locked = steps["The design locks are committed with the blueprints"]["run"]
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", locked], cwd=head.root, env=env, capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and "blueprints/billing.yaml has no design lock" in done.stderr  # as it should

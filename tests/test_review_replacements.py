@@ -51,19 +51,21 @@ def test_a_lower_warm_throughput_replaces_the_table_and_is_blocked(tmp_path):
     lower = orders(tmp_path, "lower.yaml", warm(table={"read": 20000, "write": 4000}))
     [table] = [c for c in prod_changes(base, lower) if c.category == "table"]
     assert (table.action, table.cls, table.unblocked_by) == ("replace", "blocked", "destroy")
-    assert "warm throughput lowered (write): DynamoDB only raises it, so the provider creates a new table" in \
+    assert "warm throughput lowered (write): the provider creates a new table for it" in \
         table.reason
     higher = orders(tmp_path, "higher.yaml", warm(table={"read": 30000, "write": 8000}))
     [raised] = [c for c in prod_changes(base, higher) if c.category == "capacity"]
     assert (raised.action, raised.cls, raised.subject) == ("update", "safe", "table prod-orders_main: warm throughput")
 
 
-def test_a_lower_warm_throughput_of_an_index_rebuilds_it_in_the_window(tmp_path):
+def test_a_lower_warm_throughput_of_an_index_changes_it_in_place(tmp_path):
+    """The provider documents that a GSI's warm throughput goes up or down without recreation."""
     base = orders(tmp_path, "base.yaml", warm())
     lower = orders(tmp_path, "lower.yaml", warm(gsi={"read": 12000, "write": 6000}))
-    [index] = [c for c in prod_changes(base, lower) if c.category == "index"]
-    assert (index.action, index.cls, index.subject) == ("replace", "window", "GSI GSI1")
-    assert index.reason.startswith("warm throughput 15000/6000 -> 12000/6000: DynamoDB only raises it")
+    changes = prod_changes(base, lower)
+    assert [c for c in changes if c.category in ("index", "table")] == []
+    [warm_change] = [c for c in changes if c.subject == "GSI GSI1 warm throughput"]
+    assert (warm_change.action, warm_change.cls) == ("update", "safe")
 
 
 def _table(lsi_projection: str, key_type: str = "S") -> dict:
@@ -116,10 +118,22 @@ def test_a_production_maximum_below_the_peak_waits_for_the_window(tmp_path):
     [gsi, guard] = sorted((c for c in prod_changes(base, low) if c.subject.endswith("on-demand maximum")),
                           key=lambda c: c.subject)
     assert (gsi.subject, gsi.cls, guard.cls) == ("GSI GSI1 on-demand maximum", "window", "window")
-    assert guard.reason == ("read/write 1600/600 -> 1/600: requests above it are throttled; production: below the "
-                            "declared peak (lint TW313), so traffic the blueprint expects is throttled")
+    assert guard.reason == ("read/write 1600/600 -> 1/600: requests above it are throttled; production: read below "
+                            "the declared peak 1,080 (lint TW313), so traffic the blueprint expects is throttled")
     enough = orders(tmp_path, "enough.yaml", _guarded(2000))
     assert [c.cls for c in prod_changes(base, enough) if c.subject.endswith("on-demand maximum")] == ["safe"] * 2
+
+
+def test_only_the_maximum_below_the_peak_waits(tmp_path):
+    """GSI1 keeps its own maximum below the peak; raising only the table's is still safe."""
+    def edit(table_read: int):
+        def apply(data: dict) -> None:
+            _guarded(table_read)(data)
+            data["indexes"] = {"GSI1": {"max_throughput": {"read": 1, "write": 600}}}
+        return apply
+    base, raised = orders(tmp_path, "base.yaml", edit(1600)), orders(tmp_path, "raised.yaml", edit(2000))
+    assert [(c.subject, c.cls) for c in prod_changes(base, raised) if c.subject.endswith("on-demand maximum")] == [
+        ("table prod-orders_main: on-demand maximum", "safe")]
 
 
 def test_the_gate_holds_a_production_maximum_below_the_peak_for_the_window(tmp_path):

@@ -117,8 +117,6 @@ def test_cdktf_synth_refuses_to_let_the_cdktf_cli_drop_a_stack_holding_state(pro
     orphan = project / "cdktf.out" / "stacks" / "retired-prod"
     orphan.mkdir(parents=True)
     (orphan / "terraform.retired-prod.tfstate").write_text("{}")
-    monkeypatch.setattr("modules.cli.CDKTF_JSON", project / "cdktf.json")
-    monkeypatch.setattr("modules.cli.PROJECT_ROOT", project)
     monkeypatch.setenv("CDKTF_OUTDIR", str(project / "cdktf.out"))
     code, _, stderr = run_cli()
     assert code == 2, stderr
@@ -181,3 +179,18 @@ def test_state_an_older_version_kept_in_the_stack_directory_moves_with_migrate_s
         assert moved["resources"] == old["resources"] and moved["lineage"] == old["lineage"]
         assert _plan_exit_code(stack_dir, env) == 0
     assert os.path.exists(stack_dir / ".terraform")
+
+
+def test_a_run_killed_between_the_renames_keeps_the_users_files(project, run_cli):
+    """Killed after moving `.terraform` into staging and retiring the old output, before the new one is in place:
+    the next run restores the output, then moves the files back into it."""
+    assert run_cli("synth", "blueprints/orders.yaml")[0] == 0
+    out = project / "cdktf.out"
+    staging = project / ".cdktf.out.staging-999999"
+    shutil.copytree(out, staging)
+    files = terraform_files(staging / "stacks" / STACK)
+    out.rename(project / ".cdktf.out.retired-999999")
+    recover(out)
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".cdktf.out")) == []
+    for name, content in files.items():
+        assert (out / "stacks" / STACK / name).read_bytes() == content, name

@@ -521,7 +521,7 @@ class WarmThroughput(Strict):
 
 WARM_THROUGHPUT_DESCRIPTION = (
     "Pre-warmed read and write units per second (`warm_throughput`; needs hashicorp/aws >= 6.13). It can only be "
-    "raised: the provider replaces the table (or recreates the index) to lower it."
+    "raised on the table: the provider replaces the table to lower it (a GSI's changes in place either way)."
 )
 
 

@@ -10,6 +10,11 @@ from modules.blueprint.model import Blueprint, KeyAttributes
 from modules.blueprint.templates import KeyTemplate
 
 TABLE = "table"
+
+
+def place(index: str) -> str:
+    """An index as messages name it: `the table`, or the index's name."""
+    return "the table" if index == TABLE else index
 ENTITY_ATTRIBUTE = "_entity"
 
 

@@ -11,7 +11,7 @@ from modules.blueprint.encoding import EPOCH_WIDTH, admits_separator, sort_probl
 from modules.blueprint.model import AttributeSpec
 from modules.blueprint.templates import SEPARATOR, KeyTemplate
 from modules.blueprint.traits import mutable
-from modules.design.model import TABLE, Shape, TableDesign
+from modules.design.model import TABLE, Shape, TableDesign, place
 from modules.design.serve import may_share
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, rule
@@ -33,10 +33,6 @@ def _path(design: TableDesign, entity: str, index: str, part: str) -> FieldPath:
         return ("entities", entity, "index_keys", index, part)
     patterns = [p for p in design.index(index).patterns if entity in design.blueprint.access_patterns[p].entities]
     return ("access_patterns", patterns[0]) if patterns else ("entities", entity)
-
-
-def _index_name(index: str) -> str:
-    return "the table" if index == TABLE else index
 
 
 @rule("TW201", "Changing value inside a key",
@@ -90,7 +86,7 @@ def unsortable_sort_key(ctx: Context) -> Iterator[Issue]:
                    "`epoch_seconds` or `epoch_millis`")
             yield Issue(
                 "error" if broken else "warning",
-                f"{_index_name(index)}: {entity}'s sort key {shape.sk.text}: {problem}; "
+                f"{place(index)}: {entity}'s sort key {shape.sk.text}: {problem}; "
                 + (f"wrong order or range for {', '.join(broken)}" if broken else "no pattern orders by it yet"),
                 fix,
                 ("entities", entity, "attributes", attribute),
@@ -154,7 +150,7 @@ def overlapping_sort_keys(ctx: Context) -> Iterator[Issue]:
                 if may_share(bp, first, one.sk, second, other.sk):
                     yield Issue(
                         "error",
-                        f"{_index_name(index)}: {first} ({one}) and {second} ({other}) can have the same key: "
+                        f"{place(index)}: {first} ({one}) and {second} ({other}) can have the same key: "
                         "one item would overwrite the other",
                         f"give {second}'s sort key a leading literal of its own",
                         _path(design, second, index, "sk"),
@@ -166,7 +162,7 @@ def overlapping_sort_keys(ctx: Context) -> Iterator[Issue]:
                     prefix = shorter[1].sk.prefix(leading).text + SEPARATOR
                     yield Issue(
                         "warning",
-                        f"{_index_name(index)}: {shorter[0]} ({shorter[1].sk.text}) and {longer[0]} "
+                        f"{place(index)}: {shorter[0]} ({shorter[1].sk.text}) and {longer[0]} "
                         f"({longer[1].sk.text}) share the sort-key prefix {prefix!r} in the same partitions: a "
                         "begins_with on it would return both",
                         f"start {longer[0]}'s sort key with a literal of its own",
@@ -249,10 +245,11 @@ def key_size(ctx: Context) -> Iterator[Issue]:
                 kind = "partition" if part == "pk" else "sort"
                 reach = (f"is at least {length.bytes:,} bytes (with one byte for each of "
                          f"{', '.join(f'`{a}`' for a in length.unbounded)})" if length.unbounded
-                         else f"can reach {length.bytes:,} bytes (from the declared max_length)")
+                         else f"can reach {length.bytes:,} bytes (its literals, encoded values and declared "
+                              "max_length)")
                 yield Issue(
                     "error",
-                    f"{_index_name(index)}: {entity}'s {kind} key {_shown(template.text)} {reach}, over DynamoDB's "
+                    f"{place(index)}: {entity}'s {kind} key {_shown(template.text)} {reach}, over DynamoDB's "
                     f"{limit:,}: DynamoDB refuses every write of such an item",
                     "shorten the literals and the longest components, or key by an id instead of free text",
                     _path(design, entity, index, part),

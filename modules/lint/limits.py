@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from modules.blueprint.traits import hottest_share
 from modules.capacity.model import (
     HOURS_PER_MONTH,
     PAGE_BYTES,
     SECONDS_PER_MONTH,
+    CapacityReport,
     collection,
     entry_bytes,
     item_bytes,
@@ -18,7 +20,7 @@ from modules.capacity.model import (
     write_units,
 )
 from modules.capacity.throughput import UNLIMITED, on_demand_maxima
-from modules.design.model import TABLE, TableDesign
+from modules.design.model import TABLE, TableDesign, place
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, Severity, rule
 
@@ -199,7 +201,7 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
             bounds = policy.bounds(direction)
             assert bounds is not None  # a provisioned policy has both
             if bounds[1] < suggested[1]:
-                where = "the table" if load.index == TABLE else load.index
+                where = place(load.index)
                 yield Issue(
                     "warning",
                     f"{where}: {direction} capacity max {bounds[1]:,} is below the estimated peak "
@@ -221,7 +223,7 @@ def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
         if policy.billing != "provisioned":
             continue
         path = policy.source
-        where = "the table" if load.index == TABLE else load.index
+        where = place(load.index)
         for direction in ("read", "write"):
             bounds = policy.bounds(direction)
             average = load.read_units_per_second if direction == "read" else load.write_units_per_second
@@ -299,26 +301,45 @@ def nothing_described(ctx: Context) -> Iterator[Issue]:
     )
 
 
+@dataclass(frozen=True)
+class BelowPeak:
+    """An on-demand maximum (of the table or a GSI, in one direction) below the declared peak."""
+
+    target: str  # "table" or a GSI
+    direction: str
+    maximum: int
+    average: float
+    peak: int
+
+
+def maxima_below_peak(design: TableDesign, capacity: CapacityReport) -> list[BelowPeak]:
+    """Every on-demand maximum below the estimated peak (average request units x peak factor)."""
+    factor = design.blueprint.traffic.peak_factor
+    found = []
+    for target, maxima in on_demand_maxima(design, capacity).items():
+        load = capacity.load(target)
+        for direction, maximum, average in zip(("read", "write"), maxima, (load.read_units_per_second,
+                                                                           load.write_units_per_second), strict=True):
+            peak = math.ceil(average * factor)
+            if maximum != UNLIMITED and maximum < peak:
+                found.append(BelowPeak(target, direction, maximum, average, peak))
+    return found
+
+
 @rule("TW313", "On-demand maximum below the estimated peak",
       "Raise `max_throughput` to the estimated peak (or write `suggested`), or lower the declared rates: DynamoDB "
       "throttles every request above an on-demand maximum.")
 def on_demand_maximum(ctx: Context) -> Iterator[Issue]:
     bp = ctx.design.blueprint
-    for target, maxima in on_demand_maxima(ctx.design, ctx.capacity).items():
-        load = ctx.capacity.load(target)
-        own = target != TABLE and target in bp.indexes and bp.indexes[target].max_throughput is not None
-        path: FieldPath = ("indexes", target, "max_throughput") if own else ("table", "max_throughput")
-        where = "the table" if target == TABLE else target
-        averages = (load.read_units_per_second, load.write_units_per_second)
-        for direction, maximum, average in zip(("read", "write"), maxima, averages, strict=True):
-            peak = math.ceil(average * bp.traffic.peak_factor)
-            if maximum != UNLIMITED and maximum < peak:
-                yield Issue(
-                    "error" if bp.production else "warning",
-                    f"{where}: on-demand {direction} maximum {maximum:,} request units/s is below the estimated peak "
-                    f"{peak:,} (average {average:,.0f} x peak factor {bp.traffic.peak_factor:g}): requests above "
-                    "it are throttled" + (" (production: an error)" if bp.production else ""),
-                    f"set `max_throughput: {{{direction}: {peak}}}` or more (with the other direction), or "
-                    "`suggested`, or lower the declared rates",
-                    (*path, direction),  # `suggested` is never below the peak: only numbers get here
-                )
+    for low in maxima_below_peak(ctx.design, ctx.capacity):
+        own = low.target != TABLE and low.target in bp.indexes and bp.indexes[low.target].max_throughput is not None
+        path: FieldPath = ("indexes", low.target, "max_throughput") if own else ("table", "max_throughput")
+        yield Issue(
+            "error" if bp.production else "warning",
+            f"{place(low.target)}: on-demand {low.direction} maximum {low.maximum:,} request units/s is below the "
+            f"estimated peak {low.peak:,} (average {low.average:,.0f} x peak factor {bp.traffic.peak_factor:g}): "
+            "requests above it are throttled" + (" (production: an error)" if bp.production else ""),
+            f"set `max_throughput: {{{low.direction}: {low.peak}}}` or more (with the other direction), or "
+            "`suggested`, or lower the declared rates",
+            (*path, low.direction),  # `suggested` is never below the peak: only numbers get here
+        )

@@ -17,7 +17,7 @@ from modules.blueprint.compose import Composer, blueprint_files, repository_root
 from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.yamlsource import load_yaml
 from modules.design.locked import KeyFacts, departures, key_facts, lock_of, possible_renames
-from modules.design.model import TABLE, TableDesign
+from modules.design.model import TABLE, TableDesign, place
 from modules.errors import TablewrightError
 from modules.lint.findings import Finding, Issue, Severity, comparison_rule
 
@@ -97,7 +97,7 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
     for change in key_changes(before, after):
         declared = any(m.kind == "keys" and (m.entity, m.index) == (change.entity, change.index)
                        for m in new.model.migrations)
-        where = "the table" if change.index == TABLE else change.index
+        where = place(change.index)
         part = "pk" if change.before.templates.split(" / ")[0] != change.after.templates.split(" / ")[0] else "sk"
         findings.append(KEY_TEMPLATE_CHANGED.finding(Issue(
             "info" if bumped and declared else "error",

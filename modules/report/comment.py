@@ -132,14 +132,13 @@ def render_comment(pull: PullReview, limit: int = MAX_COMMENT_CHARS) -> str:
                 + (f" ({pull.unaffected} unchanged)" if pull.unaffected else "") + ": nothing to review.", ""]
         return MARKER + "\n" + sanitized("\n".join(head).rstrip() + "\n")
     migrations = key_migrations(stacks)
-    application = application_headlines(stacks)
     head = [
         "## Tablewright review", "",
         f"**{VERDICT_TEXT[pull.verdict]}** ({_summary(pull.changes)} in {len(stacks)} stack(s) of "
         f"{len(pull.blueprints)} blueprint(s) changed since {since})", "",
         markdown_table(STACK_HEADERS, _stack_rows(pull)), "",
         *(f"> **Data migration:** {line}" for line in migrations), *([""] if migrations else []),
-        *application_lines(application), *([""] if application else []),
+        *application_lines(application_headlines(stacks)),
         _windows(stacks), "",
         *_reasons(pull),
     ]

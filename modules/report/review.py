@@ -16,6 +16,7 @@ from typing import Any
 from modules.blueprint.model import Migration
 from modules.capacity.cost import CostReport
 from modules.design.locked import KeyFacts
+from modules.design.model import place
 from modules.report import diagrams, explain
 from modules.report.capacity import cost_data, price_line
 from modules.report.markdown import one_line, sanitize
@@ -117,7 +118,7 @@ def _facts(facts: KeyFacts | None) -> str:
 
 def _data_line(change: DataChange) -> str:
     """The lead of one data change in the review: what happens to the items already written."""
-    where = "the table" if change.index == "table" else change.index
+    where = place(change.index)
     if change.kind == "join":
         return (f"- **{change.entity} joins {where}** (`{_facts(change.after)}`): items written before carry no "
                 f"{change.index} keys, so the index misses them until they are backfilled:")
@@ -156,24 +157,23 @@ def _application_section(stack: StackReview) -> list[str]:
             *(f"- {change.text}" for change in stack.application), ""]
 
 
-MAX_HEADLINES = 8
-
-
 def application_headlines(stacks: list[StackReview]) -> list[str]:
-    """One line per changed request, for the top of the review (at most a few, then a count)."""
-    lines = [f"`{stack.stack}`: {change.text.split('. ')[0]}" for stack in stacks if not stack.new
-             for change in stack.application]
-    if len(lines) > MAX_HEADLINES:
-        lines = [*lines[:MAX_HEADLINES], f"and {len(lines) - MAX_HEADLINES} more (see each stack)"]
+    """One line per changed request, for the top of the review; a new stack in one line (its section has them)."""
+    lines = []
+    for stack in stacks:
+        if stack.new and stack.application:
+            lines.append(f"`{stack.stack}`: a new table, {len(stack.application)} pattern(s) to serve")
+        elif not stack.new:
+            lines += [f"`{stack.stack}`: {change.headline}" for change in stack.application]
     return lines
 
 
 def application_lines(headlines: list[str]) -> list[str]:
-    """The headlines as one quoted list at the top of a comment."""
+    """The headlines as one quoted list at the top of a comment (with the blank line after it)."""
     if not headlines:
         return []
     return ["> **Application:** requests the application sends change:", ">",
-            *(f"> - {line}" for line in headlines)]
+            *(f"> - {line}" for line in headlines), ""]
 
 
 def _lock_section(stack: StackReview) -> list[str]:
@@ -247,16 +247,16 @@ def _window_line(stacks: list[StackReview]) -> str:
 
 
 def render_markdown(review: Review) -> str:
+    migrations = key_migrations(review.stacks)
     lines = [
         "## Tablewright review",
         "",
         f"**{VERDICT_TEXT[review.verdict]}** ({_summary(review.changes)}; `{one_line(review.base)}` -> "
         f"`{one_line(review.head)}`)",
         "",
-        *(f"> **Data migration:** {line}" for line in key_migrations(review.stacks)),
-        *([""] if key_migrations(review.stacks) else []),
+        *(f"> **Data migration:** {line}" for line in migrations),
+        *([""] if migrations else []),
         *application_lines(application_headlines(review.stacks)),
-        *([""] if application_headlines(review.stacks) else []),
         _window_line(review.stacks),
         "",
     ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from modules.design.cookbook import follow_up_request, request
-from modules.design.model import TABLE, QueryPlan, TableDesign
+from modules.design.model import TABLE, QueryPlan, TableDesign, place
 
 Kind = Literal["added", "removed", "changed"]
 _TABLE_NAME = "TABLE"  # both sides' requests name the same table: a renamed table is a change of its own
@@ -28,16 +28,17 @@ class PatternChange:
     action: str  # what the application must change
 
     @property
-    def text(self) -> str:
+    def headline(self) -> str:
+        """The change in one line, without what to do about it."""
         if self.kind == "added":
-            return f"`{self.pattern}` added: {self.after}. {self.action}"
+            return f"`{self.pattern}` added: {self.after}"
         if self.kind == "removed":
-            return f"`{self.pattern}` removed (was {self.before}). {self.action}"
-        return f"`{self.pattern}`: {self.before} -> {self.after}. {self.action}"
+            return f"`{self.pattern}` removed (was {self.before})"
+        return f"`{self.pattern}`: {self.before} -> {self.after}"
 
-
-def _where(index: str) -> str:
-    return "the table" if index == TABLE else index
+    @property
+    def text(self) -> str:
+        return f"{self.headline}. {self.action}"
 
 
 def describe(plan: QueryPlan) -> str:
@@ -47,7 +48,7 @@ def describe(plan: QueryPlan) -> str:
         times = f" x{plan.fan_out.shards}" if plan.fan_out.kind == "shards" else f" per {plan.fan_out.bucket}"
     condition = f" ({_condition(plan)})" if plan.key_condition else ""
     follow = f" + {plan.follow_up.operation}" if plan.follow_up else ""
-    return f"{plan.operation}{times} on {_where(plan.index)}{condition}{follow}"
+    return f"{plan.operation}{times} on {place(plan.index)}{condition}{follow}"
 
 
 def _condition(plan: QueryPlan) -> str:

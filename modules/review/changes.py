@@ -105,7 +105,8 @@ def _warm(body: dict[str, Any]) -> tuple[Any, Any]:
 def _table_replacing(was: dict[str, Any], now: dict[str, Any]) -> tuple[str, ...]:
     """What else makes the provider replace a table: its local indexes, which it tells apart by name only (a
     local index added, removed or renamed; any other change of one it never applies), and a lower warm
-    throughput, which DynamoDB cannot lower (README: On-demand maximum and warm throughput)."""
+    throughput of the table ("decreasing this value will force a new resource":
+    https://registry.terraform.io/providers/hashicorp/aws/latest/docs/resources/dynamodb_table#warm_throughput)."""
     found = []
     if _names(was.get("local_secondary_index")) != _names(now.get("local_secondary_index")):
         found.append("local_secondary_index")

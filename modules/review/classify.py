@@ -227,13 +227,14 @@ def _replacement_reasons(before: TableFacets, after: TableFacets) -> list[str]:
         reasons.append("local secondary indexes added, removed or renamed (they exist only from table creation)")
     lowered = _lowered(before.throughput[1], after.throughput[1])
     if lowered:
-        reasons.append(f"warm throughput lowered ({', '.join(lowered)}): DynamoDB only raises it, so the provider "
-                       "creates a new table")
+        reasons.append(f"warm throughput lowered ({', '.join(lowered)}): the provider creates a new table for it")
     return reasons
 
 
 def _lowered(old: tuple[Any, Any], new: tuple[Any, Any]) -> list[str]:
-    """The directions (read, write) whose warm throughput goes down: DynamoDB can only raise it."""
+    """The directions (read, write) whose warm throughput goes down. The provider replaces a table for it ("For
+    the base table, decreasing this value will force a new resource"; a GSI's changes in place:
+    https://registry.terraform.io/providers/hashicorp/aws/latest/docs/resources/dynamodb_table#warm_throughput)."""
     return [direction for direction, was, now in zip(("read", "write"), old, new, strict=True)
             if isinstance(was, int) and isinstance(now, int) and now < was]
 
@@ -310,11 +311,7 @@ def _index_changes(address: str, before: TableFacets, after: TableFacets) -> lis
                                   f"{_index_label(old)} -> {_index_label(new)}: a GSI's keys and projection cannot "
                                   "change in place, so it is deleted and rebuilt; queries on it fail until the "
                                   "new one is ACTIVE"))
-        elif _lowered(old.throughput[1], new.throughput[1]):
-            changes.append(Change(address, "replace", "index", subject, "window",
-                                  f"warm throughput {_limit(old.throughput[1])} -> {_limit(new.throughput[1])}: "
-                                  "DynamoDB only raises it, so the index is deleted and rebuilt; queries on it fail "
-                                  "until the new one is ACTIVE"))
+
         else:
             if old.capacity != new.capacity and before.billing_mode == after.billing_mode:
                 changes.append(Change(address, "update", "capacity", f"{subject} capacity", "safe",

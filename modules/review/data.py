@@ -20,7 +20,7 @@ from typing import Literal
 from modules.blueprint.model import Migration, MigrationKey
 from modules.blueprint.templates import parse_template
 from modules.design.locked import Departure, KeyFacts, Keys, departures, possible_renames
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE
+from modules.design.model import ENTITY_ATTRIBUTE, TABLE, place
 from modules.review.classify import Change
 
 Kind = Literal["keys", "join", "rename", "removal"]
@@ -47,13 +47,16 @@ class DataChange:
         if self.kind == "rename":
             return f"{self.former} renamed {self.entity}"
         if self.kind == "removal":
-            return f"{self.entity} removed, its items left in the table"
-        return f"{self.entity} keys on {'the table' if self.index == TABLE else self.index} change"
+            fate = {"delete": "its items deleted", "expire": "its items expired by TTL",
+                    "keep": "its items kept, unread"}.get((self.declared.removal if self.declared else None) or "",
+                                                         "its items left in the table")
+            return f"{self.entity} removed, {fate}"
+        return f"{self.entity} keys on {place(self.index)} change"
 
     @property
     def subject(self) -> str:
         """One line on what happens to the items already written."""
-        where = "the table" if self.index == TABLE else self.index
+        where = place(self.index)
         if self.kind == "rename":
             keys = "" if self.before == self.after else f", keys {_templates(self.before)} -> {_templates(self.after)}"
             return f"{self.former} renamed {self.entity}{keys}"
@@ -79,7 +82,7 @@ def _declared(entity: str, index: str, before: KeyFacts, after: KeyFacts,
 
 
 def _rekey_steps(entity: str, index: str, migration: Migration | None) -> tuple[str, ...]:
-    where = "the table" if index == TABLE else index
+    where = place(index)
     if migration is not None and migration.strategy == "backfill":
         return (
             f"In the maintenance window, pause the writers of {entity}.",
@@ -185,7 +188,7 @@ def _departure_changes(departure: Departure, before: Keys, after: Keys,
     entity = departure.renamed_to
     indexes = sorted({index for name, index in before if name == departure.entity}
                      | {index for name, index in after if name == entity}, key=lambda index: (index != TABLE, index))
-    moved = [f"{'the table' if index == TABLE else index}: {_templates(before.get((departure.entity, index)))} -> "
+    moved = [f"{place(index)}: {_templates(before.get((departure.entity, index)))} -> "
              f"{_templates(after.get((entity, index)))}" for index in indexes
              if before.get((departure.entity, index)) != after.get((entity, index))]
     return [DataChange(entity, TABLE, old, after.get((entity, TABLE)),

@@ -278,7 +278,7 @@ def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime,
     """Judge the plan by the stricter of the blueprint and the state the plan starts from, in the window that
     state has in force."""
     production, changes = plan_changes(plan, loaded)
-    changes = acknowledge(below_peak(changes, build_stack(loaded)), acknowledged)
+    changes = acknowledge(below_peak(changes, build_stack(loaded), production), acknowledged)
     in_force = window_in_force(plan, loaded.model.maintenance_window)
     stack = StackReview(loaded.stack_name, production, changes, in_force.window,
                         data=key_data(plan, loaded), warnings=gsi_warning(changes))

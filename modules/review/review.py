@@ -14,8 +14,10 @@ from modules.blueprint.load import LoadedBlueprint, with_base_locks
 from modules.blueprint.model import MaintenanceWindow
 from modules.capacity.cost import CostReport
 from modules.design.locked import key_facts, lock_changes, lock_of
+from modules.design.model import TABLE
 from modules.errors import TablewrightError
 from modules.lint.engine import LintResult
+from modules.lint.limits import maxima_below_peak
 from modules.lint.versions import breaking_changes
 from modules.review.application import PatternChange, pattern_changes
 from modules.review.changes import from_configs, stack_settings
@@ -83,18 +85,22 @@ def gsi_warning(changes: list[Change]) -> list[str]:
             "backfills every item), so the apply can take hours. Split the change into one pull request per index."]
 
 
-PEAK_RULE = "TW313"  # lint: an on-demand maximum below the declared peak
+def _maximum_subject(target: str, table: str) -> str:
+    """The subject classify gives the change of an on-demand maximum (the table's, or a GSI's)."""
+    return f"table {table}: on-demand maximum" if target == TABLE else f"GSI {target} on-demand maximum"
 
 
-def below_peak(changes: list[Change], stack: Stack) -> list[Change]:
+def below_peak(changes: list[Change], stack: Stack, production: bool) -> list[Change]:
     """In production, a new on-demand maximum below the blueprint's declared peak (lint TW313) throttles the traffic
-    the blueprint expects: the change waits for the window instead of going out at any time."""
-    if not stack.source.model.production or not any(f.finding.code == PEAK_RULE for f in stack.lint.findings):
+    the blueprint expects: that change waits for the window instead of going out at any time."""
+    if not production:
         return changes
-    return [replace(change, cls="window", reason=f"{change.reason}; production: below the declared peak (lint "
-                                                 f"{PEAK_RULE}), so traffic the blueprint expects is throttled")
-            if change.cls == "safe" and change.subject.endswith("on-demand maximum") else change
-            for change in changes]
+    low = {_maximum_subject(found.target, stack.design.blueprint.table.name): found
+           for found in maxima_below_peak(stack.design, stack.capacity)}
+    return [replace(change, cls="window", reason=f"{change.reason}; production: {low[change.subject].direction} "
+                                                 f"below the declared peak {low[change.subject].peak:,} (lint "
+                                                 "TW313), so traffic the blueprint expects is throttled")
+            if change.cls == "safe" and change.subject in low else change for change in changes]
 
 
 def _side_error(error: TablewrightError, spec: str, side: str, scratch: Path) -> TablewrightError:
@@ -146,7 +152,7 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
                                f"({describe(in_force) if in_force else 'none'}); the new one applies from the next "
                                "change on")
     if new is not None:
-        result.changes = below_peak(result.changes, new)
+        result.changes = below_peak(result.changes, new, production)
         extra = breaking_changes(old.source, old.design, new.source, new.design, search) if old is not None else []
         result.lint = new.with_findings(extra).lint
         result.cost_after = new.cost
