@@ -55,9 +55,13 @@ def default_blueprints() -> list[Path]:
     """The blueprints a command takes when it is named none: those `cdktf.json` lists (`context.blueprints`,
     relative to it), or else every blueprint under blueprints/. A blueprint under blueprints/ that the
     list leaves out is a warning: a pull request that adds one must not pass unreviewed."""
+    from modules.blueprint.compose import linked_directories
     from modules.catalog import service_blueprints
 
     found = service_blueprints(blueprints_directory())
+    for link in linked_directories(blueprints_directory()) if blueprints_directory().is_dir() else []:
+        print(f"warning: {os.path.relpath(link)} is a symbolic link to a directory: its blueprints are not taken "
+              "(name them on the command line, or make it a directory)", file=sys.stderr)
     listed = _listed_blueprints()
     if listed is None:
         if not found:
@@ -543,11 +547,17 @@ def cdktf_app() -> int:
     stacks = build_stacks(load_all([]))
     refuse_lint_errors(stacks, allowed=False)  # as `synth` does: cdktf synth has no --allow-lint-errors
     check_locks([stack for stack in stacks if stack.source.lock is not None])  # pipelines: locked when locked
-    # The cdktf CLI keeps the stack directories it writes again and deletes the others, whatever they hold.
+    # The cdktf CLI keeps the stack directories it writes again and deletes the others, whatever they hold, through
+    # symbolic links too: it is refused first.
     outdir = Path(os.environ.get("CDKTF_OUTDIR", "cdktf.out"))
-    if outdir.is_dir() and not outdir.is_symlink():
-        refuse_orphans(outdir, outdir, {stack.name for stack in stacks})
-        state_notes(outdir, foreign_entries(outdir), stacks)
+    real = Path(os.path.realpath(outdir))
+    if (real / "stacks").is_symlink():
+        raise TablewrightError(f"{outdir}/stacks is a symbolic link: the cdktf CLI deletes the stack directories it "
+                               "no longer writes through it", code="E603",
+                               hint=f"make {outdir}/stacks a directory (or remove it: synth writes it)")
+    if real.is_dir():
+        refuse_orphans(outdir, real, {stack.name for stack in stacks}, option="")
+        state_notes(outdir, foreign_entries(real), stacks)
     synthesize_into(stacks, outdir=None)
     return 0
 

@@ -125,11 +125,13 @@ def recover(target: Path) -> None:
             continue
         if not is_tablewright_output(path):
             continue  # not ours after all: leave it alone
-        if kind == "retired" and not target.exists():
-            path.rename(target)
+        if not target.exists() and (kind == "retired" or foreign_entries(path)):
+            path.rename(target)  # the output back in place (or, holding the user's files, a staging in its place)
             continue
-        if target.is_dir():
-            carry_over(path, target)  # a run killed after moving the user's files into its staging
+        if foreign_entries(path):  # a run killed after moving the user's files into its staging
+            if conflicts(path, target):
+                continue  # both hold something at one place: leave the leftover to the user
+            carry_over(path, target)
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -146,12 +148,17 @@ def _locked(directory: Path, outdir: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
-def _ours(relative: Path) -> bool:
-    """Whether synth writes the entry at `relative` (inside an output directory) itself."""
+def _ours(relative: Path, entry: Path) -> bool:
+    """Whether synth writes the entry at `relative` (inside an output directory) itself: one of its names, of its
+    kind (a directory where it writes a directory, a regular file where it writes a file), never a symbolic link."""
+    if entry.is_symlink():
+        return False
     parts = relative.parts
+    if parts[0] == STACKS and len(parts) <= 2:
+        return entry.is_dir()
     if len(parts) == 1:
-        return parts[0] in CDKTF_LAYOUT
-    return parts[0] == STACKS and (len(parts) == 2 or (len(parts) == 3 and parts[2] in STACK_FILES))
+        return parts[0] in CDKTF_LAYOUT and entry.is_file()
+    return parts[0] == STACKS and len(parts) == 3 and parts[2] in STACK_FILES and entry.is_file()
 
 
 def foreign_entries(output: Path) -> list[Path]:
@@ -162,9 +169,9 @@ def foreign_entries(output: Path) -> list[Path]:
         directory = pending.pop()
         for entry in sorted((output / directory).iterdir()):
             relative = directory / entry.name
-            if not _ours(relative):
+            if not _ours(relative, entry):
                 found.append(relative)
-            elif entry.is_dir() and not entry.is_symlink():
+            elif entry.is_dir():
                 pending.append(relative)
     return sorted(found)
 
@@ -195,8 +202,9 @@ def orphaned(output: Path, stacks: set[str]) -> list[Path]:
     return [entry for entry in foreign_entries(output) if stack_of(entry) not in (None, *stacks)]
 
 
-def refuse_orphans(outdir: Path, output: Path, stacks: set[str]) -> None:
-    """Refuse (E603) to replace `output` when a stack directory it would drop holds files synth did not write."""
+def refuse_orphans(outdir: Path, output: Path, stacks: set[str], option: str = "--out ") -> None:
+    """Refuse (E603) to replace `output` when a stack directory it would drop holds files synth did not write
+    (`option`: how the command names the output directory)."""
     lost = orphaned(output, stacks)
     if not lost:
         return
@@ -204,7 +212,7 @@ def refuse_orphans(outdir: Path, output: Path, stacks: set[str]) -> None:
     more = f" and {len(lost) - MAX_NAMED} more" if len(lost) > MAX_NAMED else ""
     gone = sorted({str(stack_of(entry)) for entry in lost})
     raise TablewrightError(
-        f"--out {outdir}: stack {', '.join(gone)} is not in this synthesis, and its directory holds what synth did "
+        f"{option}{outdir}: stack {', '.join(gone)} is not in this synthesis, and its directory holds what synth did "
         f"not write ({named}{more}): replacing the output would delete it", code="E603",
         hint="synthesize that stack too (its blueprint and environment), or move what you keep out of "
              f"{Path(outdir) / STACKS / gone[0]} and delete the directory yourself; Terraform state lives beside "
@@ -217,18 +225,41 @@ def written_stacks(output: Path) -> set[str]:
     return {entry.name for entry in directory.iterdir()} if directory.is_dir() else set()
 
 
+def _taken(destination: Path, entry: Path) -> bool:
+    """Whether `destination` has something at `entry`, or a file where `entry` needs a directory on its way."""
+    for parent in [*reversed(entry.parents[:-1]), entry]:
+        place = destination / parent
+        if place.is_symlink() or (place.exists() and (parent == entry or not place.is_dir())):
+            return True
+    return False
+
+
+def conflicts(source: Path, destination: Path) -> list[Path]:
+    """Entries of `source` synth did not write that cannot move into `destination`: it has something there."""
+    return [entry for entry in foreign_entries(source) if _taken(destination, entry)]
+
+
 def carry_over(source: Path, destination: Path) -> Kept:
-    """Move every entry synth did not write from `source` into the same place in `destination` (which must
-    not have it yet)."""
+    """Move every entry synth did not write from `source` into the same place in `destination` (the caller has
+    checked there are no `conflicts`)."""
     moved = []
     for entry in foreign_entries(source):
         there = destination / entry
-        if there.exists() or there.is_symlink():
-            continue  # never over something in place: the source keeps it
         there.parent.mkdir(parents=True, exist_ok=True)
         (source / entry).rename(there)
         moved.append(entry)
     return Kept(tuple(moved))
+
+
+def refuse_conflicts(outdir: Path, output: Path, staging: Path) -> None:
+    """Refuse (E603) when the previous output holds something of the user's where synth writes its own files."""
+    clashing = conflicts(output, staging)
+    if clashing:
+        named = ", ".join(str(Path(outdir) / entry) for entry in clashing[:MAX_NAMED])
+        raise TablewrightError(
+            f"--out {outdir}: {named} is not what synth writes there (a file, a link or a directory of yours where "
+            "it writes its own): replacing the output would delete it", code="E603",
+            hint="move it out of the output directory, then synthesize again")
 
 
 def replace_output(outdir: Path, write: Callable[[Path], None]) -> tuple[Path, Kept]:
@@ -252,13 +283,14 @@ def replace_output(outdir: Path, write: Callable[[Path], None]) -> tuple[Path, K
             with _writable(outdir):
                 if target.exists():
                     refuse_orphans(outdir, target, written_stacks(staging))
+                    refuse_conflicts(outdir, target, staging)
                     kept = carry_over(target, staging)
                     target.rename(retired)
                 staging.rename(target)
         finally:
             if staging.exists():  # a failed swap puts back what it moved (where recovery will find it)
                 previous = target if target.exists() else retired
-                if previous.exists():
+                if previous.exists() and not conflicts(staging, previous):
                     carry_over(staging, previous)
             shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(retired, ignore_errors=True)

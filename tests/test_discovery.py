@@ -96,3 +96,29 @@ def test_the_gate_finds_the_stack_among_every_blueprint(project, run_cli):
     code, out, err = run_cli("gate", "--plan", "plan.json", "--now", "2026-12-01T03:00:00Z")
     assert code == 0, err
     assert out.startswith("gate PASS for orders-prod")
+
+
+def test_yml_blueprints_count_and_a_linked_directory_is_said(project, run_cli):
+    text = (project / "blueprints" / "orders.yaml").read_text()
+    (project / "blueprints" / "billing.yml").write_text(text.replace("blueprint: orders", "blueprint: billing")
+                                                        .replace("name: orders_main", "name: billing_main"))
+    (project / "elsewhere").mkdir()
+    (project / "blueprints" / "linked").symlink_to(project / "elsewhere")
+    code, _, err = run_cli("synth", "--out", "out")
+    assert code == 0, err
+    assert "billing-prod" in stacks(project / "out")
+    assert "warning: blueprints/linked is a symbolic link to a directory: its blueprints are not taken" in err
+
+
+def test_a_plan_given_for_another_stack_is_refused(project, run_cli):
+    """`review --changed-since --plan STACK=PLAN` shows the plan under STACK: it must be that stack's."""
+    (project / "blueprints" / "crm.yaml").write_text((project / "blueprints" / "crm.yaml").read_text()
+                                                     .replace("version: 1.0.0", "version: 1.0.1"))
+    table = {"name": "prod-crm_main"}
+    plan = {"format_version": "1.2", "planned_values": {}, "resource_changes": [
+        {"address": "aws_dynamodb_table.crm", "mode": "managed", "type": "aws_dynamodb_table", "name": "crm",
+         "change": {"actions": ["delete"], "before": table, "after": None}}]}
+    (project / "plan.json").write_text(json.dumps(plan))
+    code, _, err = run_cli("review", "--changed-since", "main", "--plan", "crm-dev=plan.json")
+    assert code == 2 and "--plan crm-dev=...: the plan manages prod-crm_main, not the table of crm-dev" in err, err
+    assert "[E701]" in err

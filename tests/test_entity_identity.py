@@ -246,3 +246,26 @@ def test_a_declared_rename_keeps_its_place_on_the_locked_indexes(tmp_path, run_c
     assert (rename["kind"], rename["before"], rename["after"]) == ("rename", rename["after"], rename["after"])
     assert rename["steps"][0].startswith("Deploy writers that write Client items (marked `_entity = Client`); the "
                                          "keys stay as they are")
+
+
+def test_a_rename_and_a_removal_of_one_entity_contradict_each_other(tmp_path, run_cli):
+    _, head = sides(tmp_path)
+    removal = {"entity": "Customer", "removal": "delete", "reason": "r"}
+    code, _, err = run_cli("lint", renamed(head, RENAME, removal))
+    assert code == 2 and "migrations[1].entity: `Customer` is declared both renamed (to `Client`) and removed" in err
+
+
+def test_the_gate_blocks_a_plan_that_takes_the_recorded_keys_away(tmp_path):
+    """The state records the keys; a plan whose `tablewright` output after it is gone, empty or not a record
+    could hide any key change: blocked."""
+    _, head = sides(tmp_path)
+    path = shop(head)
+    [loaded] = load_blueprints(path)
+    document = _rename_plan(tmp_path, path)
+    record = document["output_changes"]["tablewright"]
+    for after in (None, {}, "x", {"production": False}):
+        document["output_changes"]["tablewright"] = {**record, "after": after}
+        stack, decision = gate(document, loaded, NOW)
+        assert [(c.subject, c.cls) for c in stack.changes if c.cls == "blocked"] == [
+            ("the stack's recorded keys", "blocked")], after
+        assert not decision.passed

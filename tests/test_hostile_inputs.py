@@ -1150,6 +1150,9 @@ ACTIVE_TEXT = re.compile(r"(?<![A-Za-z0-9_`])@[A-Za-z0-9]|[A-Za-z0-9]@[A-Za-z0-9
                          r"[A-Za-z]+://|(?i:www)\.")
 MENTIONS = "ping @octocat and @acme/security, mail ops@example.com, see #1234, GH-99, owner/repo#7"
 LINKS = "[approve](https://attacker.example/ok) https://attacker.example/x www.attacker.example javascript://x"
+# The same, assembled by the renderer from character references and backslash escapes.
+ENCODED = ("&#x40;org/team &commat;octocat &num;123 &#x23;12 https&#x3a;//attacker.example https&colon;//e.com "
+           "www&period;attacker.example a&#x40;b.com GH&#x2d;12 https:\\//e.com")
 
 
 def active(markdown: str) -> list[str]:
@@ -1158,24 +1161,24 @@ def active(markdown: str) -> list[str]:
 
     found = []
     for token in MarkdownIt("commonmark", {"html": True}).enable("table").parse(markdown):
-        for child in token.children or []:
-            if child.type == "link_open":
-                found.append(f"link {child.attrs.get('href')}")
-            elif child.type == "text":
-                found += ACTIVE_TEXT.findall(child.content)
+        children = token.children or []
+        found += [f"link {child.attrs.get('href')}" for child in children if child.type == "link_open"]
+        # The text as the reader sees it: escapes and character references decoded, adjacent pieces joined.
+        found += ACTIVE_TEXT.findall("".join(child.content for child in children
+                                             if child.type in ("text", "text_special")))
     return found
 
 
 def test_review_markdown_makes_no_mention_or_link_from_blueprint_text(tmp_path, run_cli):
     head = SHOP_TEXT.replace("access_patterns:\n", "access_patterns:\n  export_all:\n    entity: Order\n"
                              "    filter: {total: \"=\"}\n    scan: allowed\n"
-                             f"    reason: {json.dumps(MENTIONS + ' ' + LINKS)}\n")
+                             f"    reason: {json.dumps(MENTIONS + ' ' + LINKS + ' ' + ENCODED)}\n")
     lay_out(tmp_path, {"head.yaml": head})
     code, out, err = run_cli("review", "--base", SHOP, "--head", tmp_path / "head.yaml")
     assert code == 0, err
     assert "octocat" in out and "attacker.example" in out  # the text is there, inert
     assert active(out) == []
-    assert active(MENTIONS + " " + LINKS)  # the check finds them in the raw text
+    assert active(MENTIONS + " " + LINKS) and len(active(ENCODED)) >= 8  # the check finds them in the raw text
 
 
 def test_gate_markdown_makes_no_mention_or_link_from_plan_values(tmp_path, run_cli):

@@ -45,7 +45,10 @@ def refusal(tmp_path: Path, text: str) -> str:
      "the plan is not valid JSON at planned_values.x: parse error: integer overflow"),
     ('{"format_version": "2.0", "planned_values": {}}',
      "the plan has format_version 2.0: this Tablewright reads plans of format 1.x"),
-    ('{"format_version": 1, "planned_values": {}}', "the plan has format_version 1, not a version like \"1.2\""),
+    ('{"format_version": 1.2, "planned_values": {}}',
+     "the plan has format_version 1.2 (a float), not a version like \"1.2\""),
+    ('{"format_version": "01.2", "planned_values": {}}',
+     "the plan has format_version \"01.2\" (text), not a version like \"1.2\""),
     ('{"format_version": "1.2", "planned_values": {}, "output_changes": []}',
      "the plan has `output_changes` that is not an object"),
     ('{"format_version": "1.2", "planned_values": {}, "output_changes": {"tablewright": 7}}',
@@ -93,3 +96,25 @@ def test_more_resource_changes_than_any_stack_has_are_refused(tmp_path, monkeypa
     assert "the plan changes more than 5 resources the gate reads, which no Tablewright stack has" in message
     no_ops = [entry(f"aws_cloudwatch_metric_alarm.a{i}", ["no-op"], {"x": 1}, {"x": 1}) for i in range(50)]
     assert read_plan(written(tmp_path, json.dumps(plan(*no_ops))))["resource_changes"] == []  # not kept: no bound
+
+
+def test_a_value_longer_than_any_argument_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
+    """The parser holds a string whole (four bytes a character in Python once one is beyond U+FFFF): a run without
+    a string boundary longer than MAX_STRING_BYTES is refused as it streams in, escaped quotes inside or not."""
+    monkeypatch.setattr("modules.review.planfile.MAX_STRING_BYTES", 4096)
+    monkeypatch.setattr("modules.review.planfile.READ_BUFFER", 512)
+    for value in ("\U0001f600" * 2000, 'a\\"b' * 2000):
+        text = '{"format_version": "1.2", "planned_values": {}, "prior_state": {"x": "' + value + '"}}'
+        assert "has a value of more than 4,096 bytes at prior_state.x" in refusal(tmp_path, text)
+    short = '{"format_version": "1.2", "planned_values": {}, "prior_state": {"x": "' + "\U0001f600" * 500 + '"}}'
+    assert read_plan(written(tmp_path, short))["resource_changes"] == []
+
+
+def test_the_text_kept_for_the_gate_is_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr("modules.review.planfile.MAX_KEPT_CHARACTERS", 1000)
+    updates = [entry(f"aws_cloudwatch_metric_alarm.a{i}", ["update"], {"x": "a" * 300}, {"x": "b" * 300})
+               for i in range(3)]
+    assert "characters in the changes the gate reads" in refusal(tmp_path, json.dumps(plan(*updates)))
+    no_ops = [entry(f"aws_cloudwatch_metric_alarm.a{i}", ["no-op"], {"x": "a" * 300}, {"x": "a" * 300})
+              for i in range(30)]
+    assert read_plan(written(tmp_path, json.dumps(plan(*no_ops))))["resource_changes"] == []  # dropped: not counted

@@ -194,3 +194,48 @@ def test_a_run_killed_between_the_renames_keeps_the_users_files(project, run_cli
     assert sorted(p.name for p in project.iterdir() if p.name.startswith(".cdktf.out")) == []
     for name, content in files.items():
         assert (out / "stacks" / STACK / name).read_bytes() == content, name
+
+
+def test_a_user_file_where_synth_writes_its_own_is_refused_or_kept(project, run_cli):
+    """`stacks` as a file: synth would write its directory there, so it refuses (E603) and deletes nothing; a file
+    beside the stack directories is the user's, and kept."""
+    assert run_cli("synth", "blueprints/orders.yaml")[0] == 0
+    out = project / "cdktf.out"
+    (out / "stacks" / "notes-prod").write_text("mine\n")
+    assert run_cli("synth", "blueprints/orders.yaml")[0] == 0
+    assert (out / "stacks" / "notes-prod").read_text() == "mine\n"
+    shutil.rmtree(out / "stacks")
+    (out / "stacks").write_text("mine too\n")
+    code, _, err = run_cli("synth", "blueprints/orders.yaml")
+    assert code == 2 and "cdktf.out/stacks is not what synth writes there" in err and "[E603]" in err, err
+    assert (out / "stacks").read_text() == "mine too\n"
+
+
+def test_a_staging_leftover_holding_the_users_files_becomes_the_output(project):
+    """No output in place, a killed run's staging holding a state file: it is put in place, not deleted."""
+    staging = project / ".cdktf.out.staging-999999"
+    (staging / "stacks" / STACK).mkdir(parents=True)
+    (staging / MARKER).write_text("")
+    (staging / "stacks" / STACK / "terraform.tfstate").write_text("precious\n")
+    recover(project / "cdktf.out")
+    assert (project / "cdktf.out" / "stacks" / STACK / "terraform.tfstate").read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("link", ["output", "stacks"])
+def test_cdktf_synth_refuses_stack_directories_reached_through_a_link(project, run_cli, monkeypatch, link):
+    """The cdktf CLI deletes the stack directories it no longer writes through symbolic links: the app refuses
+    before it can, when the output or its `stacks` is a link."""
+    (project / "cdktf.json").write_text(json.dumps({"app": "python3 main.py",
+                                                    "context": {"blueprints": ["blueprints/orders.yaml"]}}))
+    elsewhere = project / "elsewhere"
+    (elsewhere / "stacks" / "retired-prod").mkdir(parents=True)
+    (elsewhere / "stacks" / "retired-prod" / "terraform.tfstate").write_text("precious\n")
+    if link == "output":
+        (project / "cdktf.out").symlink_to(elsewhere)
+    else:
+        (project / "cdktf.out").mkdir()
+        (project / "cdktf.out" / "stacks").symlink_to(elsewhere / "stacks")
+    monkeypatch.setenv("CDKTF_OUTDIR", str(project / "cdktf.out"))
+    code, _, stderr = run_cli()
+    assert code == 2 and "[E603]" in stderr, stderr
+    assert (elsewhere / "stacks" / "retired-prod" / "terraform.tfstate").read_text() == "precious\n"

@@ -244,15 +244,21 @@ class Composer:
 
 
 def blueprint_files(directory: Path) -> list[Path]:
-    """The .yaml files under `directory`, without following symbolic links to directories (no loops)."""
+    """The .yaml and .yml files under `directory`, without following symbolic links to directories (no loops)."""
     if not directory.is_dir():
         raise BlueprintError(f"{directory} is not a directory", code="E600",
                                hint="pass the directory that holds the blueprints (default: blueprints/)")
     found = []
     for parent, directories, files in os.walk(directory, followlinks=False):
         directories.sort()
-        found += [Path(parent) / name for name in sorted(files) if name.endswith(".yaml")]
+        found += [Path(parent) / name for name in sorted(files) if name.endswith((".yaml", ".yml"))]
     return sorted(found)
+
+
+def linked_directories(directory: Path) -> list[Path]:
+    """Symbolic links to directories under `directory`: `blueprint_files` does not look inside them."""
+    return sorted(Path(parent) / name for parent, directories, _ in os.walk(directory, followlinks=False)
+                  for name in directories if (Path(parent) / name).is_symlink())
 
 
 def read_document(path: Path, root: Path | None = None) -> Document:

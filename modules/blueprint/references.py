@@ -56,6 +56,7 @@ def check_references(bp: Blueprint) -> None:
     collect(_check_lint_codes, bp)
     for position, migration in enumerate(bp.migrations):
         collect(_check_migration, bp, position, migration)
+    collect(_check_renamed_or_removed, bp)
     if errors:
         raise combined(errors)
 
@@ -100,6 +101,17 @@ def _check_migration(bp: Blueprint, position: int, migration: Migration) -> None
                 parse_template(getattr(key, part))
             except Invalid as error:
                 raise BlueprintError(error.message, path=(*base, side, part), code="E301", hint=error.hint) from None
+
+
+def _check_renamed_or_removed(bp: Blueprint) -> None:
+    """An entity's items move to a new name or go, not both (running both would delete the renamed items)."""
+    renamed = {m.renamed_from: m.entity for m in bp.migrations if m.renamed_from is not None}
+    for position, migration in enumerate(bp.migrations):
+        if migration.removal is not None and migration.entity in renamed:
+            raise BlueprintError(
+                f"`{migration.entity}` is declared both renamed (to `{renamed[migration.entity]}`) and removed",
+                path=("migrations", position, "entity"), code="E204",
+                hint=f"keep the rename if `{renamed[migration.entity]}` holds its items, or the removal if they go")
 
 
 def _check_lint_codes(bp: Blueprint) -> None:

@@ -58,8 +58,17 @@ def _inert(match: re.Match[str]) -> str:
     return marker + INERT
 
 
+# A character reference or a backslash escape the renderer decodes after this has run (`&#x40;`, `&commat;`, `\/`)
+# could assemble a mention or a link out of harmless text: shown as written instead (`&amp;...`, `\\/`). The
+# references the sanitizer writes itself (`&lt;`, `&gt;`, `&amp;`) stay, so it is idempotent.
+_REFERENCE = re.compile(r"&(?!(?:lt|gt|amp);)(?=#?[A-Za-z0-9]+;)")
+_ESCAPE = re.compile(r"(?<!\\)\\(?=[@#:/.&\-])")
+
+
 def _neutralise(text: str) -> str:
+    text = _REFERENCE.sub("&amp;", text)
     text = text.replace("<", "&lt;").replace(">", "&gt;").replace("![", "!\\[")
+    text = _ESCAPE.sub(r"\\\\", text)
     return _ACTIVE.sub(_inert, text)
 
 

@@ -58,7 +58,7 @@ def parse_now(text: str | None) -> datetime:
     return moment
 
 
-def _plan_tables(plan: dict[str, Any]) -> dict[str, set[str]]:
+def plan_tables(plan: dict[str, Any]) -> dict[str, set[str]]:
     """Every DynamoDB table resource the plan manages: its address, and its names before and after (two when
     the plan renames it; UNKNOWN for a name known only after apply)."""
     tables: dict[str, set[str]] = {}
@@ -82,7 +82,7 @@ def _plan_tables(plan: dict[str, Any]) -> dict[str, set[str]]:
 def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any]) -> LoadedBlueprint:
     """The blueprint stack the plan is for: its table must be the only table resource the plan manages, by
     names known before apply (two when the plan renames it, which the gate blocks)."""
-    tables = _plan_tables(plan)
+    tables = plan_tables(plan)
     names = set().union(*tables.values())
     matching = [s for s in stacks if s.model.table.name in names]
     known = ", ".join(f"{s.stack_name} ({s.model.table.name})" for s in stacks)
@@ -146,9 +146,10 @@ def window_in_force(plan: dict[str, Any], blueprint: MaintenanceWindow | None) -
 
 
 def _keys(record: dict[str, Any] | None) -> dict[tuple[str, str], KeyFacts] | None:
-    entities = (record or {}).get("keys")
-    if not isinstance(entities, dict):
+    """The keys a `tablewright` record holds (None: no record, or one from before keys were recorded)."""
+    if record is None or "keys" not in record:
         return None
+    entities = record["keys"]
     try:
         return {(entity, index): KeyFacts(str(facts["templates"]), facts.get("shards"), tuple(facts["shard_by"]),
                                           str(facts["attributes"]), str(facts["encodings"]))
@@ -156,6 +157,17 @@ def _keys(record: dict[str, Any] | None) -> dict[tuple[str, str], KeyFacts] | No
     except (KeyError, TypeError, AttributeError):
         raise PlanError("has a `tablewright` output this version of Tablewright cannot read",
                         hint="plan with the stack synthesized by this version of Tablewright") from None
+
+
+def _unchecked_keys(plan: dict[str, Any]) -> list[Change]:
+    """The state records the stack's keys, and the plan takes them away (the `tablewright` output removed,
+    emptied or unreadable after it): nothing shows whether they change, so the plan is blocked."""
+    if _keys(_record(plan, "before")) is None or _keys(_record(plan, "after")) is not None:
+        return []
+    return [Change(STACK_OUTPUT, "update", "stack", "the stack's recorded keys", "blocked",
+                   "the state records every entity's keys in the `tablewright` output, and this plan removes or "
+                   "replaces that record, so no one can see whether items already written keep their keys: plan "
+                   "with the stack Tablewright synthesizes, its `tablewright` output unchanged")]
 
 
 def key_data(plan: dict[str, Any], loaded: LoadedBlueprint) -> list[DataChange]:
@@ -269,7 +281,8 @@ def plan_changes(plan: dict[str, Any], loaded: LoadedBlueprint) -> tuple[bool, l
         changes = [_recreated(change) for change in changes]
     if before is not None:
         changes = production_change(before, production) + changes
-    return strict, migration_changes(key_data(plan, loaded), STACK_OUTPUT) + _drifted_away(plan) + changes
+    data = migration_changes(key_data(plan, loaded), STACK_OUTPUT) + _unchecked_keys(plan)
+    return strict, data + _drifted_away(plan) + changes
 
 
 

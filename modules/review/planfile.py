@@ -15,6 +15,7 @@ gate reads of the types Terraform gives them. Every refusal is exit 2 (E700) wit
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ MAX_PLAN_DEPTH = 64
 MAX_KEPT_ENTRIES = 10_000  # resource changes kept (a Tablewright stack has a few hundred resources)
 MAX_KEPT_EVENTS = 2_000_000  # JSON values kept in all, about 200 MB of Python objects at most
 MAX_OPEN_KEYS = 1_000_000  # object keys remembered at once (to refuse a key given twice)
+MAX_STRING_BYTES = 16_000_000  # one value (a policy document is at most a few hundred kilobytes)
+MAX_KEPT_CHARACTERS = 32_000_000  # of the strings kept (at most four bytes each in Python)
 FORMAT_MAJOR = "1"  # https://developer.hashicorp.com/terraform/internals/json-format: a new major is incompatible
 READ_BUFFER = 1 << 20
 
@@ -68,6 +71,7 @@ class _Kept:
     outputs: dict[str, Any] = field(default_factory=dict)
     entries: int = 0  # values kept
     events: int = 0  # JSON values inside them
+    characters: int = 0  # of the strings inside them
 
 
 # Top-level values the gate reads, by the depth of the path that is kept whole: `format_version` itself, each
@@ -91,6 +95,7 @@ class _Stream:
         self.build_depth = 0  # len(frames) where the kept value started
         self.kept_path: tuple[Step, ...] = ()
         self.events = 0
+        self.characters = 0  # of the strings in the value being kept
         self.deliver = deliver
 
     def path(self) -> tuple[Step, ...]:
@@ -105,17 +110,19 @@ class _Stream:
         if self.building:
             return True
         if 1 <= len(self.frames) <= 2 and _kept_path(path := self.path()):
-            self.kept_path, self.build_depth, self.events = path, len(self.frames), 0
+            self.kept_path, self.build_depth, self.events, self.characters = path, len(self.frames), 0, 0
             return True
         return False
 
     def _add(self, value: Any) -> None:
         self.events += 1
-        if self.events > MAX_KEPT_EVENTS:
-            raise plan_error(f"has {_where(self.kept_path)} of more than {MAX_KEPT_EVENTS:,} values, which no "
-                              "resource Tablewright reads has")
+        if isinstance(value, str):
+            self.characters += len(value)
+        if self.events > MAX_KEPT_EVENTS or self.characters > MAX_KEPT_CHARACTERS:
+            raise plan_error(f"has {_where(self.kept_path)} of more than {MAX_KEPT_EVENTS:,} values or "
+                             f"{MAX_KEPT_CHARACTERS:,} characters, which no resource Tablewright reads has")
         if not self.building:
-            self.deliver(self.kept_path, value, self.events)
+            self.deliver(self.kept_path, value, self.events, self.characters)
             return
         container = self.building[-1]
         if isinstance(container, dict):
@@ -147,7 +154,7 @@ class _Stream:
                 self.pending_key.pop()
                 if self.building:
                     return
-                self.deliver(self.kept_path, built, self.events)
+                self.deliver(self.kept_path, built, self.events, self.characters)
             return
         kept = self._start_value()
         container = _STARTS.get(event)
@@ -155,13 +162,13 @@ class _Stream:
             if kept:
                 self._add(value)
             elif len(self.frames) == 1:
-                self.deliver(self.path(), value, 0)
+                self.deliver(self.path(), value, 0, 0)
             return
         if len(self.frames) >= MAX_PLAN_DEPTH:
             raise plan_error(f"is nested deeper than {MAX_PLAN_DEPTH} levels at {_where(self.path())}, which no "
                               "Terraform plan is")
         if len(self.frames) == 1 and not kept:
-            self.deliver(self.path(), container, 0)  # the type of a top-level value
+            self.deliver(self.path(), container, 0, 0)  # the type of a top-level value
         self.frames.append(_Frame(set() if container is dict else None))
         if kept:
             new = container()
@@ -173,8 +180,36 @@ class _Stream:
             self.pending_key.append(None)
 
 
-def _events(handle: Any) -> Iterator[tuple[str, Any]]:
-    return _BACKEND.basic_parse(handle, use_float=True, buf_size=READ_BUFFER)  # type: ignore[no-any-return]
+_BOUNDARY = re.compile(rb'(?<!\\)"')  # a quote no backslash escapes: where a string starts or ends
+
+
+def _events(handle: Any, where: Any) -> Iterator[tuple[str, Any]]:
+    """The parser's events, the file fed in chunks. The parser holds a string whole, and Python widens one with a
+    character beyond U+FFFF to four bytes a character: a run of more than MAX_STRING_BYTES without a string
+    boundary is refused before the parser has it."""
+    events = ijson.sendable_list()
+    parser = _BACKEND.basic_parse_coro(events, use_float=True)
+    run, last = 0, b""
+    while chunk := handle.read(READ_BUFFER):
+        bounded = _BOUNDARY.search(last + chunk, len(last))  # the previous byte may be the escaping backslash
+        run = len(chunk) if bounded else run + len(chunk)  # within a chunk of the truth
+        last = chunk[-1:]
+        if run > MAX_STRING_BYTES:
+            raise plan_error(f"has a value of more than {MAX_STRING_BYTES:,} bytes at {_where(where())}, which no "
+                             "argument of a resource Tablewright reads is")
+        try:
+            parser.send(chunk)
+        except ijson.JSONError:
+            yield from events  # what came before the error, so the stream knows where it broke
+            raise
+        yield from events
+        del events[:]
+    try:
+        parser.close()
+    except ijson.JSONError:
+        yield from events
+        raise
+    yield from events
 
 
 def _syntax(error: Exception) -> str:
@@ -188,7 +223,7 @@ def _scan(path: Path) -> _Kept:
     """Read the whole file once, keeping what the gate reads."""
     kept = _Kept()
 
-    def deliver(where: tuple[Step, ...], value: Any, events: int) -> None:
+    def deliver(where: tuple[Step, ...], value: Any, events: int, characters: int) -> None:
         top = where[0]
         if len(where) == 1:
             if top == "format_version":
@@ -198,21 +233,21 @@ def _scan(path: Path) -> _Kept:
         if top == "output_changes":
             _check_output(str(where[1]), value)
             if where[1] == STACK_OUTPUT:
-                _keep(kept, kept.outputs.setdefault(STACK_OUTPUT, value), events)
+                _keep(kept, kept.outputs.setdefault(STACK_OUTPUT, value), events, characters)
             return
         if top == "resource_changes":
             change = entry_change(f"resource_changes[{where[1]}]", value)
             if change is not None or (value.get("type"), value.get("mode")) == ("aws_dynamodb_table", "managed"):
-                kept.resource_changes.append(_keep(kept, value, events))
+                kept.resource_changes.append(_keep(kept, value, events, characters))
             return
         drifted = entry_change(f"resource_drift[{where[1]}]", value)
         if drifted is not None and drifted.type == "aws_dynamodb_table":
-            kept.resource_drift.append(_keep(kept, value, events))
+            kept.resource_drift.append(_keep(kept, value, events, characters))
 
     stream = _Stream(deliver)
     with path.open("rb") as handle:
         try:
-            for event, value in _events(handle):
+            for event, value in _events(handle, stream.path):
                 stream.feed(event, value)
         except ijson.JSONError as error:
             raise plan_error(f"is not valid JSON at {_where(stream.path())}: {_syntax(error)}") from None
@@ -221,17 +256,18 @@ def _scan(path: Path) -> _Kept:
     return kept
 
 
-def _keep(kept: _Kept, value: Any, events: int) -> Any:
+def _keep(kept: _Kept, value: Any, events: int, characters: int) -> Any:
     """Count a value kept for the gate against the bounds; returns it."""
     kept.entries += 1
     kept.events += events
+    kept.characters += characters
     if kept.entries > MAX_KEPT_ENTRIES:
         raise plan_error(f"changes more than {MAX_KEPT_ENTRIES:,} resources the gate reads, which no Tablewright "
-                          "stack has", hint="pass the plan of one stack (`terraform -chdir=cdktf.out/stacks/<stack> "
-                                            "show -json PLAN`)")
-    if kept.events > MAX_KEPT_EVENTS:
-        raise plan_error(f"holds more than {MAX_KEPT_EVENTS:,} values in the changes the gate reads, which no plan "
-                          "of one stack has", hint="pass the plan of one stack")
+                         "stack has", hint="pass the plan of one stack (`terraform -chdir=cdktf.out/stacks/<stack> "
+                                           "show -json PLAN`)")
+    if kept.events > MAX_KEPT_EVENTS or kept.characters > MAX_KEPT_CHARACTERS:
+        raise plan_error(f"holds more than {MAX_KEPT_EVENTS:,} values or {MAX_KEPT_CHARACTERS:,} characters in the "
+                         "changes the gate reads, which no plan of one stack has", hint="pass the plan of one stack")
     return value
 
 
@@ -256,8 +292,9 @@ def _checked(kept: _Kept) -> dict[str, Any]:
                                                                        kept.top[key] is type(None)):
             raise plan_error(f"has `{key}` that is not {'an object' if expected is dict else 'a list'}")
     version = kept.format_version
-    if not isinstance(version, str) or not re.fullmatch(r"[0-9]+\.[0-9]+", version):
-        raise plan_error(f"has format_version {version!r}, not a version like \"1.2\"")
+    if not isinstance(version, str) or not re.fullmatch(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})", version):
+        kind = "text" if isinstance(version, str) else f"a {type(version).__name__}"
+        raise plan_error(f"has format_version {json.dumps(version)} ({kind}), not a version like \"1.2\"")
     if version.split(".")[0] != FORMAT_MAJOR:
         raise plan_error(f"has format_version {version}: this Tablewright reads plans of format {FORMAT_MAJOR}.x, "
                           "and a new major version is not compatible", hint="plan with a Terraform release that "

@@ -11,8 +11,9 @@ from typing import Any
 
 from modules.blueprint.changed import Affected, affected
 from modules.blueprint.gitref import ChangedFiles, changed_files, revision_spec
-from modules.errors import TablewrightError
+from modules.errors import PlanError, TablewrightError
 from modules.review.classify import Change
+from modules.review.gate import plan_tables
 from modules.review.review import Review, StackReview, build_review, verdict
 
 # Terraform's own symbols for the actions of `resource_changes` (as `terraform plan` prints them).
@@ -78,6 +79,19 @@ def summarize_plan(stack: str, plan: Mapping[str, Any]) -> PlanSummary:
     return PlanSummary(stack, tuple(sorted(found, key=lambda change: change.address)))
 
 
+def check_plan_of(stack: str, plan: Mapping[str, Any], review: StackReview) -> None:
+    """A plan summarised under a stack must manage that stack's table (as the gate checks), or the comment would
+    show another stack's changes under its name."""
+    if review.head is None:
+        return  # the stack goes with this change: its plan deletes what it had
+    table = review.head.source.model.table.name
+    names = sorted(set().union(*plan_tables(dict(plan)).values()))
+    if table not in names:
+        raise PlanError(f"--plan {stack}=...: the plan manages {', '.join(names) or 'no DynamoDB table'}, not the "
+                        f"table of {stack} ({table})", code="E701",
+                        hint=f"pass `terraform show -json` of the plan of {stack}")
+
+
 @dataclass
 class BlueprintReview:
     blueprint: str  # as given, relative to the working directory
@@ -129,5 +143,6 @@ def build_pull_review(since: str, blueprints: Sequence[Path], environment: str |
             raise TablewrightError(f"--plan {stack}=...: no stack `{stack}` in this review",
                                    hint=f"name one of the reviewed stacks ({', '.join(sorted(known)) or 'none'}), "
                                         "or leave the plan out", code="E600")
+        check_plan_of(stack, plan, next(review for review in result.stacks if review.stack == stack))
         result.plans[stack] = summarize_plan(stack, plan)
     return result
