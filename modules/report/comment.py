@@ -20,7 +20,7 @@ from modules.report.review import (
     _summary,
     application_headlines,
     application_lines,
-    key_migrations,
+    data_migrations,
     render_stack_markdown,
     render_text,
     stack_data,
@@ -131,7 +131,7 @@ def render_comment(pull: PullReview, limit: int = MAX_COMMENT_CHARS) -> str:
         head = ["## Tablewright review", "", f"No blueprint changed since {since}"
                 + (f" ({pull.unaffected} unchanged)" if pull.unaffected else "") + ": nothing to review.", ""]
         return MARKER + "\n" + sanitized("\n".join(head).rstrip() + "\n")
-    migrations = key_migrations(stacks)
+    migrations = data_migrations(stacks)
     head = [
         "## Tablewright review", "",
         f"**{VERDICT_TEXT[pull.verdict]}** ({_summary(pull.changes)} in {len(stacks)} stack(s) of "

@@ -183,7 +183,7 @@ def _lock_section(stack: StackReview) -> list[str]:
             *(f"- {line}" for line in stack.lock_diff), ""]
 
 
-def key_migrations(stacks: list[StackReview]) -> list[str]:
+def data_migrations(stacks: list[StackReview]) -> list[str]:
     """One line per data migration, for the top of the review: the change reviewers must not miss."""
     return [f"`{stack.stack}`: {change.headline} ({_declared_how(change)})"
             for stack in stacks for change in stack.data if change.breaking]
@@ -247,7 +247,7 @@ def _window_line(stacks: list[StackReview]) -> str:
 
 
 def render_markdown(review: Review) -> str:
-    migrations = key_migrations(review.stacks)
+    migrations = data_migrations(review.stacks)
     lines = [
         "## Tablewright review",
         "",
@@ -315,7 +315,7 @@ def _text_changes(changes: list[Change]) -> str:
 
 def render_text(review: Review) -> str:
     lines = [f"{VERDICT_TEXT[review.verdict]} ({_summary(review.changes)})"]
-    lines += [f"data migration: {line}" for line in key_migrations(review.stacks)]
+    lines += [f"data migration: {line}" for line in data_migrations(review.stacks)]
     for stack in review.stacks:
         lines += ["", f"{stack.stack}: {_summary(stack.changes)}", _text_changes(stack.changes)]
         lines += [f"warning: {w}" for w in stack.warnings]

@@ -24,6 +24,7 @@ from modules.design.model import ENTITY_ATTRIBUTE, TABLE, place
 from modules.review.classify import Change
 
 Kind = Literal["keys", "join", "rename", "removal"]
+_FATE = {"delete": "its items deleted", "expire": "its items expired by TTL", "keep": "its items kept, unread"}
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,8 @@ class DataChange:
         if self.kind == "rename":
             return f"{self.former} renamed {self.entity}"
         if self.kind == "removal":
-            fate = {"delete": "its items deleted", "expire": "its items expired by TTL",
-                    "keep": "its items kept, unread"}.get((self.declared.removal if self.declared else None) or "",
-                                                         "its items left in the table")
-            return f"{self.entity} removed, {fate}"
+            removal = self.declared.removal if self.declared else None
+            return f"{self.entity} removed, {_FATE[removal] if removal else 'its items left in the table'}"
         return f"{self.entity} keys on {place(self.index)} change"
 
     @property

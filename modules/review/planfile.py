@@ -92,7 +92,6 @@ class _Stream:
         self.open_keys = 0
         self.building: list[Any] = []  # the containers of the value being kept, outermost first
         self.pending_key: list[str | None] = []
-        self.build_depth = 0  # len(frames) where the kept value started
         self.kept_path: tuple[Step, ...] = ()
         self.events = 0
         self.characters = 0  # of the strings in the value being kept
@@ -110,7 +109,7 @@ class _Stream:
         if self.building:
             return True
         if 1 <= len(self.frames) <= 2 and _kept_path(path := self.path()):
-            self.kept_path, self.build_depth, self.events, self.characters = path, len(self.frames), 0, 0
+            self.kept_path, self.events, self.characters = path, 0, 0
             return True
         return False
 
