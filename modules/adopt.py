@@ -435,12 +435,12 @@ def _billing(table: TableDescription, scaling: Scaling, adoption: Adoption, inde
         return lines
     current = (index.ProvisionedThroughput if index is not None else table.ProvisionedThroughput) or Throughput()
     directions = {}
-    pinned = []
+    pinned: list[tuple[str, int]] = []
     for direction, units in (("read", current.ReadCapacityUnits), ("write", current.WriteCapacityUnits)):
         live = scaling.get((owner, direction))
         if live is None:  # no autoscaling there: Tablewright's target keeps the capacity where it is
             directions[direction] = f"{{min: {max(units, 1)}, max: {max(units, 1)}}}"
-            pinned.append(f"{direction} {max(units, 1)}")
+            pinned.append((direction, max(units, 1)))
             continue
         target, policy = live
         settings = [f"min: {target.MinCapacity}", f"max: {target.MaxCapacity}"]
@@ -459,12 +459,13 @@ def _billing(table: TableDescription, scaling: Scaling, adoption: Adoption, inde
     lines = [f"{indent}billing: provisioned"] if owner == "table" else []
     where = place(owner)
     if pinned:
-        adoption.warnings.append(f"{where} has no autoscaling for {' and '.join(p.split()[0] for p in pinned)} "
-                                 f"capacity: the blueprint pins it where it is ({', '.join(pinned)} units, min = max), "
-                                 "and the stack registers a scalable target at that capacity; raise `max` to let it "
-                                 "scale")
-        lines.append(f"{indent}# TODO(adopt): no autoscaling on {where} for {' and '.join(pinned)} units today: pinned "
-                     "(min = max); raise `max` to let it scale")
+        directions_pinned = " and ".join(direction for direction, _ in pinned)
+        units_pinned = [f"{direction} {units}" for direction, units in pinned]
+        adoption.warnings.append(f"{where} has no autoscaling for {directions_pinned} capacity: the blueprint pins it "
+                                 f"where it is ({', '.join(units_pinned)} units, min = max), and the stack registers "
+                                 "a scalable target at that capacity; raise `max` to let it scale")
+        lines.append(f"{indent}# TODO(adopt): no autoscaling on {where} for {' and '.join(units_pinned)} units today: "
+                     "pinned (min = max); raise `max` to let it scale")
     lines += [f"{indent}capacity:", f"{indent}  read: {directions['read']}", f"{indent}  write: {directions['write']}"]
     return lines
 

@@ -14,7 +14,6 @@ from typing import NoReturn
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints, with_base_locks
 from modules.errors import EXIT_INTERNAL, TablewrightError
-from modules.output import Kept
 from modules.stack import Stack, build_stacks, lint_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -123,14 +122,16 @@ def changed_blueprints(since: str, blueprints: Sequence[str]) -> list[str]:
     return [str(entry.path) for entry in chosen]
 
 
-def report_kept(outdir: Path, kept: Kept, stacks: Sequence[Stack]) -> None:
+def report_kept(outdir: Path, kept: Sequence[Path], stacks: Sequence[Stack]) -> None:
     """Say what synth carried over from the previous output, and how to move a state file left from before the
     local state moved beside the output."""
-    if kept.entries:
-        print(f"kept {len(kept.entries)} file(s) synth did not write, in place: "
-              + ", ".join(str(outdir / entry) for entry in kept.entries[:5])
-              + (" ..." if len(kept.entries) > 5 else ""))
-    state_notes(outdir, kept.entries, stacks)
+    from modules.output import MAX_NAMED
+
+    if kept:
+        print(f"kept {len(kept)} file(s) synth did not write, in place: "
+              + ", ".join(str(outdir / entry) for entry in kept[:MAX_NAMED])
+              + (" ..." if len(kept) > MAX_NAMED else ""))
+    state_notes(outdir, kept, stacks)
 
 
 def state_notes(outdir: Path, entries: Sequence[Path], stacks: Sequence[Stack]) -> None:

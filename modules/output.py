@@ -21,7 +21,6 @@ import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from modules.errors import TablewrightError
@@ -125,10 +124,11 @@ def recover(target: Path) -> None:
             continue
         if not is_tablewright_output(path):
             continue  # not ours after all: leave it alone
-        if not target.exists() and (kind == "retired" or foreign_entries(path)):
+        holds_users_files = bool(foreign_entries(path))
+        if not target.exists() and (kind == "retired" or holds_users_files):
             path.rename(target)  # the output back in place (or, holding the user's files, a staging in its place)
             continue
-        if foreign_entries(path):  # a run killed after moving the user's files into its staging
+        if holds_users_files:  # a run killed after moving the user's files into its staging
             if conflicts(path, target):
                 continue  # both hold something at one place: leave the leftover to the user
             carry_over(path, target)
@@ -182,13 +182,6 @@ def stack_of(relative: Path) -> str | None:
     return parts[1] if len(parts) >= 3 and parts[0] == STACKS else None
 
 
-@dataclass(frozen=True)
-class Kept:
-    """What a synthesis moved from the previous output into the new one (relative to the output)."""
-
-    entries: tuple[Path, ...]
-
-
 def earlier_state(entries: Iterable[Path], local: set[str]) -> list[Path]:
     """The state files earlier versions wrote in a stack directory (`stacks/<stack>/terraform.<stack>.tfstate`), of
     the stacks (`local`) whose state is now kept beside the output."""
@@ -239,16 +232,16 @@ def conflicts(source: Path, destination: Path) -> list[Path]:
     return [entry for entry in foreign_entries(source) if _taken(destination, entry)]
 
 
-def carry_over(source: Path, destination: Path) -> Kept:
+def carry_over(source: Path, destination: Path) -> tuple[Path, ...]:
     """Move every entry synth did not write from `source` into the same place in `destination` (the caller has
-    checked there are no `conflicts`)."""
+    checked there are no `conflicts`); returns them, relative to the output."""
     moved = []
     for entry in foreign_entries(source):
         there = destination / entry
         there.parent.mkdir(parents=True, exist_ok=True)
         (source / entry).rename(there)
         moved.append(entry)
-    return Kept(tuple(moved))
+    return tuple(moved)
 
 
 def refuse_conflicts(outdir: Path, output: Path, staging: Path) -> None:
@@ -262,12 +255,12 @@ def refuse_conflicts(outdir: Path, output: Path, staging: Path) -> None:
             hint="move it out of the output directory, then synthesize again")
 
 
-def replace_output(outdir: Path, write: Callable[[Path], None]) -> tuple[Path, Kept]:
+def replace_output(outdir: Path, write: Callable[[Path], None]) -> tuple[Path, tuple[Path, ...]]:
     """Call `write(staging)` to fill a fresh directory, then swap it in for `outdir`, with what the previous
-    output holds that synth did not write moved into it. What the file system refuses on the way is the
-    user's path (E600); what `write` raises is its own."""
+    output holds that synth did not write moved into it (returned: the kept entries). What the file system
+    refuses on the way is the user's path (E600); what `write` raises is its own."""
     target = check_target(outdir)
-    kept = Kept(())
+    kept: tuple[Path, ...] = ()
     with _locked(target.parent, outdir):
         with _writable(outdir):
             recover(target)

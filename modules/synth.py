@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, read_lock
 from modules.design.locked import lock_changes, lock_of
 from modules.errors import TablewrightError
-from modules.output import Kept, replace_output
+from modules.output import replace_output
 from modules.stack import Stack
 
 
@@ -54,7 +54,7 @@ def synthesize(stacks: Sequence[Stack], outdir: Path) -> list[Path]:
     return synthesize_keeping(stacks, outdir)[0]
 
 
-def synthesize_keeping(stacks: Sequence[Stack], outdir: Path) -> tuple[list[Path], Kept]:
+def synthesize_keeping(stacks: Sequence[Stack], outdir: Path) -> tuple[list[Path], tuple[Path, ...]]:
     """`synthesize`, also returning what the previous output held that synth did not write (kept)."""
     target, kept = replace_output(outdir, lambda staging: synthesize_into(stacks, str(staging)))
     return [target / "stacks" / stack.name / "cdk.tf.json" for stack in stacks], kept

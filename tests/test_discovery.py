@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.gate_support import entry, plan
 
 IDENTITY = ("-c", "user.name=Tablewright Tests", "-c", "user.email=tests@example.com")
 
@@ -89,10 +90,7 @@ def test_no_blueprint_at_all_is_one_error(project, run_cli):
 
 def test_the_gate_finds_the_stack_among_every_blueprint(project, run_cli):
     table = {"name": "prod-orders_main"}
-    plan = {"format_version": "1.2", "planned_values": {}, "resource_changes": [
-        {"address": "aws_dynamodb_table.orders", "mode": "managed", "type": "aws_dynamodb_table", "name": "orders",
-         "change": {"actions": ["no-op"], "before": table, "after": table}}]}
-    (project / "plan.json").write_text(json.dumps(plan))
+    (project / "plan.json").write_text(json.dumps(plan(entry("aws_dynamodb_table.orders", ["no-op"], table, table))))
     code, out, err = run_cli("gate", "--plan", "plan.json", "--now", "2026-12-01T03:00:00Z")
     assert code == 0, err
     assert out.startswith("gate PASS for orders-prod")
@@ -115,10 +113,7 @@ def test_a_plan_given_for_another_stack_is_refused(project, run_cli):
     (project / "blueprints" / "crm.yaml").write_text((project / "blueprints" / "crm.yaml").read_text()
                                                      .replace("version: 1.0.0", "version: 1.0.1"))
     table = {"name": "prod-crm_main"}
-    plan = {"format_version": "1.2", "planned_values": {}, "resource_changes": [
-        {"address": "aws_dynamodb_table.crm", "mode": "managed", "type": "aws_dynamodb_table", "name": "crm",
-         "change": {"actions": ["delete"], "before": table, "after": None}}]}
-    (project / "plan.json").write_text(json.dumps(plan))
+    (project / "plan.json").write_text(json.dumps(plan(entry("aws_dynamodb_table.crm", ["delete"], table, None))))
     code, _, err = run_cli("review", "--changed-since", "main", "--plan", "crm-dev=plan.json")
     assert code == 2 and "--plan crm-dev=...: the plan manages prod-crm_main, not the table of crm-dev" in err, err
     assert "[E701]" in err

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from modules.cli import main
 from tests.conftest import ROOT
+from tests.gate_support import TABLE, entry, plan
 
 MAIN = ROOT / "main.py"
 SHOP = ROOT / "tests" / "review" / "shop.yaml"
@@ -1106,6 +1107,23 @@ def raw_html(markdown: str) -> list[str]:
     return found
 
 
+def review_with_scan_reason(reason: str, tmp_path: Path, run_cli) -> tuple[int, str, str]:
+    """`review` of the shop with a scan pattern added whose `reason` is the given text."""
+    head = SHOP_TEXT.replace("access_patterns:\n", "access_patterns:\n  export_all:\n    entity: Order\n"
+                             "    filter: {total: \"=\"}\n    scan: allowed\n"
+                             f"    reason: {json.dumps(reason)}\n")
+    lay_out(tmp_path, {"head.yaml": head})
+    return run_cli("review", "--base", SHOP, "--head", tmp_path / "head.yaml")
+
+
+def gate_markdown(the_plan: dict[str, Any], tmp_path: Path, run_cli) -> tuple[int, str, str]:
+    """The gate's Markdown verdict on `the_plan` for the shop, inside its window."""
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(the_plan))
+    return run_cli("gate", "--plan", plan_file, "--blueprint", SHOP, "--now", "2026-12-01T02:30:00Z",
+                   "--format", "markdown")
+
+
 # The security review's payloads: a code span the sanitizer paired differently from the renderer.
 SCAN_REASONS = [
     ("backslash-escaped-backticks", '\\`<img src="https://attacker.example/pixel.png?a=1" width=600>\\` and '
@@ -1117,29 +1135,18 @@ SCAN_REASONS = [
 
 @pytest.mark.parametrize("name, reason", SCAN_REASONS, ids=ids(SCAN_REASONS))
 def test_review_markdown_has_no_raw_html_whatever_the_backticks(name, reason, tmp_path, run_cli):
-    head = SHOP_TEXT.replace("access_patterns:\n", "access_patterns:\n  export_all:\n    entity: Order\n"
-                             "    filter: {total: \"=\"}\n    scan: allowed\n"
-                             f"    reason: {json.dumps(reason)}\n")
-    lay_out(tmp_path, {"head.yaml": head})
-    code, out, err = run_cli("review", "--base", SHOP, "--head", tmp_path / "head.yaml")
+    code, out, err = review_with_scan_reason(reason, tmp_path, run_cli)
     assert code == 0, err
     assert "TW305" in out and "attacker.example" in out  # the reason is there, inert
     assert raw_html(out) == []
 
 
 def test_gate_markdown_has_no_raw_html_from_plan_values(tmp_path, run_cli):
-    alarm = {"address": "aws_cloudwatch_metric_alarm.shop_throttles", "mode": "managed",
-             "type": "aws_cloudwatch_metric_alarm", "name": "shop_throttles",
-             "change": {"actions": ["update"], "before": {"alarm_description": "ok"}, "after_unknown": {},
-                        "after": {"alarm_description": "\\`<img src=//attacker.example/g.png>\\`\n</details>\n"
-                                                       "<details>\n![x](//attacker.example/h.png)"}}}
-    table = {"address": "aws_dynamodb_table.shop", "mode": "managed", "type": "aws_dynamodb_table", "name": "shop",
-             "change": {"actions": ["no-op"], "before": {"name": "shop_main"}, "after": {"name": "shop_main"}}}
-    plan_file = tmp_path / "plan.json"
-    plan_file.write_text(json.dumps({"format_version": "1.2", "planned_values": {},
-                                     "resource_changes": [table, alarm]}))
-    code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", SHOP, "--now", "2026-12-01T02:30:00Z",
-                             "--format", "markdown")
+    description = ("\\`<img src=//attacker.example/g.png>\\`\n</details>\n"
+                   "<details>\n![x](//attacker.example/h.png)")
+    alarm = entry("aws_cloudwatch_metric_alarm.shop_throttles", ["update"], {"alarm_description": "ok"},
+                  {"alarm_description": description})
+    code, out, err = gate_markdown(plan(TABLE, alarm), tmp_path, run_cli)
     assert code == 0, err
     assert "attacker.example" in out and raw_html(out) == []
     assert out.count("<details>") == out.count("</details>") == 1  # only the folded safe changes
@@ -1170,11 +1177,7 @@ def active(markdown: str) -> list[str]:
 
 
 def test_review_markdown_makes_no_mention_or_link_from_blueprint_text(tmp_path, run_cli):
-    head = SHOP_TEXT.replace("access_patterns:\n", "access_patterns:\n  export_all:\n    entity: Order\n"
-                             "    filter: {total: \"=\"}\n    scan: allowed\n"
-                             f"    reason: {json.dumps(MENTIONS + ' ' + LINKS + ' ' + ENCODED)}\n")
-    lay_out(tmp_path, {"head.yaml": head})
-    code, out, err = run_cli("review", "--base", SHOP, "--head", tmp_path / "head.yaml")
+    code, out, err = review_with_scan_reason(MENTIONS + " " + LINKS + " " + ENCODED, tmp_path, run_cli)
     assert code == 0, err
     assert "octocat" in out and "attacker.example" in out  # the text is there, inert
     assert active(out) == []
@@ -1183,18 +1186,11 @@ def test_review_markdown_makes_no_mention_or_link_from_blueprint_text(tmp_path, 
 
 def test_gate_markdown_makes_no_mention_or_link_from_plan_values(tmp_path, run_cli):
     tags = {"@octocat": "x", "owner": "ops@example.com", "see #12": "www.attacker.example"}
-    alarm = {"address": "aws_cloudwatch_metric_alarm.shop_throttles", "mode": "managed",
-             "type": "aws_cloudwatch_metric_alarm", "name": "shop_throttles",
-             "change": {"actions": ["update"], "before": {"alarm_description": "ok", "tags": {}}, "after_unknown": {},
-                        "after": {"alarm_description": LINKS, "tags": tags}}}
-    table = {"address": "aws_dynamodb_table.shop", "mode": "managed", "type": "aws_dynamodb_table", "name": "shop",
-             "change": {"actions": ["update"], "before": {"name": "shop_main", "tags": {}},
-                        "after": {"name": "shop_main", "tags": tags}}}
-    plan_file = tmp_path / "plan.json"
-    plan_file.write_text(json.dumps({"format_version": "1.2", "planned_values": {},
-                                     "resource_changes": [table, alarm]}))
-    code, out, err = run_cli("gate", "--plan", plan_file, "--blueprint", SHOP, "--now", "2026-12-01T02:30:00Z",
-                             "--format", "markdown")
+    alarm = entry("aws_cloudwatch_metric_alarm.shop_throttles", ["update"], {"alarm_description": "ok", "tags": {}},
+                  {"alarm_description": LINKS, "tags": tags})
+    table = entry("aws_dynamodb_table.shop", ["update"], {"name": "shop_main", "tags": {}},
+                  {"name": "shop_main", "tags": tags})
+    code, out, err = gate_markdown(plan(table, alarm), tmp_path, run_cli)
     assert code == 0, err
     assert "octocat" in out and "attacker.example" in out
     assert active(out) == []

@@ -175,20 +175,21 @@ def parse_value(spec: AttributeSpec, raw: Any) -> Any:
         return raw
     if spec.type == "date":
         try:
-            return _within_years(date.fromisoformat(str(raw)), raw)
-        except ValueError as error:
-            raise ValueError(str(error) if "keys hold years" in str(error) else
-                             f"expected a date as YYYY-MM-DD, got {raw!r}") from None
+            day = date.fromisoformat(str(raw))
+        except ValueError:
+            raise ValueError(f"expected a date as YYYY-MM-DD, got {raw!r}") from None
+        return _within_years(day, raw)
     if spec.type == "timestamp":
         try:
             if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-                return _within_years(datetime.fromtimestamp(raw, UTC), raw)
-            return _within_years(_utc(datetime.fromisoformat(str(raw))), raw)
+                moment = datetime.fromtimestamp(raw, UTC)
+            else:
+                moment = _utc(datetime.fromisoformat(str(raw)))
         except (OverflowError, OSError):
             raise ValueError(f"{raw!r} is out of the range keys hold (years {YEARS[0]} to {YEARS[-1]})") from None
-        except ValueError as error:
-            raise ValueError(str(error) if "keys hold years" in str(error) else
-                             f"expected an ISO 8601 timestamp such as 2024-03-01T09:30:00Z, got {raw!r}") from None
+        except ValueError:
+            raise ValueError(f"expected an ISO 8601 timestamp such as 2024-03-01T09:30:00Z, got {raw!r}") from None
+        return _within_years(moment, raw)
     if spec.is_document:
         return _parse_document(spec.type, raw)
     if isinstance(raw, (dict, list, bool)) or raw is None:

@@ -681,6 +681,11 @@ class Migration(Strict):
     def kind(self) -> Literal["keys", "rename", "removal"]:
         return "removal" if self.removal else "rename" if self.renamed_from else "keys"
 
+    @property
+    def method(self) -> str:
+        """How it is carried out: a removal's fate of the items, else the strategy."""
+        return self.removal or self.strategy
+
     @model_validator(mode="after")
     def _one_kind(self) -> Migration:
         keyed = [name for name, value in (("from", self.from_), ("to", self.to)) if value is not None]

@@ -10,12 +10,12 @@ from modules.blueprint.model import Blueprint, KeyAttributes
 from modules.blueprint.templates import KeyTemplate
 
 TABLE = "table"
+ENTITY_ATTRIBUTE = "_entity"
 
 
 def place(index: str) -> str:
     """An index as messages name it: `the table`, or the index's name."""
     return "the table" if index == TABLE else index
-ENTITY_ATTRIBUTE = "_entity"
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ def _data_line(change: DataChange) -> str:
     if change.kind == "join":
         return (f"- **{change.entity} joins {where}** (`{_facts(change.after)}`): items written before carry no "
                 f"{change.index} keys, so the index misses them until they are backfilled:")
-    declared = (f"Declared migration ({_declared_how(change).removeprefix('declared: ')}):" if change.declared
+    declared = (f"Declared migration ({change.declared.method}):" if change.declared
                 else "Not declared under `migrations:`, so it is blocked. The migration it needs:")
     if change.kind == "rename":
         keys = ("its keys stay" if change.before == change.after
@@ -192,7 +192,7 @@ def data_migrations(stacks: list[StackReview]) -> list[str]:
 def _declared_how(change: DataChange) -> str:
     if change.declared is None:
         return "NOT declared: blocked"
-    return f"declared: {change.declared.removal or change.declared.strategy}"
+    return f"declared: {change.declared.method}"
 
 
 def _lint_section(stack: StackReview) -> list[str]:

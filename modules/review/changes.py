@@ -90,29 +90,45 @@ def _forcing_arguments(address: str) -> tuple[str, ...]:
     return FORCES_REPLACEMENT.get(address.split(".")[0], ())
 
 
-def _names(blocks: Any) -> set[Any]:
-    return {block.get("name") for block in (blocks if isinstance(blocks, list) else [blocks] if blocks else [])
-            if isinstance(block, dict)}
+def nested_blocks(value: Any) -> list[dict[str, Any]]:
+    """Nested blocks: a dict in a synthesis, a list of dicts in a plan."""
+    if isinstance(value, dict):
+        return [value]
+    return [v for v in value or [] if isinstance(v, dict)]
 
 
-def _warm(body: dict[str, Any]) -> tuple[Any, Any]:
-    warm = body.get("warm_throughput") or {}
-    warm = warm[0] if isinstance(warm, list) and warm else warm
-    return (warm.get("read_units_per_second"), warm.get("write_units_per_second")) if isinstance(warm, dict) \
-        else (None, None)
+def nested_block(value: Any) -> dict[str, Any]:
+    """A block that appears at most once (its first, or an empty one)."""
+    blocks = nested_blocks(value)
+    return blocks[0] if blocks else {}
+
+
+def warm_units(body: dict[str, Any]) -> tuple[Any, Any]:
+    """The warm throughput (read, write units per second) of a table or GSI block."""
+    warm = nested_block(body.get("warm_throughput"))
+    return warm.get("read_units_per_second"), warm.get("write_units_per_second")
+
+
+def lowered(old: tuple[Any, Any], new: tuple[Any, Any]) -> list[str]:
+    """The directions (read, write) whose warm throughput goes down. The provider replaces a table for it ("For
+    the base table, decreasing this value will force a new resource"; a GSI's changes in place:
+    https://registry.terraform.io/providers/hashicorp/aws/latest/docs/resources/dynamodb_table#warm_throughput)."""
+    return [direction for direction, was, now in zip(("read", "write"), old, new, strict=True)
+            if isinstance(was, int) and isinstance(now, int) and now < was]
+
+
+def _local_index_names(body: dict[str, Any]) -> set[Any]:
+    return {block.get("name") for block in nested_blocks(body.get("local_secondary_index"))}
 
 
 def _table_replacing(was: dict[str, Any], now: dict[str, Any]) -> tuple[str, ...]:
     """What else makes the provider replace a table: its local indexes, which it tells apart by name only (a
     local index added, removed or renamed; any other change of one it never applies), and a lower warm
-    throughput of the table ("decreasing this value will force a new resource":
-    https://registry.terraform.io/providers/hashicorp/aws/latest/docs/resources/dynamodb_table#warm_throughput)."""
+    throughput of the table (`lowered`)."""
     found = []
-    if _names(was.get("local_secondary_index")) != _names(now.get("local_secondary_index")):
+    if _local_index_names(was) != _local_index_names(now):
         found.append("local_secondary_index")
-    lowered = [(old, new) for old, new in zip(_warm(was), _warm(now), strict=True)
-               if isinstance(old, int) and isinstance(new, int) and new < old]
-    if lowered:
+    if lowered(warm_units(was), warm_units(now)):
         found.append("warm_throughput")
     return tuple(found)
 

@@ -23,7 +23,15 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from modules.review.changes import UNKNOWN, ResourceChange, StackSettings
+from modules.review.changes import (
+    UNKNOWN,
+    ResourceChange,
+    StackSettings,
+    lowered,
+    nested_block,
+    nested_blocks,
+    warm_units,
+)
 
 Class = Literal["blocked", "window", "safe"]
 CLASSES: tuple[Class, ...] = ("blocked", "window", "safe")
@@ -61,18 +69,6 @@ def acknowledge(changes: list[Change], acknowledged: frozenset[str]) -> list[Cha
                                                  f"{change.reason}")
             if change.cls == "blocked" and change.unblocked_by in acknowledged else change
             for change in changes]
-
-
-def _blocks(value: Any) -> list[dict[str, Any]]:
-    """Nested blocks: a dict in a synthesis, a list of dicts in a plan."""
-    if isinstance(value, dict):
-        return [value]
-    return [v for v in value or [] if isinstance(v, dict)]
-
-
-def _block(value: Any) -> dict[str, Any]:
-    blocks = _blocks(value)
-    return blocks[0] if blocks else {}
 
 
 @dataclass(frozen=True)
@@ -123,11 +119,11 @@ def _unrecognised(body: dict[str, Any], indexes: frozenset[str]) -> dict[str, An
         if read is None:
             continue
         if key == "global_secondary_index":
-            for block in _blocks(value):
+            for block in nested_blocks(value):
                 if block.get("name") in indexes:
                     found |= {f"{key}[{block['name']}].{sub}": block[sub] for sub in block.keys() - read}
         elif key != "local_secondary_index":  # a changed local index replaces the table anyway
-            found |= {f"{key}.{sub}": item for sub, item in _block(value).items() if sub not in read}
+            found |= {f"{key}.{sub}": item for sub, item in nested_block(value).items() if sub not in read}
     return found
 
 
@@ -157,14 +153,14 @@ class TableFacets:
 def _throughput(body: dict[str, Any]) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
     """The on-demand maximum (read, write) and the warm throughput (read, write) of a table or GSI block;
     a maximum of 0 (how the provider reads back a removed one) is none."""
-    limit, warm = _block(body.get("on_demand_throughput")), _block(body.get("warm_throughput"))
+    limit = nested_block(body.get("on_demand_throughput"))
     maximum = tuple(None if limit.get(k) in (0, -1) else limit.get(k)
                     for k in ("max_read_request_units", "max_write_request_units"))
-    return ((maximum[0], maximum[1]), (warm.get("read_units_per_second"), warm.get("write_units_per_second")))
+    return (maximum[0], maximum[1]), warm_units(body)
 
 
 def table_facets(body: dict[str, Any]) -> TableFacets:
-    types = {a.get("name"): a.get("type") for a in _blocks(body.get("attribute"))}
+    types = {a.get("name"): a.get("type") for a in nested_blocks(body.get("attribute"))}
 
     def key_types(hash_key: str | None, range_key: str | None) -> tuple[str | None, str | None]:
         return types.get(hash_key), types.get(range_key)
@@ -176,12 +172,12 @@ def table_facets(body: dict[str, Any]) -> TableFacets:
         gsi["name"]: IndexFacets((gsi.get("hash_key"), gsi.get("range_key")),
                                  key_types(gsi.get("hash_key"), gsi.get("range_key")), projection(gsi),
                                  (gsi.get("read_capacity"), gsi.get("write_capacity")), _throughput(gsi))
-        for gsi in _blocks(body.get("global_secondary_index"))
+        for gsi in nested_blocks(body.get("global_secondary_index"))
     }
     lsis = tuple(sorted((lsi["name"], lsi.get("range_key") or "", *projection(lsi))
-                        for lsi in _blocks(body.get("local_secondary_index"))))
+                        for lsi in nested_blocks(body.get("local_secondary_index"))))
     stream_enabled = bool(body.get("stream_enabled"))
-    ttl, sse = _block(body.get("ttl")), _block(body.get("server_side_encryption"))
+    ttl, sse = nested_block(body.get("ttl")), nested_block(body.get("server_side_encryption"))
     return TableFacets(
         name=body.get("name", ""),
         keys=(body.get("hash_key"), body.get("range_key")),
@@ -193,11 +189,11 @@ def table_facets(body: dict[str, Any]) -> TableFacets:
         ttl=(bool(ttl.get("enabled")), ttl.get("attribute_name") or "") if ttl.get("enabled") else (False, ""),
         table_class=body.get("table_class") or "STANDARD",
         encryption=(bool(sse.get("enabled")), sse.get("kms_key_arn") or "") if sse.get("enabled") else (False, ""),
-        point_in_time_recovery=_flag(_block(body.get("point_in_time_recovery")).get("enabled")),
-        recovery_days=_block(body.get("point_in_time_recovery")).get("recovery_period_in_days"),
+        point_in_time_recovery=_flag(nested_block(body.get("point_in_time_recovery")).get("enabled")),
+        recovery_days=nested_block(body.get("point_in_time_recovery")).get("recovery_period_in_days"),
         deletion_protection=_flag(body.get("deletion_protection_enabled")),
         replicas=(UNKNOWN,) if body.get("replica") == UNKNOWN else
-        tuple(sorted(str(r.get("region_name")) for r in _blocks(body.get("replica")))),
+        tuple(sorted(str(r.get("region_name")) for r in nested_blocks(body.get("replica")))),
         tags=dict(body.get("tags") or {}),
         capacity=(body.get("read_capacity"), body.get("write_capacity")),
         throughput=_throughput(body),
@@ -225,18 +221,10 @@ def _replacement_reasons(before: TableFacets, after: TableFacets) -> list[str]:
         reasons.append(f"key schema {before.keys}/{before.key_types} -> {after.keys}/{after.key_types}")
     if {lsi[0] for lsi in before.local_indexes} != {lsi[0] for lsi in after.local_indexes}:
         reasons.append("local secondary indexes added, removed or renamed (they exist only from table creation)")
-    lowered = _lowered(before.throughput[1], after.throughput[1])
-    if lowered:
-        reasons.append(f"warm throughput lowered ({', '.join(lowered)}): the provider creates a new table for it")
+    warm_lowered = lowered(before.throughput[1], after.throughput[1])
+    if warm_lowered:
+        reasons.append(f"warm throughput lowered ({', '.join(warm_lowered)}): the provider creates a new table for it")
     return reasons
-
-
-def _lowered(old: tuple[Any, Any], new: tuple[Any, Any]) -> list[str]:
-    """The directions (read, write) whose warm throughput goes down. The provider replaces a table for it ("For
-    the base table, decreasing this value will force a new resource"; a GSI's changes in place:
-    https://registry.terraform.io/providers/hashicorp/aws/latest/docs/resources/dynamodb_table#warm_throughput)."""
-    return [direction for direction, was, now in zip(("read", "write"), old, new, strict=True)
-            if isinstance(was, int) and isinstance(now, int) and now < was]
 
 
 def _never_applied(address: str, table: str, before: TableFacets, after: TableFacets) -> list[Change]:

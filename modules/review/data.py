@@ -253,9 +253,9 @@ def migration_changes(changes: list[DataChange], address: str) -> list[Change]:
         if not change.breaking:
             continue
         if change.declared is not None:
-            how = change.declared.removal or change.declared.strategy
             classified.append(Change(address, "update", "data", change.subject, "window",
-                                     f"declared {change.declared.kind} migration ({how}): {change.declared.reason}"))
+                                     f"declared {change.declared.kind} migration ({change.declared.method}): "
+                                     f"{change.declared.reason}"))
         else:
             classified.append(Change(address, "update", "data", change.subject, "blocked", _UNDECLARED[change.kind]))
     return classified
