@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints, with_base_locks
-from modules.errors import EXIT_INTERNAL, TablewrightError
+from modules.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, TablewrightError
 from modules.stack import Stack, build_stacks, lint_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -586,7 +586,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(error.render(), file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as error:  # the one place that turns a bug into a clear report
         if debug:
             traceback.print_exc()

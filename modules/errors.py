@@ -1,60 +1,223 @@
 """User-facing errors: one message per problem with where it happened, what to write instead and a
-stable code (documented in the README under "Error codes")."""
+stable code (each documented in docs/reference/errors.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 FieldPath = tuple[str | int, ...]
 
-# Exit codes, stable across releases (README: "Exit codes"), like Terraform's `-detailed-exitcode`.
+# Exit codes, stable across releases (docs/reference/exit-codes.md), like Terraform's `-detailed-exitcode`.
 EXIT_OK = 0
 EXIT_FAILED = 1  # a lint or verify failure; the gate holding a plan back; review --detailed-exitcode: blocked
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_WINDOW = 4  # --detailed-exitcode only: window changes (gate: and the window is closed), nothing blocked
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+
+# What each exit code means, and the commands that use it: the exit-code reference is generated from this.
+EXIT_MEANINGS: dict[int, tuple[str, str]] = {
+    EXIT_OK: ("success: written, passed, or (gate) apply now: only safe changes, or window changes inside the "
+              "window", "all"),
+    EXIT_FAILED: ("findings or held back: `lint` errors (warnings too with `--strict`), a `verify` FAIL; `gate`: a "
+                  "blocked change, or window changes while the window is closed or not declared; "
+                  "`review --detailed-exitcode`: a blocked change", "lint, verify, gate, review"),
+    EXIT_BAD_INPUT: ("bad input, nothing written: each problem as `error: file:line:column: field: problem [CODE]`, "
+                     "then `fix:` and the `docs:` anchor of its code (every problem of a file at once, up to 20)",
+                     "all"),
+    EXIT_INTERNAL: ("an internal error, a bug in Tablewright (`[E900]`; add `--debug` for the traceback)", "all"),
+    EXIT_WINDOW: ("only with `--detailed-exitcode`: window changes and nothing blocked; `gate`: the window is closed "
+                  "now, so the plan waits for it; `review`: the change needs the window", "gate, review"),
+    EXIT_INTERRUPTED: ("interrupted (Ctrl-C)", "all"),
+}
 MAX_REPORTED = 20  # errors shown per file; the rest are counted
 
-# Stable error codes: what each means. The README lists them; a test keeps the two in step.
-ERROR_CODES: dict[str, str] = {
-    "E100": "the file cannot be read: missing, not a regular file, too large, not UTF-8, control characters",
-    "E101": "invalid YAML syntax",
-    "E102": "YAML features blueprints refuse: tags, merge keys, complex or duplicate keys",
-    "E103": "the document is too large or too deep, or a number is out of range",
-    "E200": "unknown field",
-    "E201": "missing required field",
-    "E202": "wrong type for a field",
-    "E203": "value not allowed for a field (choices, pattern, range)",
-    "E204": "fields that contradict each other",
-    "E300": "a name that refers to nothing: attribute, entity, index, pattern",
-    "E301": "malformed key template",
-    "E302": "tags that break AWS's tag rules or the required tags",
-    "E303": "more than Tablewright accepts: entities, patterns per entity, attributes, indexes",
-    "E400": "`extends`: missing, outside the repository root, a cycle, too many files",
-    "E401": "`environments`: a malformed overlay or an unknown environment",
-    "E402": "naming and backend templates, physical names shared between stacks, Terraform addresses (or the "
-            "`tablewright` output) two `TablewrightTable`s would share in one stack",
-    "E403": "the design lock (`<blueprint>.lock.json`) is not valid, not consistent (edited by hand: an entity keyed "
-            "on an index it does not list, index names that collide, a key without its encodings), or not this "
-            "blueprint's",
-    "E404": "the design would change its lock, which `synth --locked` refuses",
-    "E500": "the design cannot serve an access pattern",
-    "E501": "index settings or names the design cannot honour",
-    "E502": "lint errors, which `synth` and `verify` refuse without `--allow-lint-errors`",
-    "E600": "a command-line argument (an output path, a time, a file) or `cdktf.json`",
-    "E601": "a git revision or path (`GITREF:path`, `--changed-since GITREF`)",
-    "E602": (
-        "the CDK library cannot run: `TABLEWRIGHT_CDK` names one that is unknown or not installed (cdktf, cdktn), "
-        "or Node.js is missing"
-    ),
-    "E603": "the output directory holds files synth did not write (Terraform state, `.terraform`) in a stack directory "
-            "it would delete",
-    "E700": "not a Terraform plan in JSON, or a malformed one",
-    "E701": "the plan does not belong to the blueprint",
-    "E800": "`adopt`: an input that is not an AWS CLI description, or a table the blueprint cannot reproduce",
-    "E900": "internal error (a bug in Tablewright): exit code 3",
+class ErrorCode(StrEnum):
+    """Stable error codes: one code, one problem. Each is documented (`CODE_DOCS`, the docs' error reference)."""
+
+    UNREADABLE_FILE = "E100"
+    YAML_SYNTAX = "E101"
+    YAML_FEATURE = "E102"
+    TOO_LARGE = "E103"
+    UNKNOWN_FIELD = "E200"
+    MISSING_FIELD = "E201"
+    WRONG_TYPE = "E202"
+    VALUE_NOT_ALLOWED = "E203"
+    CONTRADICTION = "E204"
+    UNKNOWN_NAME = "E300"
+    KEY_TEMPLATE = "E301"
+    TAGS = "E302"
+    OVER_LIMIT = "E303"
+    EXTENDS = "E400"
+    ENVIRONMENTS = "E401"
+    NAMING = "E402"
+    LOCK_INVALID = "E403"
+    LOCK_CHANGED = "E404"
+    UNSERVABLE_PATTERN = "E500"
+    INDEX_SETTINGS = "E501"
+    LINT_ERRORS = "E502"
+    ARGUMENT = "E600"
+    GITREF = "E601"
+    CDK_LIBRARY = "E602"
+    OUTPUT_HOLDS_FILES = "E603"
+    NOT_A_PLAN = "E700"
+    FOREIGN_PLAN = "E701"
+    ADOPT_INPUT = "E800"
+    INTERNAL = "E900"
+
+
+@dataclass(frozen=True)
+class CodeDoc:
+    meaning: str  # what the code names, in a phrase
+    why: str  # what input leads to it
+    fix: str  # what to do about it
+
+
+# The error reference (docs/reference/errors.md) is generated from these; a test keeps every code documented.
+CODE_DOCS: dict[ErrorCode, CodeDoc] = {
+    ErrorCode.UNREADABLE_FILE: CodeDoc(
+        "the file cannot be read",
+        "A named file is missing, not a regular file (a directory, a device, a link out of the repository), over "
+        "the size limit, not UTF-8, or holds control characters.",
+        "Check the path; save the file as UTF-8 text without control characters; keep blueprints under 1 MB."),
+    ErrorCode.YAML_SYNTAX: CodeDoc(
+        "invalid YAML syntax",
+        "The file does not parse as YAML: a bad indent, an unclosed quote or bracket, a tab used for indentation.",
+        "Correct the line and column the message names; the message quotes what the parser expected."),
+    ErrorCode.YAML_FEATURE: CodeDoc(
+        "a YAML feature blueprints refuse",
+        "Tags (`!!python/...`), merge keys (`<<`), anchors used as keys, complex keys or a key given twice: they "
+        "make a blueprint mean something other than what a reviewer reads.",
+        "Write the values out plainly; to share settings between blueprints use `extends:` and `environments:`."),
+    ErrorCode.TOO_LARGE: CodeDoc(
+        "the document is too large, too deep, or a number is out of range",
+        "Bounds that keep every input's work small: nesting depth, node count, string length, numbers beyond what "
+        "DynamoDB or Terraform accept.",
+        "Split the blueprint (bases and `extends:`), or bring the number into the range the message gives."),
+    ErrorCode.UNKNOWN_FIELD: CodeDoc(
+        "unknown field",
+        "A field the blueprint language does not have, often a misspelling or a field at the wrong level.",
+        "Use the field the message suggests, or see the blueprint reference for the fields of that section."),
+    ErrorCode.MISSING_FIELD: CodeDoc(
+        "missing required field",
+        "A section lacks a field it cannot do without (an entity without `key`, a pattern without `entity`).",
+        "Add the field; the blueprint reference gives its type and an example."),
+    ErrorCode.WRONG_TYPE: CodeDoc(
+        "wrong type for a field",
+        "A value of the wrong kind: a string where a number or a list is expected, a mapping where a string is.",
+        "Write a value of the type the message names."),
+    ErrorCode.VALUE_NOT_ALLOWED: CodeDoc(
+        "value not allowed for a field",
+        "The value is of the right type but outside its choices, its pattern or its range.",
+        "Pick one of the values the message lists, or a value within the range it gives."),
+    ErrorCode.CONTRADICTION: CodeDoc(
+        "fields that contradict each other",
+        "Two fields that cannot both hold: a rename and a removal of one entity, a minimum above a maximum.",
+        "Keep the one you mean and remove or change the other, as the message says."),
+    ErrorCode.UNKNOWN_NAME: CodeDoc(
+        "a name that refers to nothing",
+        "An attribute, entity, index or pattern named somewhere that is not declared.",
+        "Declare it, or use one of the names the message suggests."),
+    ErrorCode.KEY_TEMPLATE: CodeDoc(
+        "malformed key template",
+        "A key template such as `CUSTOMER#{customerId}` with an unclosed brace, an empty component or an "
+        "unsupported time bucket.",
+        "Write literals and `{attribute}` or `{attribute:bucket}` components separated by `#`."),
+    ErrorCode.TAGS: CodeDoc(
+        "tags that break AWS's tag rules or the required tags",
+        "A tag key or value too long, with characters AWS refuses, in the reserved `aws:` prefix, or a tag the "
+        "platform base requires left out.",
+        "Follow the limits the message gives (AWS: 128-character keys, 256-character values) and set every "
+        "required tag."),
+    ErrorCode.OVER_LIMIT: CodeDoc(
+        "more than Tablewright accepts",
+        "More entities, patterns per entity, attributes or indexes than Tablewright designs for.",
+        "Split the blueprint into services, or remove what no pattern needs."),
+    ErrorCode.EXTENDS: CodeDoc(
+        "`extends` cannot be followed",
+        "The base file is missing, outside the repository root, part of a cycle, or the chain is too long.",
+        "Point `extends:` at a base inside the repository, and break any cycle."),
+    ErrorCode.ENVIRONMENTS: CodeDoc(
+        "`environments`: a malformed overlay or an unknown environment",
+        "An environment overlay sets a field environments may not change, or `--env` names an environment the "
+        "blueprint does not declare.",
+        "Change only the overlay fields the message lists, or pass one of the declared environments."),
+    ErrorCode.NAMING: CodeDoc(
+        "names that would collide",
+        "Naming or backend templates that do not render, physical names two stacks share, or Terraform addresses "
+        "(or the `tablewright` output) two `TablewrightTable`s would share in one stack.",
+        "Give each stack its own names (use `{environment}` in the template); one table per stack for the gate."),
+    ErrorCode.LOCK_INVALID: CodeDoc(
+        "the design lock is not valid",
+        "`<blueprint>.lock.json` is not valid JSON, not consistent (edited by hand: an entity keyed on an index "
+        "it does not list, colliding index names, a key without its encodings), or belongs to another blueprint.",
+        "Restore the lock from version control; never edit it by hand. Delete it only for a table not yet "
+        "deployed."),
+    ErrorCode.LOCK_CHANGED: CodeDoc(
+        "the design would change its lock",
+        "`synth --locked` (and `cdktf synth`) found that the blueprint now designs the table differently from its "
+        "lock: data already written under the locked keys would no longer be found.",
+        "Run `python main.py synth` to see the change and write the lock, and review it as a migration."),
+    ErrorCode.UNSERVABLE_PATTERN: CodeDoc(
+        "the design cannot serve an access pattern",
+        "No key shape on the table or a possible GSI answers the pattern: it binds attributes no key holds, or "
+        "orders by one that is not a sort key.",
+        "Add the attribute to the entity's key, or change the pattern as the message suggests."),
+    ErrorCode.INDEX_SETTINGS: CodeDoc(
+        "index settings the design cannot honour",
+        "`indexes:` names an index the design does not create, or a name or setting that collides with another.",
+        "Configure only indexes `explain` lists, with unique names."),
+    ErrorCode.LINT_ERRORS: CodeDoc(
+        "the blueprint has lint errors",
+        "`synth` and `verify` refuse a blueprint whose lint reports errors: it would deploy a design known to fail.",
+        "Fix the finding (`python main.py lint` gives the fix), or pass `--allow-lint-errors` knowingly."),
+    ErrorCode.ARGUMENT: CodeDoc(
+        "a command-line argument or `cdktf.json`",
+        "An option that is unknown, missing its value or combined with one it excludes; an output path, a time "
+        "or a file argument that cannot be used; a malformed `cdktf.json`.",
+        "Follow the message; `python main.py COMMAND --help` lists the options with an example."),
+    ErrorCode.GITREF: CodeDoc(
+        "a git revision or path",
+        "`GITREF:path` or `--changed-since GITREF` names a revision git does not know (a shallow clone lacks "
+        "it), or a path not in that revision.",
+        "Fetch the revision (`git fetch --depth=0` or `fetch-depth: 0` in CI), or correct the path."),
+    ErrorCode.CDK_LIBRARY: CodeDoc(
+        "the CDK library cannot run",
+        "`TABLEWRIGHT_CDK` names a library that is unknown or not installed (cdktf, cdktn), or Node.js is missing.",
+        "Install the library (`pip install -e .` or `.[cdktn]`) and Node.js 20, or unset `TABLEWRIGHT_CDK`."),
+    ErrorCode.OUTPUT_HOLDS_FILES: CodeDoc(
+        "the output directory holds files synth did not write",
+        "A stack directory synth would replace or delete holds Terraform state, `.terraform` or other files of "
+        "yours.",
+        "Move what you keep out of the output directory (state belongs in a backend), then synthesize again."),
+    ErrorCode.NOT_A_PLAN: CodeDoc(
+        "not a Terraform plan in JSON",
+        "The file given to `gate --plan` or `review --plan` is not `terraform show -json` output, or is malformed "
+        "or too large.",
+        "Write it with `terraform plan -out=tfplan && terraform show -json tfplan > plan.json`."),
+    ErrorCode.FOREIGN_PLAN: CodeDoc(
+        "the plan does not belong to the blueprint",
+        "The plan's table is not the one the named blueprint and stack deploy.",
+        "Pass the plan of that stack, or the blueprint the plan was made from."),
+    ErrorCode.ADOPT_INPUT: CodeDoc(
+        "`adopt`: an input it cannot use",
+        "A file that is not an AWS CLI description (`aws dynamodb describe-table` and friends), or a table the "
+        "blueprint language cannot reproduce.",
+        "Pass the JSON the AWS CLI prints, unedited; the message says which setting cannot be reproduced."),
+    ErrorCode.INTERNAL: CodeDoc(
+        "internal error (a bug in Tablewright), exit code 3",
+        "Something Tablewright did not expect. Nothing was written.",
+        "Run again with `--debug` for the traceback and report it with the blueprint that caused it."),
 }
+
+# The error reference's address, relative to the repository: each message ends with its anchor.
+ERROR_REFERENCE = "docs/reference/errors.md"
+
+
+def docs_anchor(code: ErrorCode) -> str:
+    return f"{ERROR_REFERENCE}#{code.lower()}"
 
 
 @dataclass(frozen=True)
@@ -85,7 +248,7 @@ class TablewrightError(Exception):
     """
 
     exit_code = EXIT_BAD_INPUT
-    default_code = "E600"
+    default_code = ErrorCode.ARGUMENT
 
     def __init__(
         self,
@@ -94,15 +257,14 @@ class TablewrightError(Exception):
         path: Sequence[str | int] = (),
         hint: str | None = None,
         location: SourceLocation | None = None,
-        code: str | None = None,
+        code: ErrorCode | str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.path: FieldPath = tuple(path)
         self.hint = hint
         self.location = location
-        self.code = code or self.default_code
-        assert self.code in ERROR_CODES, self.code
+        self.code = ErrorCode(code or self.default_code)
 
     def located(self, location: SourceLocation) -> TablewrightError:
         """The same error, pinned to a place in a file (keeps an existing, more precise location)."""
@@ -129,7 +291,7 @@ class TablewrightError(Exception):
         text = f"error: {head}{field}{self.message} [{self.code}]"
         if self.hint:
             text += f"\n  fix: {self.hint}"
-        return text
+        return text + f"\n  docs: {docs_anchor(self.code)}"
 
     def __str__(self) -> str:
         return self.render()
@@ -138,19 +300,19 @@ class TablewrightError(Exception):
 class BlueprintError(TablewrightError):
     """The blueprint file cannot be read or does not follow the blueprint language."""
 
-    default_code = "E204"
+    default_code = ErrorCode.CONTRADICTION
 
 
 class DesignError(TablewrightError):
     """The blueprint is well formed but its keys cannot serve an access pattern."""
 
-    default_code = "E500"
+    default_code = ErrorCode.UNSERVABLE_PATTERN
 
 
 class PlanError(TablewrightError):
     """The plan given to the gate is not a usable `terraform show -json` document."""
 
-    default_code = "E700"
+    default_code = ErrorCode.NOT_A_PLAN
 
 
 class ErrorList(TablewrightError):

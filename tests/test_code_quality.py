@@ -1,6 +1,6 @@
 """The code stays clean: ruff over the code and the tests, `mypy --strict` over modules/ (both configured in
 pyproject.toml, pinned in the `test` extra). About 7 s with a cold mypy cache, under 1 s warm: the fast tier.
-And the README names only modules, functions and files that exist."""
+What the README and the docs name must exist: tests/test_docs.py checks them with the functions below."""
 
 from __future__ import annotations
 
@@ -25,18 +25,17 @@ def test_mypy_strict_finds_nothing():
     assert result.returncode == 0, f"mypy failed:\n{result.stdout}{result.stderr}"
 
 
-README = ROOT / "README.md"
 # Folders of the repository: a backticked path starting with one of these names a file that must exist.
-TRACKED = ("modules/", "tests/", "examples/", "schema/", "blueprints/", "tools/", "bench/", ".ci/")
+TRACKED = ("modules/", "tests/", "examples/", "schema/", "blueprints/", "tools/", "bench/", ".ci/", "docs/")
 
 
-def test_the_readme_names_only_modules_that_exist():
-    """Every `modules.x.y` the README names imports (the module) and resolves (the attribute)."""
+def missing_modules(text: str) -> list[str]:
+    """Every `modules.x.y` a text names that does not import (the module) or resolve (the attribute)."""
     import importlib
     import re
 
     missing = []
-    for dotted in sorted(set(re.findall(r"\bmodules(?:\.[A-Za-z_]\w*)+", README.read_text()))):
+    for dotted in sorted(set(re.findall(r"\bmodules(?:\.[A-Za-z_]\w*)+", text))):
         parts = dotted.split(".")
         for split in range(len(parts), 0, -1):
             try:
@@ -49,18 +48,24 @@ def test_the_readme_names_only_modules_that_exist():
                 missing.append(dotted)
                 break
             found = getattr(found, attribute)
-    assert not missing, f"the README names what does not exist: {missing}"
+    return missing
 
 
-def test_the_readme_names_only_files_that_exist():
-    """Every backticked path into the repository's folders (no placeholders) exists."""
+def missing_files(text: str) -> list[str]:
+    """Every backticked path into the repository's folders (no placeholders) that does not exist."""
     import re
 
     missing = []
-    for code in re.findall(r"`([^`\n]+)`", README.read_text()):
+    for code in re.findall(r"`([^`\n]+)`", text):
         for word in code.split():
             path = word.strip("(),;:'\"").split(":")[0].split("#")[0]
             placeholder = re.search(r"[<>{}*]|\b[A-Z]{3,}\b|\.\.\.", path)
             if path.startswith(TRACKED) and not placeholder and not (ROOT / path).exists():
                 missing.append(path)
-    assert not missing, f"the README names files that do not exist: {sorted(set(missing))}"
+    return sorted(set(missing))
+
+
+def test_the_check_sees_a_module_and_a_file_that_do_not_exist():
+    text = "`modules.errors.ErrorCode` and `modules.errors.NoSuchThing`, `docs/index.md` and `docs/nothing.md`"
+    assert missing_modules(text) == ["modules.errors.NoSuchThing"]
+    assert missing_files(text) == ["docs/nothing.md"]

@@ -336,14 +336,6 @@ def test_the_bundled_blueprints_stay_inside_the_repository():
 # --- documentation and the example pipeline --------------------------------------------------------
 
 
-def test_every_error_code_is_documented():
-    from modules.errors import ERROR_CODES
-
-    readme = (ROOT / "README.md").read_text()
-    for code, meaning in ERROR_CODES.items():
-        assert f"| `{code}` | {meaning} |" in readme, code
-
-
 def test_only_the_apply_job_of_the_example_workflow_gets_cloud_credentials():
     workflow = yaml.safe_load((ROOT / "examples" / "github-actions.yml").read_text())
     assert "id-token" not in workflow["permissions"]

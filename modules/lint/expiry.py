@@ -15,7 +15,10 @@ from modules.lint.findings import Context, Issue, rule
 
 @rule("TW501", "TTL on an attribute that is not an expiry",
       "Point `ttl_attribute` at an attribute that holds when the item expires (`expiresAt`, epoch seconds), or "
-      "declare `expiry: true` on the attribute if it does.")
+      "declare `expiry: true` on the attribute if it does.",
+      why="TTL on an attribute that is not an expiry (`expiry: false`, or a name that does not say so: `createdAt`); "
+          "TTL deletes every item whose value is in the past",
+      severity="error")
 def ttl_on_a_non_expiry(ctx: Context) -> Iterator[Issue]:
     bp = ctx.design.blueprint
     name = bp.table.ttl_attribute

@@ -42,13 +42,23 @@ class Context:
 Check = Callable[[Context], Iterable[Issue]]
 
 
-@dataclass(frozen=True)
+# The lint reference (docs/reference/lint.md) is generated from the registered rules: each code has its anchor.
+LINT_REFERENCE = "docs/reference/lint.md"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     code: str
     title: str
-    help: str
+    help: str  # what to do: the documented fix (docs, SARIF)
+    why: str  # what the rule finds, and why it matters
+    severity: str  # the severities it reports, and when
     # None for rules that compare two versions of a blueprint (`lint --against`), not one design.
     check: Check | None
+
+    @property
+    def docs_anchor(self) -> str:
+        return f"{LINT_REFERENCE}#{self.code.lower()}"
 
     def finding(self, issue: Issue) -> Finding:
         return Finding(self.code, issue.severity, issue.message, issue.fix, issue.path)
@@ -57,16 +67,16 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
-def comparison_rule(code: str, title: str, help: str) -> Rule:
-    RULES[code] = Rule(code, title, help, None)
+def comparison_rule(code: str, title: str, help: str, *, why: str, severity: str) -> Rule:
+    RULES[code] = Rule(code=code, title=title, help=help, why=why, severity=severity, check=None)
     return RULES[code]
 
 
-def rule(code: str, title: str, help: str) -> Callable[[Check], Check]:
-    """Register a check under a stable code; `help` is the documented fix (README, SARIF)."""
+def rule(code: str, title: str, help: str, *, why: str, severity: str) -> Callable[[Check], Check]:
+    """Register a check under a stable code; `help` is the documented fix (docs, SARIF)."""
 
     def register(check: Check) -> Check:
-        RULES[code] = Rule(code, title, help, check)
+        RULES[code] = Rule(code=code, title=title, help=help, why=why, severity=severity, check=check)
         return check
 
     return register

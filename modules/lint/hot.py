@@ -213,7 +213,9 @@ def _fix(ctx: Context, load: KeyLoad, warn: float) -> str:
 
 
 @rule("TW103", "Hot key over a partition's limit",
-      "Shard the partition key (`shards: N`, N from the load, 5-20) or key it by a higher-cardinality attribute.")
+      "Shard the partition key (`shards: N`, N from the load, 5-20) or key it by a higher-cardinality attribute.",
+      why="Hot key over a partition's limit (3,000 RCU / 1,000 WCU per key)",
+      severity="error")
 def hot_key_over_limit(ctx: Context) -> Iterator[Issue]:
     for load in key_loads(ctx):
         if load.wcu <= PARTITION_WCU and load.rcu <= PARTITION_RCU:
@@ -232,7 +234,9 @@ def hot_key_over_limit(ctx: Context) -> Iterator[Issue]:
 
 @rule("TW104", "Hot key near a partition's limit",
       "Shard the partition key or spread its values before traffic grows; "
-      "the estimate is above `lint.hot_key_warning`.")
+      "the estimate is above `lint.hot_key_warning`.",
+      why="Hot key above `lint.hot_key_warning` of a partition's limit",
+      severity="warning")
 def hot_key_near_limit(ctx: Context) -> Iterator[Issue]:
     warn = ctx.design.blueprint.lint.hot_key_warning
     for load in key_loads(ctx):
@@ -252,7 +256,9 @@ def hot_key_near_limit(ctx: Context) -> Iterator[Issue]:
 
 
 @rule("TW101", "Low-cardinality partition key",
-      "Key by a high-cardinality attribute (an id), or keep the traffic within the stated headroom.")
+      "Key by a high-cardinality attribute (an id), or keep the traffic within the stated headroom.",
+      why="Low-cardinality partition key (enum, boolean, date, status-like name, or `cardinality:`)",
+      severity="info, with the headroom")
 def low_cardinality(ctx: Context) -> Iterator[Issue]:
     warn = ctx.design.blueprint.lint.hot_key_warning
     for load in key_loads(ctx):
@@ -285,7 +291,9 @@ def low_cardinality(ctx: Context) -> Iterator[Issue]:
 
 @rule("TW102", "GSI partitioned by a status",
       "A GSI keyed by a status is a traffic funnel, not an index: put a high-cardinality attribute in its "
-      "partition key and the status in the sort key, use a sparse index, or shard it.")
+      "partition key and the status in the sort key, use a sparse index, or shard it.",
+      why="GSI partitioned by a status: a traffic funnel, not an index",
+      severity="warning")
 def status_funnel(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     for index in design.global_indexes:

@@ -37,7 +37,9 @@ def _path(design: TableDesign, entity: str, index: str, part: str) -> FieldPath:
 
 @rule("TW201", "Changing value inside a key",
       "Keep mutable attributes (a status) out of the table's key: each change is a delete and a put in a "
-      "transaction. In a GSI key a change costs two index writes, which capacity counts.")
+      "transaction. In a GSI key a change costs two index writes, which capacity counts.",
+      why="Changing value (`mutable: true` or a status-like name) inside a key",
+      severity="warning in the table key, info in a GSI key")
 def mutable_in_key(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     for entity, index, shape in _shapes(design):
@@ -69,7 +71,10 @@ def mutable_in_key(ctx: Context) -> Iterator[Issue]:
 
 
 @rule("TW202", "Sort key does not sort as its values",
-      "Zero-pad numbers (`width`) and write timestamps in a chronological fixed-width format (the default ISO 8601).")
+      "Zero-pad numbers (`width`) and write timestamps in a chronological fixed-width format (the default ISO 8601).",
+      why="Sort key does not sort as its values (number without `width`, non-chronological timestamp format), naming "
+          "the patterns it breaks",
+      severity="error when a pattern orders or ranges by it, else warning")
 def unsortable_sort_key(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     for entity, index, shape in _shapes(design):
@@ -106,7 +111,10 @@ def _ordering_patterns(design: TableDesign, entity: str, index: str, attribute: 
 
 
 @rule("TW203", "Separator allowed inside a key value",
-      "Declare `values:` or a `pattern:` without '#' for text attributes followed by other key components.")
+      "Declare `values:` or a `pattern:` without '#' for text attributes followed by other key components.",
+      why="Separator allowed inside a key value: free text (no `values`, no `pattern` excluding `#`) followed by more "
+          "components of the same key; never the last component, where a `#` shifts nothing",
+      severity="warning")
 def separator_in_values(ctx: Context) -> Iterator[Issue]:
     """Judged on where the value sits: a '#' inside the last component of a key shifts nothing, inside
     an earlier one it shifts every later component. Enumerated values cannot hold '#' (the loader
@@ -137,7 +145,9 @@ def separator_in_values(ctx: Context) -> Iterator[Issue]:
 
 
 @rule("TW204", "Overlapping sort keys of entities sharing partitions",
-      "Start each entity's sort key with a literal of its own, so one entity's prefix is never a prefix of another's.")
+      "Start each entity's sort key with a literal of its own, so one entity's prefix is never a prefix of another's.",
+      why="Overlapping sort keys of entities sharing partitions",
+      severity="warning; error when two entities can have the same primary key")
 def overlapping_sort_keys(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     bp = design.blueprint
@@ -234,7 +244,12 @@ def _shown(text: str) -> str:
 # "Quotas in Amazon DynamoDB", Attributes: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/
 # ServiceQuotas.html#limits-attributes).
 @rule("TW205", "Key over DynamoDB's size limit",
-      "Partition keys may hold 2,048 bytes and sort keys 1,024: shorten the components or their `max_length`.")
+      "Partition keys may hold 2,048 bytes and sort keys 1,024: shorten the components or their `max_length`.",
+      why="Key over DynamoDB's size limit (partition 2,048 B, sort 1,024 B) at its longest: literals, encoded values "
+          "and declared `max_length`s (free text without one counts one byte: a key over the limit from its literals "
+          "alone is caught too); DynamoDB refuses every write of such an item, and `verify --allow-lint-errors` fails "
+          "as it would",
+      severity="error")
 def key_size(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     for entity, index, shape in _shapes(design):

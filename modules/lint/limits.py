@@ -37,7 +37,9 @@ def _index_path(design: TableDesign, index: str) -> FieldPath:
     return ("access_patterns", patterns[0]) if patterns else ("entities",)
 
 
-@rule("TW301", "More than 20 GSIs", "Overload GSIs across entities (the planner does), or split the table.")
+@rule("TW301", "More than 20 GSIs", "Overload GSIs across entities (the planner does), or split the table.",
+      why="More than 20 GSIs",
+      severity="error")
 def too_many_gsis(ctx: Context) -> Iterator[Issue]:
     gsis = ctx.design.global_indexes
     if len(gsis) > MAX_GSIS:
@@ -51,7 +53,9 @@ def too_many_gsis(ctx: Context) -> Iterator[Issue]:
 
 
 @rule("TW302", "More than 100 projected attributes",
-      "Project fewer attributes (`returns`, `indexes.<name>.projection`), or use KEYS_ONLY and a follow-up read.")
+      "Project fewer attributes (`returns`, `indexes.<name>.projection`), or use KEYS_ONLY and a follow-up read.",
+      why="More than 100 projected non-key attributes across the secondary indexes",
+      severity="error")
 def too_many_projected(ctx: Context) -> Iterator[Issue]:
     counted = [(i.name, len(i.projection.attributes)) for i in ctx.design.indexes if i.projection.type == "INCLUDE"]
     total = sum(count for _, count in counted)
@@ -66,7 +70,9 @@ def too_many_projected(ctx: Context) -> Iterator[Issue]:
         )
 
 
-@rule("TW303", "Item over 400 KB", "Split the item (e.g. a header item and detail items under one partition key).")
+@rule("TW303", "Item over 400 KB", "Split the item (e.g. a header item and detail items under one partition key).",
+      why="Item over 400 KB",
+      severity="error")
 def item_too_large(ctx: Context) -> Iterator[Issue]:
     for name, spec in sorted(ctx.design.blueprint.entities.items()):
         if spec.item_bytes and spec.item_bytes > MAX_ITEM_BYTES:
@@ -79,7 +85,9 @@ def item_too_large(ctx: Context) -> Iterator[Issue]:
 
 
 @rule("TW304", "ALL projection",
-      "Project only what the patterns return (the default); ALL copies every attribute into the index.")
+      "Project only what the patterns return (the default); ALL copies every attribute into the index.",
+      why="ALL projection, with its extra write cost per month (at the index's own billing and write target)",
+      severity="warning")
 def all_projection(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     region = design.blueprint.region
@@ -117,7 +125,9 @@ def all_projection(ctx: Context) -> Iterator[Issue]:
 
 
 @rule("TW305", "Pattern reads the whole table",
-      "A Scan reads every item whatever its filter: give the pattern a key (an `=` condition), or keep the Scan rare.")
+      "A Scan reads every item whatever its filter: give the pattern a key (an `=` condition), or keep the Scan rare.",
+      why="Pattern reads the whole table (`scan: allowed`), with its cost",
+      severity="warning")
 def scan_pattern(ctx: Context) -> Iterator[Issue]:
     design, capacity = ctx.design, ctx.capacity
     for plan in design.plans:
@@ -138,7 +148,9 @@ def scan_pattern(ctx: Context) -> Iterator[Issue]:
 
 @rule("TW306", "Filter on a non-key attribute",
       "Filters run after the read and do not reduce its cost: "
-      "make the attribute a key component or use a sparse index.")
+      "make the attribute a key component or use a sparse index.",
+      why="Filter on a non-key attribute: the read costs the same",
+      severity="warning")
 def filter_cost(ctx: Context) -> Iterator[Issue]:
     design, capacity = ctx.design, ctx.capacity
     for plan in design.plans:
@@ -158,7 +170,9 @@ def filter_cost(ctx: Context) -> Iterator[Issue]:
 
 
 @rule("TW307", "Item collection over 10 GB with a local index",
-      "Tables with local secondary indexes cap each partition key's items at 10 GB: spread them or use a GSI.")
+      "Tables with local secondary indexes cap each partition key's items at 10 GB: spread them or use a GSI.",
+      why="Item collection over 10 GB (half: warning) on a table with a local index",
+      severity="error")
 def item_collection_size(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
     if not design.local_indexes:
@@ -188,7 +202,9 @@ def item_collection_size(ctx: Context) -> Iterator[Issue]:
 
 
 @rule("TW308", "Autoscaling cannot reach the estimated peak",
-      "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates.")
+      "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates.",
+      why="Autoscaling maximum below the estimated peak",
+      severity="warning")
 def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
     bp = ctx.design.blueprint
     for load in ctx.capacity.loads:
@@ -216,7 +232,10 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
 @rule("TW310", "Autoscaling minimum below the average load",
       "Raise `capacity.*.min` to the suggested minimum: autoscaling scales in to the minimum in quiet periods and "
       "takes about two minutes above target to scale out again; a GSI that throttles also throttles the table's "
-      "writes.")
+      "writes.",
+      why="Autoscaling minimum below the average load (the autoscaler sits at the minimum after a quiet spell; a GSI "
+          "that throttles back-pressures the table's writes)",
+      severity="warning")
 def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
     for load in ctx.capacity.loads:
         policy = ctx.design.capacity[load.index]
@@ -245,7 +264,10 @@ def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
 
 @rule("TW311", "Query reads whole large item collections",
       "Add a `limit` (and paginate), or key the pattern more narrowly: a Query without a limit reads the whole "
-      "collection, one 1 MB page per request.")
+      "collection, one 1 MB page per request.",
+      why="Query without a limit reads whole item collections over 1 MB (from `item_count` and the partition key's "
+          "cardinality)",
+      severity="warning")
 def large_collection(ctx: Context) -> Iterator[Issue]:
     for read in ctx.capacity.reads:
         plan = ctx.design.plan(read.pattern)
@@ -267,7 +289,10 @@ def large_collection(ctx: Context) -> Iterator[Issue]:
 
 @rule("TW309", "Retiring index still deployed",
       "An index of the design lock that no pattern reads any more (its patterns were removed, or a successor took "
-      "them) stays until you remove it: set `indexes.<name>.remove: true` once nothing reads it.")
+      "them) stays until you remove it: set `indexes.<name>.remove: true` once nothing reads it.",
+      why="Retiring index still deployed: a locked index no pattern reads (its patterns removed, or a successor took "
+          "them)",
+      severity="warning")
 def retiring_index(ctx: Context) -> Iterator[Issue]:
     for index in ctx.design.indexes:
         if not index.retiring:
@@ -285,7 +310,9 @@ def retiring_index(ctx: Context) -> Iterator[Issue]:
 
 @rule("TW312", "No entities described",
       "A blueprint without entities (an adopted table) manages the table, its autoscaling and its alarms, but "
-      "nothing can be checked, costed or verified: describe the items and how the application reads them.")
+      "nothing can be checked, costed or verified: describe the items and how the application reads them.",
+      why="No entities described (an adopted table): nothing can be checked, costed or verified",
+      severity="warning")
 def nothing_described(ctx: Context) -> Iterator[Issue]:
     bp = ctx.design.blueprint
     if bp.entities:
@@ -328,7 +355,10 @@ def maxima_below_peak(design: TableDesign, capacity: CapacityReport) -> list[Bel
 
 @rule("TW313", "On-demand maximum below the estimated peak",
       "Raise `max_throughput` to the estimated peak (or write `suggested`), or lower the declared rates: DynamoDB "
-      "throttles every request above an on-demand maximum.")
+      "throttles every request above an on-demand maximum.",
+      why="An on-demand maximum (`max_throughput`) below the estimated peak (average request units x peak factor): "
+          "DynamoDB throttles the requests above it",
+      severity="warning; error in production (and the review and gate hold the change for the window)")
 def on_demand_maximum(ctx: Context) -> Iterator[Issue]:
     bp = ctx.design.blueprint
     for low in maxima_below_peak(ctx.design, ctx.capacity):

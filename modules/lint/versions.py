@@ -23,13 +23,20 @@ from modules.lint.findings import Finding, Issue, Severity, comparison_rule
 
 KEY_TEMPLATE_CHANGED = comparison_rule("TW401", "Key template changed without a major version",
                 "Items already written keep their old keys: migrate (new index or table, dual write, backfill, "
-                "cut over) and bump the major version.")
+                "cut over) and bump the major version.",
+                why="Keys of an existing entity changed on the table or any index, planned or declared (`lint "
+                    "--against`)",
+                severity="error; info with a major bump and a declared migration")
 ENTITY_DEPARTED = comparison_rule("TW403", "Entity renamed or removed without a declared migration",
                 "Items already written keep the old entity's name and keys: declare the rename (`renamed_from`) or "
                 "what happens to the items (`removal: delete | keep | expire`) under `migrations:`, and bump the "
-                "major version.")
+                "major version.",
+                why="Entity renamed or removed (`lint --against`): its items keep the old name and keys",
+                severity="error; info with a major bump and a declared rename or removal")
 PATTERN_STILL_NAMED = comparison_rule("TW402", "Access pattern removed while another blueprint names it",
-                "Remove it from the extending blueprints first, or bump the major version.")
+                "Remove it from the extending blueprints first, or bump the major version.",
+                why="Access pattern removed while an extending blueprint still names it (`lint --against`)",
+                severity="error; info with a major bump")
 
 
 @dataclass(frozen=True)

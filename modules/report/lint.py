@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from modules.errors import ERROR_CODES, ErrorList, SourceLocation, TablewrightError
+from modules.errors import CODE_DOCS, ErrorList, SourceLocation, TablewrightError, docs_anchor
 from modules.lint.engine import LintResult, Located
 from modules.lint.findings import RULES, Finding
 
@@ -63,14 +63,14 @@ def render_sarif(results: list[LintResult]) -> str:
             "name": rule.title.replace(" ", ""),
             "shortDescription": {"text": rule.title},
             "help": {"text": rule.help},
-            "helpUri": f"https://github.com/tablewright/tablewright#{rule.code.lower()}",
+            "helpUri": rule.docs_anchor,
         }
         for rule in (RULES[code] for code in sorted(RULES))
     ]
-    errors = sorted({x.finding.code for result in results for x in result.findings if x.finding.code in ERROR_CODES})
-    rules += [{"id": code, "name": f"InputError{code}", "shortDescription": {"text": ERROR_CODES[code]},
-               "help": {"text": "The blueprint cannot be designed: fix it as the message says."},
-               "helpUri": "https://github.com/tablewright/tablewright#error-codes"} for code in errors]
+    known = {str(code): code for code in CODE_DOCS}
+    errors = sorted({known[x.finding.code] for result in results for x in result.findings if x.finding.code in known})
+    rules += [{"id": str(code), "name": f"InputError{code}", "shortDescription": {"text": CODE_DOCS[code].meaning},
+               "help": {"text": CODE_DOCS[code].fix}, "helpUri": docs_anchor(code)} for code in errors]
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     sarif_results = [
         {
