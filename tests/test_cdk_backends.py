@@ -70,7 +70,8 @@ def test_synth_says_when_tablewright_cdk_cannot_be_honoured(value, problem, tmp_
     result = subprocess.run(command, cwd=ROOT, env=dict(os.environ, **{BACKEND_ENV: value}),
                             capture_output=True, text=True)
     assert result.returncode == 2, result.stderr
-    [error, fix] = result.stderr.strip().splitlines()
+    [error, fix, docs] = result.stderr.strip().splitlines()
+    assert docs == "  docs: docs/reference/errors.md#e602"
     assert error.startswith(f"error: {BACKEND_ENV}=") and problem in error and error.endswith("[E602]")
     assert fix.strip().startswith("fix: ")
     assert not (tmp_path / "o").exists()
@@ -82,7 +83,8 @@ def test_synth_without_node_is_one_error_with_the_fix(tmp_path):
     result = subprocess.run(command, cwd=ROOT, env=dict(os.environ, JSII_NODE="no-such-node-binary"),
                             capture_output=True, text=True)
     assert result.returncode == 2, result.stderr
-    [error, fix] = result.stderr.strip().splitlines()
+    [error, fix, docs] = result.stderr.strip().splitlines()
+    assert docs == "  docs: docs/reference/errors.md#e602"
     assert error == "error: Node.js (`no-such-node-binary`) is not on PATH: cdktf runs on it [E602]"
     assert fix.strip().startswith("fix: install Node.js")
     assert not (tmp_path / "o").exists()

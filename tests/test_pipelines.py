@@ -170,7 +170,8 @@ def test_nothing_changed_leaves_an_empty_output_so_no_stale_stack_is_planned(rep
 def test_a_bad_revision_is_one_located_error(repo, run_cli, revision, problem):
     code, out, err = run_cli("synth", *repo.blueprints, f"--changed-since={revision}", "--out", "cdktf.out")
     assert code == EXIT_BAD_INPUT and out == "" and not (repo.root / "cdktf.out").exists()
-    [error, fix] = err.strip().splitlines()
+    [error, fix, docs] = err.strip().splitlines()
+    assert docs == "  docs: docs/reference/errors.md#e601"
     assert problem in error and error.endswith("[E601]") and fix.strip().startswith("fix: ")
 
 

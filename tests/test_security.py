@@ -125,7 +125,8 @@ def test_an_out_the_file_system_refuses_is_the_users_error(target, clone, run_cl
     code, stdout, stderr = run_cli("synth", "shop.yaml", "--out", target)
     assert code == 2 and stdout == "", stderr
     assert stderr.startswith(f"error: --out {target}: cannot be written: ") and stderr.rstrip().endswith(
-        "fix: pass a path to a writable directory (default: cdktf.out)") and "[E600]" in stderr
+        "fix: pass a path to a writable directory (default: cdktf.out)\n  docs: docs/reference/errors.md#e600")
+    assert "[E600]" in stderr
     assert snapshot(clone.parent) == before
 
 
