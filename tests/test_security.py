@@ -337,11 +337,13 @@ def test_the_bundled_blueprints_stay_inside_the_repository():
 # --- documentation and the example pipeline --------------------------------------------------------
 
 
-def test_only_the_apply_job_of_the_example_workflow_gets_cloud_credentials():
+def test_only_the_main_jobs_of_the_example_workflow_get_cloud_credentials():
     workflow = yaml.safe_load((ROOT / "examples" / "github-actions.yml").read_text())
     assert "id-token" not in workflow["permissions"]
     jobs = workflow["jobs"]
-    assert jobs["apply"]["permissions"]["id-token"] == "write"
+    assert jobs["plan"]["permissions"]["id-token"] == jobs["apply"]["permissions"]["id-token"] == "write"
+    assert {jobs["plan"]["if"], jobs["apply"]["needs"]} == {
+        "github.event_name != 'pull_request' && github.ref == 'refs/heads/main'", "plan"}
     assert "id-token" not in jobs["review"]["permissions"]
     review_steps = json.dumps(jobs["review"]["steps"])
     assert "pip install -e base" in review_steps and "configure-aws-credentials" not in review_steps

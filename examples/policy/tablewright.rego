@@ -3,7 +3,7 @@
 # (or not declared). The same decision as the gate's exit code, in Rego, for pipelines that run their
 # policies in OPA or conftest:
 #
-#   tablewright gate --plan plan.json blueprints/*.yaml --format json > gate.json || true
+#   tablewright gate --plan plan.json --format json > gate.json || true
 #   conftest test gate.json --policy examples/policy --namespace tablewright
 #   opa eval --data examples/policy/tablewright.rego --input gate.json 'data.tablewright.deny'
 package tablewright
