@@ -14,7 +14,7 @@ from typing import NoReturn
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints, with_base_locks
 from modules.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, TablewrightError
-from modules.stack import Stack, build_stacks, lint_errors
+from modules.stacks.stack import Stack, build_stacks, lint_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # The project a command runs in is the working directory, as for cdktf (which runs the app where cdktf.json is):
@@ -55,7 +55,7 @@ def default_blueprints() -> list[Path]:
     relative to it), or else every blueprint under blueprints/. A blueprint under blueprints/ that the
     list leaves out is a warning: a pull request that adds one must not pass unreviewed."""
     from modules.blueprint.compose import linked_directories
-    from modules.catalog import service_blueprints
+    from modules.stacks.catalog import service_blueprints
 
     found = service_blueprints(blueprints_directory())
     for link in linked_directories(blueprints_directory()) if blueprints_directory().is_dir() else []:
@@ -125,7 +125,7 @@ def changed_blueprints(since: str, blueprints: Sequence[str]) -> list[str]:
 def report_kept(outdir: Path, kept: Sequence[Path], stacks: Sequence[Stack]) -> None:
     """Say what synth carried over from the previous output, and how to move a state file left from before the
     local state moved beside the output."""
-    from modules.output import MAX_NAMED
+    from modules.synth.output import MAX_NAMED
 
     if kept:
         print(f"kept {len(kept)} file(s) synth did not write, in place: "
@@ -135,7 +135,7 @@ def report_kept(outdir: Path, kept: Sequence[Path], stacks: Sequence[Stack]) -> 
 
 
 def state_notes(outdir: Path, entries: Sequence[Path], stacks: Sequence[Stack]) -> None:
-    from modules.output import earlier_state, state_file
+    from modules.synth.output import earlier_state, state_file
 
     local = {stack.name for stack in stacks if stack.design.blueprint.terraform.backend.type == "local"}
     for entry in earlier_state(entries, local):
@@ -145,8 +145,8 @@ def state_notes(outdir: Path, entries: Sequence[Path], stacks: Sequence[Stack]) 
 
 
 def command_synth(args: argparse.Namespace) -> int:
-    from modules.output import check_target
-    from modules.synth import check_locks, synthesize_keeping, write_locks
+    from modules.synth.output import check_target
+    from modules.synth.synth import check_locks, synthesize_keeping, write_locks
 
     check_target(Path(args.out))  # refuse a wrong --out before any work
     if args.changed_since is None:
@@ -359,8 +359,8 @@ def command_schema(args: argparse.Namespace) -> int:
 
 
 def command_list(args: argparse.Namespace) -> int:
-    from modules.catalog import catalog
     from modules.report import catalog as report
+    from modules.stacks.catalog import catalog
 
     entries = catalog(Path(args.directory))
     sys.stdout.write(report.render_json(entries) if args.format == "json" else report.render_text(entries))
@@ -368,7 +368,7 @@ def command_list(args: argparse.Namespace) -> int:
 
 
 def command_new(args: argparse.Namespace) -> int:
-    from modules.catalog import scaffold
+    from modules.stacks.catalog import scaffold
 
     listed = _listed_blueprints()  # a broken cdktf.json is said before anything is written
     path = scaffold(args.name, Path(args.dir), Path(args.base), PROJECT_ROOT / "schema" / "blueprint.schema.json")
@@ -393,7 +393,7 @@ def picked_up(path: Path, listed: list[str] | None) -> str:
 
 def command_adopt(args: argparse.Namespace) -> int:
     from modules.adopt import adopted_blueprint, blueprint_name, read_description, write_blueprint
-    from modules.catalog import check_blueprint_name
+    from modules.stacks.catalog import check_blueprint_name
 
     if args.name is not None:
         check_blueprint_name(args.name, "--name")  # before anything is read or written
@@ -432,7 +432,7 @@ ACKNOWLEDGEMENT_HELP = {
 
 def add_acknowledgements(command: argparse.ArgumentParser) -> None:
     """`--allow-destroy` and friends: each lifts one kind of blocked change into the maintenance window."""
-    from modules.review.classify import ACKNOWLEDGEMENTS
+    from modules.review.classified import ACKNOWLEDGEMENTS
 
     for name, flag in ACKNOWLEDGEMENTS.items():
         command.add_argument(flag, dest=f"allow_{name}", action="store_true",
@@ -440,7 +440,7 @@ def add_acknowledgements(command: argparse.ArgumentParser) -> None:
 
 
 def acknowledged(args: argparse.Namespace) -> frozenset[str]:
-    from modules.review.classify import ACKNOWLEDGEMENTS
+    from modules.review.classified import ACKNOWLEDGEMENTS
 
     return frozenset(name for name in ACKNOWLEDGEMENTS if getattr(args, f"allow_{name}"))
 
@@ -542,8 +542,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cdktf_app() -> int:
     """`cdktf synth` runs `python3 main.py`: synthesize where the CLI says (CDKTF_OUTDIR)."""
-    from modules.output import foreign_entries, refuse_orphans
-    from modules.synth import check_locks, synthesize_into
+    from modules.synth.output import foreign_entries, refuse_orphans
+    from modules.synth.synth import check_locks, synthesize_into
 
     stacks = build_stacks(load_all([]))
     refuse_lint_errors(stacks, allowed=False)  # as `synth` does: cdktf synth has no --allow-lint-errors

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from modules.blueprint.model import Blueprint
+from modules.blueprint.language import Blueprint
 from modules.blueprint.references import check_references
-from modules.design.model import TableDesign
-from modules.design.plan import design
+from modules.design.design import TableDesign
+from modules.design.designer import design
 
 
 def blueprint(entities: dict[str, Any], patterns: dict[str, Any], **extra: Any) -> Blueprint:

@@ -15,8 +15,8 @@ from typing import Any
 
 from modules.blueprint.load import load_blueprint
 from modules.review.changes import from_configs
-from modules.stack import build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 
 ACTIONS = {"create": ["create"], "update": ["update"], "delete": ["delete"], "replace": ["delete", "create"]}
 

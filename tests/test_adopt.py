@@ -15,8 +15,8 @@ from modules.adopt import blueprint_name
 from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.cli import main
 from modules.design.cookbook import follow_up_request, name_placeholder, request
-from modules.stack import build_stack, build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import build_stack, build_stacks
+from modules.synth.synth import synthesize
 from modules.verify.verify import verify_stacks
 from tests.terraform_support import terraform_environment, validate
 

@@ -15,8 +15,8 @@ import pytest
 
 from modules.blueprint.load import load_blueprint
 from modules.cli import main
-from modules.stack import build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 from tests.emulator import Emulator
 from tests.terraform_support import stack_workdir, terraform, terraform_environment
 

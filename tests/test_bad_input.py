@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from modules.output import MARKER, MARKER_TEXT
+from modules.synth.output import MARKER, MARKER_TEXT
 
 BASE = """\
 blueprint: shop

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from modules.capacity.cost import monthly_cost
-from modules.capacity.model import estimate, write_units
+from modules.capacity.estimate import estimate, write_units
 from modules.capacity.size import batch_read_units, item_size, read_units, value_size
-from modules.design.plan import design
+from modules.design.designer import design
 from tests.design_helpers import blueprint
 
 

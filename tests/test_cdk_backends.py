@@ -20,8 +20,8 @@ from modules.blueprint.load import load_blueprints
 from modules.constructs.cdk import BACKEND, BACKEND_ENV, CDKTF_FORMAT_VERSION, choose_backend
 from modules.constructs.stablejson import js_number, stable_json
 from modules.errors import TablewrightError
-from modules.stack import build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 from tests.conftest import ROOT, bundled_stacks
 from tests.synth_corpus import write_corpus
 from tests.terraform_support import missing_tool, slow_tier_only, terraform_environment

@@ -12,8 +12,8 @@ from moto.events.models import EventPattern
 
 from modules.blueprint.load import load_blueprint
 from modules.monitoring.changes import AUTOSCALER_ROLE, RESOURCE_EVENTS, TABLE_EVENTS, event_pattern, trail_name
-from modules.stack import build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 from tests.conftest import BUNDLED
 
 SAMPLES = Path(__file__).parent / "data" / "cloudtrail"

@@ -16,8 +16,8 @@ from modules.blueprint.load import load_blueprint
 from modules.constructs import TablewrightTable
 from modules.constructs.cdk import Provider
 from modules.errors import TablewrightError
-from modules.stack import build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 from tests.conftest import ROOT
 from tests.terraform_support import terraform_environment, validate
 

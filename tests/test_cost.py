@@ -15,8 +15,8 @@ import yaml
 
 from modules.blueprint.load import load_blueprint
 from modules.capacity.cost import GIB, SECONDS_PER_MONTH, CostReport, stored_bytes
-from modules.stack import Stack, build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import Stack, build_stacks
+from modules.synth.synth import synthesize
 from tests.conftest import BUNDLED, ROOT
 
 PRICES = json.loads((ROOT / "modules" / "capacity" / "prices.json").read_text())

@@ -6,8 +6,8 @@ import pytest
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.templates import entity_tag, parse_template
+from modules.design.design import TABLE
 from modules.design.indexes import Need, sort_sequence
-from modules.design.model import TABLE
 from modules.errors import DesignError
 from tests.design_helpers import CONTACT, CUSTOMER, designed
 

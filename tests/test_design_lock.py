@@ -16,8 +16,8 @@ import yaml
 
 from modules.blueprint.load import load_blueprints
 from modules.review.review import build_review
-from modules.stack import build_stacks
-from modules.synth import write_locks
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import write_locks
 from tests.review_corpus import BASE as SHOP
 from tests.review_corpus import merged
 from tests.terraform_support import uses_terraform

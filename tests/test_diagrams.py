@@ -23,7 +23,7 @@ from modules.report.explain import render_markdown
 from modules.report.markdown import sanitize
 from modules.report.review import render_markdown as render_review
 from modules.review.review import build_review
-from modules.stack import Stack, build_stack, build_stacks
+from modules.stacks.stack import Stack, build_stack, build_stacks
 from tests.conftest import BUNDLED, ROOT
 from tests.design_helpers import designed
 from tests.review_corpus import BASE, CASES, write_case

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from modules.blueprint.load import load_blueprint
-from modules.stack import Stack, build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import Stack, build_stacks
+from modules.synth.synth import synthesize
 from modules.verify.verify import verify_table
 from tests.conftest import BUNDLED, bundled_stacks
 from tests.emulator import Emulator

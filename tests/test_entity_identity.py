@@ -16,8 +16,8 @@ import pytest
 from modules.blueprint.load import load_blueprints
 from modules.constructs.record import stack_record
 from modules.review.gate import gate
-from modules.stack import build_stacks
-from modules.synth import write_locks
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import write_locks
 from tests.conftest import ROOT
 from tests.gate_support import NOW, OUTSIDE, TABLE, plan, shop
 

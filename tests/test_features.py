@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from modules.blueprint.load import load_blueprint
-from modules.design.plan import design
-from modules.stack import build_stacks
-from modules.synth import synthesize
+from modules.design.designer import design
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 from modules.verify import runner
 from modules.verify.verify import verify_stacks
 from tests.terraform_support import terraform_environment, validate

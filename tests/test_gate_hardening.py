@@ -356,8 +356,8 @@ def _key_migration_plan(tmp_path) -> dict:
     """No resource changes; the `tablewright` record's keys change from the base's to the re-keyed head's
     (designed against the base's lock, so only the table's keys change)."""
     from modules.constructs.record import stack_record
-    from modules.stack import build_stacks
-    from modules.synth import write_locks
+    from modules.stacks.stack import build_stacks
+    from modules.synth.synth import write_locks
 
     (tmp_path / "base").mkdir(exist_ok=True)
     (tmp_path / "head").mkdir(exist_ok=True)

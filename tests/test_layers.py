@@ -15,14 +15,13 @@ from tests.conftest import ROOT
 STAGES = [
     ["modules.errors"],
     ["modules.blueprint"],  # the blueprint language, key templates and value encodings included
-    ["modules.window"],
     ["modules.design"],
-    ["modules.monitoring"],  # the alarms and the change rule as data (priced by capacity, written by constructs)
+    ["modules.monitoring"],  # alarms, maintenance window, change rule as data (priced by capacity)
     ["modules.capacity"],
     ["modules.lint"],
     # one stack value (blueprint, design, capacity, findings); the catalog; blueprints of existing tables
-    ["modules.stack", "modules.catalog", "modules.adopt"],
-    ["modules.constructs", "modules.output", "modules.synth"],
+    ["modules.stacks", "modules.adopt"],
+    ["modules.constructs", "modules.synth"],
     ["modules.verify"],
     ["modules.review"],
     ["modules.report"],  # every renderer
@@ -92,7 +91,7 @@ def test_no_module_imports_from_a_later_stage():
 
 def test_the_check_sees_a_backward_import(tmp_path):
     """The check itself: a design module importing the review would be reported."""
-    assert stage_of("modules.review.classify") > stage_of("modules.design.plan")
+    assert stage_of("modules.review.classify") > stage_of("modules.design.designer")
     probe = tmp_path / "probe.py"
     probe.write_text("def f():\n    from modules.review.classify import classify\n")
     assert imports(probe) == [(2, "modules.review.classify")]
@@ -100,10 +99,10 @@ def test_the_check_sees_a_backward_import(tmp_path):
 
 def test_the_check_resolves_relative_imports(tmp_path):
     """`from ..review import classify` in modules/design/x.py is modules.review: a backward import."""
-    source = "from ..review import classify\nfrom . import plan\nfrom .model import Design\n"
+    source = "from ..review import classify\nfrom . import designer\nfrom .design import TableDesign\n"
     probe = tmp_path / "probe.py"
     found = imports(probe, package="modules.design", source=source)
-    assert found == [(1, "modules.review"), (2, "modules.design.plan"), (3, "modules.design.model")]
+    assert found == [(1, "modules.review"), (2, "modules.design.designer"), (3, "modules.design.design")]
     backwards = [name for _, name in found if stage_of(name) > stage_of("modules.design.probe")]
     assert backwards == ["modules.review"]
 
@@ -112,7 +111,7 @@ def test_relative_imports_resolve_against_the_package(tmp_path):
     """An `__init__.py` is its own package; a plain module's package is its parent; too many dots is an error."""
     init = ROOT / "modules" / "design" / "__init__.py"
     assert package_of(init) == "modules.design"
-    assert package_of(ROOT / "modules" / "design" / "plan.py") == "modules.design"
+    assert package_of(ROOT / "modules" / "design" / "designer.py") == "modules.design"
     assert package_of(ROOT / "modules" / "cli.py") == "modules"
     probe = tmp_path / "probe.py"
     assert imports(probe, package="modules", source="from .review.gate import gate\n") == [
@@ -120,3 +119,13 @@ def test_relative_imports_resolve_against_the_package(tmp_path):
     ]
     with pytest.raises(AssertionError, match="beyond the top-level package"):
         imports(probe, package="modules", source="from .. import x\n")
+
+
+def test_every_stage_package_says_what_it_reads_and_produces():
+    """Each package directly under modules/ opens with a docstring (what the stage reads, what it produces)."""
+    packages = sorted(path.parent for path in (ROOT / "modules").glob("*/__init__.py"))
+    assert packages
+    silent = [package.name for package in packages
+              if not (ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or "").strip()]
+    assert not silent, f"packages without a docstring: {silent}"
+

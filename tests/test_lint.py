@@ -10,11 +10,11 @@ import pytest
 from modules import cli
 from modules.blueprint import regex
 from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.capacity.model import estimate
-from modules.design.plan import design
+from modules.capacity.estimate import estimate
+from modules.design.designer import design
 from modules.lint.engine import apply_ignore, lint_design
 from modules.lint.findings import RULES
-from modules.stack import build_stacks
+from modules.stacks.stack import build_stacks
 from modules.verify.verify import verify_stacks
 from tests.conftest import BUNDLED
 from tests.design_helpers import blueprint

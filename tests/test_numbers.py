@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 from modules.blueprint.load import load_blueprint
-from modules.stack import build_stack
-from modules.synth import synthesize
+from modules.stacks.stack import build_stack
+from modules.synth.synth import synthesize
 from tests.terraform_support import terraform_environment, validate
 
 ORDERS = textwrap.dedent("""\
@@ -94,7 +94,7 @@ def test_tw311_flags_a_query_that_reads_whole_large_collections(write_blueprint)
 
 
 def test_tw101_counts_every_shard_of_a_sharded_key():
-    from modules.design.plan import design
+    from modules.design.designer import design
     from tests.design_helpers import blueprint
     from tests.test_lint import lint
 

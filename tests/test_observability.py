@@ -14,13 +14,13 @@ import pytest
 from dateutil.rrule import rrulestr
 from icalendar import Calendar
 
+from modules.blueprint.language import MaintenanceWindow
 from modules.blueprint.load import load_blueprint
-from modules.blueprint.model import MaintenanceWindow
-from modules.design.plan import design
+from modules.design.designer import design
 from modules.monitoring import alarms as alarm_module
-from modules.stack import build_stacks
-from modules.synth import synthesize
-from modules.window import calendar_text, is_open, next_opening
+from modules.monitoring.window import calendar_text, is_open, next_opening
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 from tests.conftest import BUNDLED, ROOT
 
 # Dimensions of each metric, from the DynamoDB developer guide ("DynamoDB metrics and dimensions").

@@ -169,8 +169,8 @@ def test_environment_overlay_errors_point_at_the_overlay(tmp_path, run_cli):
 
 
 def test_s3_backend_key_per_environment(tmp_path):
-    from modules.stack import build_stacks
-    from modules.synth import synthesize
+    from modules.stacks.stack import build_stacks
+    from modules.synth.synth import synthesize
 
     path = write(tmp_path, "svc.yaml", SERVICE + textwrap.dedent("""\
         terraform:

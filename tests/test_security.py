@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from modules.blueprint.load import load_blueprints
-from modules.output import MARKER, recover
 from modules.review.gate import gate
+from modules.synth.output import MARKER, recover
 from tests.conftest import ROOT
 from tests.gate_support import NOW, TABLE, entry, plan, shop
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from modules.blueprint.load import load_blueprint
-from modules.stack import build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 from tests.conftest import BUNDLED, ROOT, bundled_stacks
 from tests.terraform_support import missing_tool, slow_tier_only
 

@@ -10,8 +10,8 @@ import pytest
 from modules.blueprint.load import load_blueprints
 from modules.constructs.resources import DynamodbTableData, KmsAlias
 from modules.constructs.terraform import DuplicateBlock, UnexpectedExpression, data_source, fragment, local, resource
-from modules.stack import build_stacks
-from modules.synth import synthesize
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 from tests.synth_corpus import REFERENCE, digests, write_corpus
 
 

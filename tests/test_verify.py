@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.stack import build_stacks
+from modules.stacks.stack import build_stacks
 from modules.verify.verify import verify_stacks
 from tests.conftest import BUNDLED
 
@@ -30,8 +30,8 @@ def verify_text(write_blueprint, body: str):
 
 def lint_errors(write_blueprint, body: str) -> list[str]:
     """Lint refuses these traps before verification, with the clearer message."""
-    from modules.capacity.model import estimate
-    from modules.design.plan import design
+    from modules.capacity.estimate import estimate
+    from modules.design.designer import design
     from modules.lint.engine import apply_ignore, lint_design
 
     table = design(load_blueprint(write_blueprint(HEADER + textwrap.dedent(body))).model)
@@ -242,7 +242,7 @@ def test_examples_are_written_and_found(write_blueprint, run_cli):
     access_patterns:
       user: {entity: User, where: {userId: "="}}
     """))
-    from modules.design.plan import design
+    from modules.design.designer import design
     from modules.verify.samples import generate_samples
 
     samples = generate_samples(design(load_blueprint(path).model))
@@ -269,9 +269,9 @@ def test_example_with_a_wrong_type_is_a_located_error(write_blueprint, run_cli):
 
 def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
     """Flip one plan's direction after design: verification must notice, so the oracle is independent."""
-    import modules.design.plan as plan_module
+    import modules.design.designer as designer
 
-    original = plan_module._plan
+    original = designer.query_plan
 
     def flipped(bp, name, route, projections, members, *rest):
         plan = original(bp, name, route, projections, members, *rest)
@@ -279,7 +279,7 @@ def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
             plan = dataclasses.replace(plan, scan_index_forward=not plan.scan_index_forward)
         return plan
 
-    monkeypatch.setattr(plan_module, "_plan", flipped)
+    monkeypatch.setattr(designer, "query_plan", flipped)
     [result] = verify_stacks(build_stacks([load_blueprint(BUNDLED[0], "prod")]))
     failed = {r.pattern: r.failure for r in result.results if not r.passed}
     assert list(failed) == ["recent_contacts"]
@@ -287,7 +287,7 @@ def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
 
 
 def test_samples_are_deterministic_and_cover_both_sides_of_ranges():
-    from modules.design.plan import design
+    from modules.design.designer import design
     from modules.verify.samples import generate_samples
 
     blueprint = design(load_blueprint(BUNDLED[0], "prod").model)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from modules.blueprint.load import load_blueprint
-from modules.capacity.model import estimate
+from modules.capacity.estimate import estimate
 from modules.capacity.size import item_size
+from modules.design.designer import design
 from modules.design.items import build_item
-from modules.design.plan import design
-from modules.stack import build_stacks
+from modules.stacks.stack import build_stacks
 from modules.verify.oracle import Probe, encode_parameters
 from modules.verify.runner import model_capacity, partitions_addressed, requests_sent
 from modules.verify.samples import Sample, index_key

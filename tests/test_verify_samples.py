@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 
 from modules.blueprint.load import load_blueprint
-from modules.design.plan import design
-from modules.stack import build_stacks
+from modules.design.designer import design
+from modules.stacks.stack import build_stacks
 from modules.verify.samples import PREFIX_POOL, generate_samples, prefix_attributes, sample_key
 from modules.verify.verify import verify_stacks
 

@@ -9,9 +9,9 @@ import pytest
 
 import modules.verify.samples as samples_module
 from modules.blueprint.load import load_blueprint
-from modules.design.plan import design
-from modules.stack import build_stacks
-from modules.synth import synthesize
+from modules.design.designer import design
+from modules.stacks.stack import build_stacks
+from modules.synth.synth import synthesize
 from modules.verify.samples import carriers, generate_samples
 from modules.verify.verify import _isolated_credentials, embedded_client, verify_stacks, verify_table
 

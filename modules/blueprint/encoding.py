@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from modules.blueprint import regex
-from modules.blueprint.model import AttributeSpec
+from modules.blueprint.language import AttributeSpec
 from modules.blueprint.templates import SEPARATOR
 
 ISO8601 = "%Y-%m-%dT%H:%M:%SZ"

@@ -19,8 +19,8 @@ from modules.blueprint.compose import (
     repository_root,
     resolve_inside,
 )
+from modules.blueprint.language import KMS_KEY_ARN, REGION, S3_BUCKET, SEMVER, Blueprint
 from modules.blueprint.lock import DEFAULT_ENVIRONMENT, StackLock, lock_path, read_lock
-from modules.blueprint.model import KMS_KEY_ARN, REGION, S3_BUCKET, SEMVER, Blueprint
 from modules.blueprint.prices import PriceBook
 from modules.blueprint.references import check_references
 from modules.blueprint.yamlsource import SourceMap, load_yaml

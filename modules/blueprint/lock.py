@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, ValidationError
 
 from modules.blueprint.invalid import Invalid
-from modules.blueprint.model import (
+from modules.blueprint.language import (
     MAX_ATTRIBUTES,
     MAX_ENTITIES,
     MAX_INDEXES,

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from modules.blueprint.invalid import Invalid
-from modules.blueprint.model import Region, Strict
+from modules.blueprint.language import Region, Strict
 
 Price = Annotated[float, Field(ge=0, le=1_000_000)]
 Source = Annotated[str, StringConstraints(min_length=1, max_length=1024)]

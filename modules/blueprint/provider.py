@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from modules.blueprint.model import Blueprint, ContributorInsightsMode
+from modules.blueprint.language import Blueprint, ContributorInsightsMode
 
 # `mode` on aws_dynamodb_contributor_insights arrived in hashicorp/aws 6.11.
 INSIGHTS_MODE_SINCE = (6, 11, 0)

@@ -11,7 +11,7 @@ from typing import Any
 
 from modules.blueprint.encoding import describe_stored, parse_value
 from modules.blueprint.invalid import Invalid
-from modules.blueprint.model import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, KeySpec, Migration
+from modules.blueprint.language import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, KeySpec, Migration
 from modules.blueprint.provider import (
     lowest_version,
     supports_insights_mode,

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from modules.blueprint.model import Blueprint
+from modules.blueprint.language import Blueprint
 from modules.errors import TablewrightError
 
 SCHEMA_URL = "https://json-schema.org/draft/2020-12/schema"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from modules.blueprint.model import Blueprint, MaxThroughput, WarmThroughput
+from modules.blueprint.language import Blueprint, MaxThroughput, WarmThroughput
 
 
 def max_throughput_setting(bp: Blueprint, index: str | None = None) -> MaxThroughput | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from modules.blueprint.model import AttributeSpec
+from modules.blueprint.language import AttributeSpec
 from modules.blueprint.templates import KeyTemplate
 
 # Names that usually hold few values or change over an item's life (a status, a type, a flag).

@@ -16,7 +16,7 @@ from typing import Literal
 
 from modules.blueprint.prices import ClassPrices, RegionPrices, Sourced
 from modules.blueprint.provider import insights_mode
-from modules.capacity.model import (
+from modules.capacity.estimate import (
     HOURS_PER_MONTH,
     SECONDS_PER_MONTH,
     STORAGE_OVERHEAD_BYTES,
@@ -27,7 +27,7 @@ from modules.capacity.model import (
 )
 from modules.capacity.prices import Prices
 from modules.capacity.throughput import on_demand_maxima
-from modules.design.model import TABLE, TableDesign
+from modules.design.design import TABLE, TableDesign
 from modules.monitoring.alarms import alarm_specs
 
 GIB = 2**30

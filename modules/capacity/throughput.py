@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from modules.blueprint.throughput import max_throughput_setting
-from modules.capacity.model import CapacityReport, IndexLoad
-from modules.design.model import TABLE, TableDesign
+from modules.capacity.estimate import CapacityReport, IndexLoad
+from modules.design.design import TABLE, TableDesign
 
 UNLIMITED = -1  # what the provider takes to remove a maximum
 # The least `suggested` sets, per direction: a maximum guards against runaway spend, not against the small

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import CloudwatchMetricAlarm, MetricQuery, MetricStat
 from modules.constructs.terraform import Block, resource
-from modules.design.model import TableDesign
+from modules.design.design import TableDesign
 from modules.monitoring.alarms import NAMESPACE, AlarmSpec, Query, alarm_specs
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from modules.capacity.model import CapacityReport
+from modules.capacity.estimate import CapacityReport
 from modules.capacity.throughput import on_demand_maxima
 from modules.constructs.alarms import alarms
 from modules.constructs.autoscaling import autoscaling
@@ -17,7 +17,7 @@ from modules.constructs.insights import contributor_insights
 from modules.constructs.notifications import alarm_topic, topic_arn
 from modules.constructs.table import table, table_ref
 from modules.constructs.terraform import Block
-from modules.design.model import TableDesign
+from modules.design.design import TableDesign
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from modules.constructs.resources import (
     TargetTrackingConfiguration,
 )
 from modules.constructs.terraform import Block, import_block, resource
-from modules.design.model import TABLE, CapacityPolicy, TableDesign
+from modules.design.design import TABLE, CapacityPolicy, TableDesign
 
 # (table or index, read or write) -> the scalable dimension
 DIMENSIONS: dict[tuple[str, str], ScalableDimension] = {

@@ -25,9 +25,9 @@ from modules.constructs.resources import (
     SsmDocument,
 )
 from modules.constructs.terraform import Block, data_source, reference, resource
-from modules.design.model import TableDesign
+from modules.design.design import TableDesign
 from modules.monitoring.changes import event_pattern, trail_name
-from modules.window import calendar_text
+from modules.monitoring.window import calendar_text
 
 CLOUDTRAIL = "cloudtrail.amazonaws.com"
 

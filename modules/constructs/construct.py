@@ -35,7 +35,7 @@ from modules.constructs.terraform import addresses, fragment
 from modules.errors import TablewrightError
 
 if TYPE_CHECKING:
-    from modules.stack import Stack
+    from modules.stacks.stack import Stack
 
 # Blocks every table may declare: the same in each, so two tables in one stack share them.
 _SHARED = addresses(ACCOUNT_DATA)
@@ -61,7 +61,7 @@ class TablewrightTable(Construct):
         """Load, design and lint a blueprint file (one environment of it: `env`), as `main.py synth` does:
         lint errors are refused unless `allow_lint_errors`."""
         from modules.blueprint.load import load_blueprint
-        from modules.stack import build_stack, lint_errors
+        from modules.stacks.stack import build_stack, lint_errors
 
         stack = build_stack(load_blueprint(path, env))
         refusal = None if allow_lint_errors else lint_errors(stack, "allow_lint_errors=True")

@@ -16,7 +16,7 @@ from modules.constructs.resources import (
     InsightsMode,
 )
 from modules.constructs.terraform import Block, resource
-from modules.design.model import TableDesign
+from modules.design.design import TableDesign
 
 MODES: dict[str, InsightsMode] = {
     "throttled_keys": "THROTTLED_KEYS",

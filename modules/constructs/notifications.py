@@ -19,7 +19,7 @@ from modules.constructs.resources import (
     SnsTopicPolicy,
 )
 from modules.constructs.terraform import Block, data_source, reference, resource
-from modules.design.model import TableDesign
+from modules.design.design import TableDesign
 
 PUBLISHERS = ["cloudwatch.amazonaws.com", "events.amazonaws.com"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from modules.design.design import TableDesign
 from modules.design.locked import key_facts, lock_of
-from modules.design.model import TableDesign
 
 STACK_OUTPUT = "tablewright"
 GATE_OUTPUT_DESCRIPTION = "What the plan gate reads from a plan's prior state (Tablewright)"

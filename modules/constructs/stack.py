@@ -15,10 +15,10 @@ from modules.constructs.cdk import (
 )
 from modules.constructs.construct import TablewrightTable
 from modules.constructs.naming import logical_id
-from modules.output import local_state_path
+from modules.synth.output import local_state_path
 
 if TYPE_CHECKING:
-    from modules.stack import Stack
+    from modules.stacks.stack import Stack
 
 AWS_PROVIDER_SOURCE = "hashicorp/aws"
 
@@ -35,7 +35,7 @@ def add_backend(stack: TerraformStack, plan: Stack) -> None:
               dynamodb_table=backend.dynamodb_table, encrypt=True)
 
 
-def build_stack(app: App, plan: Stack) -> FragmentStack:
+def construct_stack(app: App, plan: Stack) -> FragmentStack:
     bp = plan.design.blueprint
     stack = FragmentStack(app, plan.name)
     add_backend(stack, plan)

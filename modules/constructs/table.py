@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from modules.blueprint.model import TableSpec
+from modules.blueprint.language import TableSpec
 from modules.blueprint.provider import supports_warm_throughput
 from modules.blueprint.throughput import warm_throughput_setting
 from modules.constructs.keys import key_ref, kms_key
@@ -26,7 +26,7 @@ from modules.constructs.resources import (
     WarmThroughputBlock,
 )
 from modules.constructs.terraform import Block, data_source, import_block, local, reference, resource
-from modules.design.model import TABLE, IndexDesign, TableDesign, key_types
+from modules.design.design import TABLE, IndexDesign, TableDesign, key_types
 
 STREAM_VIEW: dict[str, StreamViewType] = {"keys_only": "KEYS_ONLY", "new_image": "NEW_IMAGE", "old_image": "OLD_IMAGE",
                                           "new_and_old_images": "NEW_AND_OLD_IMAGES"}

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, QueryPlan
+from modules.design.design import ENTITY_ATTRIBUTE, TABLE, QueryPlan
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.:]+)\}")
 

@@ -17,9 +17,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from modules.blueprint.model import AccessPattern, Blueprint, KeySpec
+from modules.blueprint.language import AccessPattern, Blueprint, KeySpec
 from modules.blueprint.templates import KeyTemplate, Segment, entity_tag
-from modules.design.model import KeyNames, Shape, key_names
+from modules.design.design import KeyNames, Shape, key_names
 from modules.design.serve import may_share
 
 # Above this many patterns per entity the exact search would be slow; first-fit is used instead.

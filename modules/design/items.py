@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from modules.blueprint.encoding import bucket_value, encode_key_value, stored_value
-from modules.blueprint.model import AttributeSpec
+from modules.blueprint.language import AttributeSpec
 from modules.blueprint.templates import SHARD, shard_number
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, Shape, TableDesign
+from modules.design.design import ENTITY_ATTRIBUTE, TABLE, Shape, TableDesign
 
 
 def placeholder_values(specs: Mapping[str, AttributeSpec], shape: Shape, values: Mapping[str, Any]) -> dict[str, str]:

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from modules.blueprint.encoding import key_encoding
 from modules.blueprint.invalid import Invalid
+from modules.blueprint.language import Blueprint, Migration
 from modules.blueprint.lock import LockedEntity, LockedIndex, LockedKey, LockedProjection, StackLock
-from modules.blueprint.model import Blueprint, Migration
 from modules.blueprint.templates import KeyTemplate, parse_template
-from modules.design.model import KeyNames, Projection, Shape, TableDesign
+from modules.design.design import KeyNames, Projection, Shape, TableDesign
 from modules.errors import DesignError
 
 

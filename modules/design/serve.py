@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from modules.blueprint.encoding import describe_encoding
-from modules.blueprint.model import AccessPattern, Blueprint
+from modules.blueprint.language import AccessPattern, Blueprint
 from modules.blueprint.templates import (
     AFTER_SEPARATOR,
     SEPARATOR,
@@ -23,7 +23,7 @@ from modules.blueprint.templates import (
     may_overlap,
     shard_values,
 )
-from modules.design.model import TABLE, FanOut, Parameter, Shape
+from modules.design.design import TABLE, FanOut, Parameter, Shape
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from modules.blueprint.load import LoadedBlueprint
-from modules.capacity.model import CapacityReport
-from modules.design.model import TableDesign
+from modules.capacity.estimate import CapacityReport
+from modules.design.design import TableDesign
 from modules.errors import SourceLocation
 from modules.lint import expiry, hot, keys, limits, versions  # noqa: F401  (registers the rules)
 from modules.lint.findings import RULES, SEVERITY_ORDER, Context, Finding

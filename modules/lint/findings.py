@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from modules.capacity.model import CapacityReport
-from modules.design.model import TableDesign
+from modules.capacity.estimate import CapacityReport
+from modules.design.design import TableDesign
 from modules.errors import FieldPath
 
 Severity = Literal["error", "warning", "info"]

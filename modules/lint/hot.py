@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from modules.blueprint.traits import hottest_share, key_cardinality, status_like
-from modules.capacity.model import query_read
-from modules.design.model import TABLE, Shape, TableDesign
+from modules.capacity.estimate import query_read
+from modules.design.design import TABLE, Shape, TableDesign
 from modules.design.serve import may_share
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, rule

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from modules.blueprint.encoding import EPOCH_WIDTH, admits_separator, sort_problem
-from modules.blueprint.model import AttributeSpec
+from modules.blueprint.language import AttributeSpec
 from modules.blueprint.templates import SEPARATOR, KeyTemplate
 from modules.blueprint.traits import mutable
-from modules.design.model import TABLE, Shape, TableDesign, place
+from modules.design.design import TABLE, Shape, TableDesign, place
 from modules.design.serve import may_share
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, rule

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from modules.blueprint.traits import hottest_share
-from modules.capacity.model import (
+from modules.capacity.estimate import (
     HOURS_PER_MONTH,
     PAGE_BYTES,
     SECONDS_PER_MONTH,
@@ -20,7 +20,7 @@ from modules.capacity.model import (
     write_units,
 )
 from modules.capacity.throughput import UNLIMITED, on_demand_maxima
-from modules.design.model import TABLE, TableDesign, place
+from modules.design.design import TABLE, TableDesign, place
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, Severity, rule
 

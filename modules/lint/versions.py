@@ -16,8 +16,8 @@ from pathlib import Path
 from modules.blueprint.compose import Composer, blueprint_files, repository_root
 from modules.blueprint.load import LoadedBlueprint
 from modules.blueprint.yamlsource import load_yaml
+from modules.design.design import TABLE, TableDesign, place
 from modules.design.locked import KeyFacts, departures, key_facts, lock_of, possible_renames
-from modules.design.model import TABLE, TableDesign, place
 from modules.errors import TablewrightError
 from modules.lint.findings import Finding, Issue, Severity, comparison_rule
 

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from modules.blueprint.model import Blueprint, Operation
+from modules.blueprint.language import Blueprint, Operation
 from modules.blueprint.throughput import has_maximum, max_throughput_setting
-from modules.design.model import TableDesign
+from modules.design.design import TableDesign
 
 NAMESPACE = "AWS/DynamoDB"
 MAX_METRICS_PER_ALARM = 10  # CloudWatch: a metric math alarm references at most 10 metrics

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modules.blueprint.model import Blueprint
+from modules.blueprint.language import Blueprint
 
 AUTOSCALER_ROLE = "AWSServiceRoleForApplicationAutoScaling_DynamoDBTable"
 AUTOSCALER_PRINCIPAL = "dynamodb.application-autoscaling.amazonaws.com"

@@ -12,14 +12,14 @@ from typing import Any
 import yaml
 
 from modules.capacity.cost import GIB, CostLine, CostReport, provisioned_units, stored_bytes, uncounted
-from modules.capacity.model import SECONDS_PER_MONTH, CapacityReport
+from modules.capacity.estimate import SECONDS_PER_MONTH, CapacityReport
 from modules.capacity.throughput import MIN_SUGGESTED_MAXIMUM, on_demand_maxima, suggested_maximum
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import AppautoscalingTarget, DynamodbTable
-from modules.design.model import TABLE
+from modules.design.design import TABLE
 from modules.errors import TablewrightError
 from modules.report.tables import text_table
-from modules.stack import Stack
+from modules.stacks.stack import Stack
 
 READ_HEADERS = ("Pattern", "Index", "Items/call", "Bytes/item", "Requests/call", "RCU/call", "RCU/s")
 WRITE_HEADERS = ("Entity", "Kind", "Writes/s", "Item bytes", "WCU/write by index", "WCU/s")

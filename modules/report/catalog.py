@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from modules.catalog import Entry
 from modules.report.tables import text_table
+from modules.stacks.catalog import Entry
 
 HEADERS = ("Blueprint", "Version", "Owner", "Environments", "Tables", "Entities", "Patterns", "File", "Description")
 

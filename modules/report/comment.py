@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from modules.monitoring.window import describe
 from modules.report.markdown import sanitize
 from modules.report.review import (
     VERDICT_TEXT,
@@ -26,10 +27,9 @@ from modules.report.review import (
     stack_data,
 )
 from modules.report.tables import markdown_table
-from modules.review.classify import CLASSES, counts
+from modules.review.classified import CLASSES, counts
 from modules.review.pull import PlanSummary, PullReview
 from modules.review.review import StackReview, verdict
-from modules.window import describe
 
 MARKER = "<!-- tablewright-review -->"
 MAX_COMMENT_CHARS = 60_000  # under GitHub's 65,536, with room for the note on what was left out

@@ -22,8 +22,8 @@ import math
 import re
 import string
 
-from modules.capacity.model import presence
-from modules.design.model import TABLE, KeyNames, Shape, TableDesign
+from modules.capacity.estimate import presence
+from modules.design.design import TABLE, KeyNames, Shape, TableDesign
 from modules.lint.findings import Context
 from modules.lint.hot import (
     PARTITION_RCU,
@@ -35,7 +35,7 @@ from modules.lint.hot import (
     partition_families,
     suggested_sharding,
 )
-from modules.stack import Stack
+from modules.stacks.stack import Stack
 
 # Characters a label may hold as they are; every other one becomes `#<code point>;`. `#` is safe as it is:
 # Mermaid reads `#word;` as an entity code, and the only `;` in a label end codes of ours.

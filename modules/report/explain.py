@@ -6,15 +6,15 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from modules.capacity.model import CapacityReport, presence
+from modules.capacity.estimate import CapacityReport, presence
 from modules.design.cookbook import follow_up_request, request
-from modules.design.model import TABLE, IndexDesign, QueryPlan, TableDesign
+from modules.design.design import TABLE, IndexDesign, QueryPlan, TableDesign
 from modules.monitoring.changes import event_pattern, watched
 from modules.report import diagrams
 from modules.report.capacity import assumption_lines
 from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
-from modules.stack import Stack
+from modules.stacks.stack import Stack
 
 OPERATION_METHOD = {"GetItem": "get_item", "Query": "query", "Scan": "scan"}
 PATTERN_HEADERS = ("Pattern", "Index", "Key condition", "Operation", "Order / limit", "RCU/call", "RCU/s")

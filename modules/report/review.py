@@ -13,19 +13,19 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from modules.blueprint.model import Migration
+from modules.blueprint.language import Migration
 from modules.capacity.cost import CostReport
+from modules.design.design import place
 from modules.design.locked import KeyFacts
-from modules.design.model import place
+from modules.monitoring.window import describe
 from modules.report import diagrams, explain
 from modules.report.capacity import cost_data, price_line
 from modules.report.markdown import one_line, sanitize
 from modules.report.tables import markdown_table, text_table
-from modules.review.classify import CLASSES, Change, counts
+from modules.review.classified import CLASSES, Change, counts
 from modules.review.data import DataChange
 from modules.review.gate import Decision
 from modules.review.review import Review, StackReview
-from modules.window import describe
 
 VERDICT_TEXT = {
     "blocked": "BLOCKED: a change would lose data or protection",

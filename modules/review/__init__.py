@@ -1,1 +1,2 @@
-"""Review and plan gate: classify every Terraform change as blocked, window or safe."""
+"""The review stage: reads a Terraform plan (or two syntheses) and the stacks, and produces every change
+classified as blocked, window or safe, with the gate's decision."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from modules.design.cookbook import follow_up_request, request
-from modules.design.model import TABLE, QueryPlan, TableDesign, place
+from modules.design.design import TABLE, QueryPlan, TableDesign, place
 
 Kind = Literal["added", "removed", "changed"]
 _TABLE_NAME = "TABLE"  # both sides' requests name the same table: a renamed table is a change of its own

@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from modules.blueprint.model import Migration, MigrationKey
+from modules.blueprint.language import Migration, MigrationKey
 from modules.blueprint.templates import parse_template
+from modules.design.design import ENTITY_ATTRIBUTE, TABLE, place
 from modules.design.locked import Departure, KeyFacts, Keys, departures, possible_renames
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, place
-from modules.review.classify import Change
+from modules.review.classified import Change
 
 Kind = Literal["keys", "join", "rename", "removal"]
 _FATE = {"delete": "its items deleted", "expire": "its items expired by TTL", "keep": "its items kept, unread"}
@@ -253,9 +253,14 @@ def migration_changes(changes: list[DataChange], address: str) -> list[Change]:
         if not change.breaking:
             continue
         if change.declared is not None:
-            classified.append(Change(address, "update", "data", change.subject, "window",
-                                     f"declared {change.declared.kind} migration ({change.declared.method}): "
-                                     f"{change.declared.reason}"))
+            classified.append(Change(
+                address=address, action="update", category="data", subject=change.subject, cls="window",
+                reason=f"declared {change.declared.kind} migration ({change.declared.method}): "
+                f"{change.declared.reason}"
+            ))
         else:
-            classified.append(Change(address, "update", "data", change.subject, "blocked", _UNDECLARED[change.kind]))
+            classified.append(Change(
+                address=address, action="update", category="data", subject=change.subject, cls="blocked",
+                reason=_UNDECLARED[change.kind]
+            ))
     return classified

@@ -9,17 +9,18 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from modules.blueprint.language import MaintenanceWindow
 from modules.blueprint.load import LoadedBlueprint
-from modules.blueprint.model import MaintenanceWindow
 from modules.constructs.record import STACK_OUTPUT
 from modules.design.locked import KeyFacts
 from modules.errors import PlanError, TablewrightError
+from modules.monitoring.window import describe, is_open, next_opening
 from modules.review.changes import UNKNOWN, from_plan
-from modules.review.classify import ACKNOWLEDGEMENTS, Change, acknowledge, classify, counts, production_change
+from modules.review.classified import ACKNOWLEDGEMENTS, Change, acknowledge, counts
+from modules.review.classify import classify, production_change
 from modules.review.data import DataChange, data_changes, migration_changes
 from modules.review.review import StackReview, below_peak, gsi_warning, verdict
-from modules.stack import build_stack
-from modules.window import describe, is_open, next_opening
+from modules.stacks.stack import build_stack
 
 Outcome = Literal["apply", "hold", "wait"]
 
@@ -164,10 +165,12 @@ def _unchecked_keys(plan: dict[str, Any]) -> list[Change]:
     emptied or unreadable after it): nothing shows whether they change, so the plan is blocked."""
     if _keys(_record(plan, "before")) is None or _keys(_record(plan, "after")) is not None:
         return []
-    return [Change(STACK_OUTPUT, "update", "stack", "the stack's recorded keys", "blocked",
-                   "the state records every entity's keys in the `tablewright` output, and this plan removes or "
-                   "replaces that record, so no one can see whether items already written keep their keys: plan "
-                   "with the stack Tablewright synthesizes, its `tablewright` output unchanged")]
+    return [Change(
+        address=STACK_OUTPUT, action="update", category="stack", subject="the stack's recorded keys", cls="blocked",
+        reason="the state records every entity's keys in the `tablewright` output, and this plan removes or "
+        "replaces that record, so no one can see whether items already written keep their keys: plan "
+        "with the stack Tablewright synthesizes, its `tablewright` output unchanged"
+    )]
 
 
 def key_data(plan: dict[str, Any], loaded: LoadedBlueprint) -> list[DataChange]:
@@ -248,10 +251,13 @@ def _drifted_away(plan: dict[str, Any]) -> list[Change]:
             address = str(entry.get("address"))
             before = change.get("before")
             name = before.get("name") if isinstance(before, dict) else None
-            lost.append(Change(address, "delete", "table", f"table {name}", "blocked",
-                               "Terraform no longer finds the table it manages (another region, account or "
-                               "credentials, or deleted outside Terraform) and drops it from its state: its items "
-                               "and protection are no longer managed", "destroy"))
+            lost.append(Change(
+                address=address, action="delete", category="table", subject=f"table {name}", cls="blocked",
+                reason="Terraform no longer finds the table it manages (another region, account or "
+                "credentials, or deleted outside Terraform) and drops it from its state: its items "
+                "and protection are no longer managed",
+                unblocked_by="destroy"
+            ))
     return lost
 
 

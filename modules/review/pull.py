@@ -12,7 +12,7 @@ from typing import Any
 from modules.blueprint.changed import Affected, affected
 from modules.blueprint.gitref import ChangedFiles, changed_files, revision_spec
 from modules.errors import PlanError, TablewrightError
-from modules.review.classify import Change
+from modules.review.classified import Change
 from modules.review.gate import plan_tables
 from modules.review.review import Review, StackReview, build_review, verdict
 

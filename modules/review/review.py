@@ -10,30 +10,23 @@ from pathlib import Path
 from typing import Any
 
 from modules.blueprint.gitref import as_given, exists, is_git_spec, load_spec
+from modules.blueprint.language import MaintenanceWindow
 from modules.blueprint.load import LoadedBlueprint, with_base_locks
-from modules.blueprint.model import MaintenanceWindow
 from modules.capacity.cost import CostReport
+from modules.design.design import TABLE
 from modules.design.locked import key_facts, lock_changes, lock_of
-from modules.design.model import TABLE
 from modules.errors import TablewrightError
 from modules.lint.engine import LintResult
 from modules.lint.limits import maxima_below_peak
 from modules.lint.versions import breaking_changes
+from modules.monitoring.window import describe
 from modules.review.application import PatternChange, pattern_changes
 from modules.review.changes import from_configs, stack_settings
-from modules.review.classify import (
-    Change,
-    acknowledge,
-    classify,
-    counts,
-    gsi_builds,
-    production_change,
-    settings_changes,
-)
+from modules.review.classified import Change, acknowledge, counts, gsi_builds
+from modules.review.classify import classify, production_change, settings_changes
 from modules.review.data import DataChange, data_changes, migration_changes, unmatched_migrations
-from modules.stack import Stack, build_stacks
-from modules.synth import synthesize
-from modules.window import describe
+from modules.stacks.stack import Stack, build_stacks
+from modules.synth.synth import synthesize
 
 
 @dataclass

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from modules.design.model import KeyNames, TableDesign
+from modules.design.design import KeyNames, TableDesign
 from modules.verify.samples import Sample, carries_keys, sample_key
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from modules.blueprint.encoding import bucket_value, encode_key_value, stored_value
-from modules.blueprint.model import AttributeSpec, Operator
+from modules.blueprint.language import AttributeSpec, Operator
 from modules.blueprint.templates import SHARD, shard_number
-from modules.design.model import FanOut, Parameter, QueryPlan, TableDesign
+from modules.design.design import FanOut, Parameter, QueryPlan, TableDesign
 from modules.verify.samples import Sample, carries_keys, index_key
 
 PROBES_PER_PATTERN = 3

@@ -16,11 +16,11 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from modules.blueprint.encoding import bucket_range, sort_problem
-from modules.blueprint.model import AttributeSpec
+from modules.blueprint.language import AttributeSpec
 from modules.blueprint.templates import SHARD, shard_values
 from modules.capacity.size import batch_read_units, item_size, read_units
 from modules.design.cookbook import bind, name_placeholder, request
-from modules.design.model import ENTITY_ATTRIBUTE, TABLE, FollowUp, KeyNames, QueryPlan, TableDesign
+from modules.design.design import ENTITY_ATTRIBUTE, TABLE, FollowUp, KeyNames, QueryPlan, TableDesign
 from modules.verify.indexes import IndexResult
 from modules.verify.oracle import Expected, Probe, expected, probes
 from modules.verify.samples import Sample, index_key

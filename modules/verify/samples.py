@@ -21,10 +21,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from modules.blueprint.encoding import example_value, parse_value
-from modules.blueprint.model import AttributeSpec, Blueprint
+from modules.blueprint.language import AttributeSpec, Blueprint
 from modules.capacity.size import item_size
+from modules.design.design import TABLE, KeyNames, TableDesign
 from modules.design.items import build_item
-from modules.design.model import TABLE, KeyNames, TableDesign
 from modules.errors import BlueprintError
 
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)

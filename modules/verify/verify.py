@@ -13,9 +13,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from modules.design.model import TableDesign
-from modules.stack import Stack
-from modules.synth import synthesize
+from modules.design.design import TableDesign
+from modules.stacks.stack import Stack
+from modules.synth.synth import synthesize
 from modules.verify.indexes import verify_index
 from modules.verify.runner import BlueprintResult, verify_pattern, write_samples
 from modules.verify.samples import generate_samples

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from modules.blueprint.model import Blueprint, KeyAttributes
+from modules.blueprint.language import Blueprint, KeyAttributes
 from modules.blueprint.templates import KeyTemplate
 
 TABLE = "table"

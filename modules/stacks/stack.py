@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 
 from modules.blueprint.load import LoadedBlueprint
 from modules.capacity.cost import CostReport, monthly_cost
-from modules.capacity.model import CapacityReport, estimate
+from modules.capacity.estimate import CapacityReport, estimate
 from modules.capacity.prices import prices_of
-from modules.design.model import TableDesign
-from modules.design.plan import design
+from modules.design.design import TableDesign
+from modules.design.designer import design
 from modules.errors import BlueprintError, TablewrightError
 from modules.lint.engine import LintResult, lint_loaded
 from modules.lint.findings import Finding

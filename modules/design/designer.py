@@ -4,28 +4,24 @@ from __future__ import annotations
 
 import re
 
-from modules.blueprint.encoding import attribute_type_letter, describe_stored
+from modules.blueprint.language import AccessPattern, Blueprint, Capacity, CapacityRange, KeySpec
 from modules.blueprint.lock import StackLock
-from modules.blueprint.model import AccessPattern, Blueprint, Capacity, CapacityRange, KeySpec, Operator
 from modules.blueprint.templates import KeyTemplate, parse_template
-from modules.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_groups, need_of, sharded_shape
-from modules.design.locked import LockedState, locked_indexes
-from modules.design.model import (
-    ENTITY_ATTRIBUTE,
+from modules.design.design import (
     TABLE,
     CapacityPolicy,
-    FollowUp,
     IndexDesign,
     KeyNames,
-    Parameter,
     Projection,
-    QueryPlan,
     Scaling,
     Shape,
     TableDesign,
     key_names,
     key_types,
 )
+from modules.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_groups, need_of, sharded_shape
+from modules.design.locked import LockedState, locked_indexes
+from modules.design.queries import is_local, needed_attributes, query_plan
 from modules.design.serve import Refusal, Served, serve
 from modules.errors import DesignError, FieldPath
 
@@ -82,7 +78,7 @@ def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
             projection=projections[name],
             patterns=tuple(serving[name]),
             reason=_reason(bp, name, members[name], planned.get(name, {}), routes, locked, predecessors),
-            local=_is_local(bp, name),
+            local=is_local(bp, name),
             locked=name in locked,
             retiring=name in locked and not serving[name],
             successor=replaced_by.get(name),
@@ -90,7 +86,8 @@ def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
         )
         for name in index_names
     )
-    plans = tuple(_plan(bp, name, routes[name], projections, members, until_ready.get(name)) for name in sorted(routes))
+    plans = tuple(query_plan(bp, name, routes[name], projections, members, until_ready.get(name))
+                  for name in sorted(routes))
     shapes: dict[str, dict[str, Shape]] = {}
     for index, entities in members.items():
         for entity, shape in entities.items():
@@ -142,7 +139,7 @@ def _successors(bp: Blueprint, locked: dict[str, LockedState], members: dict[str
         if settings is not None and (settings.rebuild == "in_place" or settings.projection is not None):
             continue  # the blueprint asks for this index itself: rebuilt in place
         served = [p for p, (i, _) in routes.items() if i == name]
-        needed = tuple(sorted({a for p in served for a in _needed(bp, bp.access_patterns[p])}))
+        needed = tuple(sorted({a for p in served for a in needed_attributes(bp, bp.access_patterns[p])}))
         if not served or not state.projection.lacks(needed):
             continue
         successor = f"GSI{_next_number(members)}"
@@ -178,7 +175,7 @@ def _locked_projection(bp: Blueprint, name: str, locked: dict[str, LockedState],
                        serving: dict[str, list[str]]) -> Projection | None:
     """A locked index keeps its projection unless the blueprint rebuilds it in place; a successor projects
     what its predecessor did plus what the patterns now need."""
-    needed = tuple(sorted({a for p in serving[name] for a in _needed(bp, bp.access_patterns[p])}))
+    needed = tuple(sorted({a for p in serving[name] for a in needed_attributes(bp, bp.access_patterns[p])}))
     predecessor = next((old for old, new in successors.items() if new == name), None)
     if predecessor is not None:
         return Projection("INCLUDE", tuple(sorted(set(locked[predecessor].projection.attributes) | set(needed))))
@@ -188,10 +185,6 @@ def _locked_projection(bp: Blueprint, name: str, locked: dict[str, LockedState],
     grows = bool(locked[name].projection.lacks(needed))
     rebuilt = settings is not None and (settings.projection is not None or (settings.rebuild == "in_place" and grows))
     return None if rebuilt else locked[name].projection
-
-
-def _is_local(bp: Blueprint, index: str) -> bool:
-    return index in bp.indexes and bp.indexes[index].type == "local"
 
 
 def _index_keys(bp: Blueprint, name: str, members: dict[str, Shape], locked: dict[str, LockedState]) -> KeyNames:
@@ -216,7 +209,7 @@ def _declared_shapes(bp: Blueprint) -> dict[str, dict[str, Shape]]:
         members[TABLE][name] = _entity_shape(bp, name, TABLE, entity.key, ("entities", name, "key"))
         for index, keys in sorted(entity.index_keys.items()):
             path = ("entities", name, "index_keys", index)
-            if _is_local(bp, index) and (parse_template(keys.pk) != table_pk or keys.shards):
+            if is_local(bp, index) and (parse_template(keys.pk) != table_pk or keys.shards):
                 raise DesignError(
                     f"local index {index} shares the table's partition key, so its partition key must be "
                     f"{entity.key.pk!r} (unsharded)",
@@ -303,7 +296,7 @@ def _route(
         candidates = [TABLE] + [i for i in existing if all(e in members[i] for e in pattern.entities)]
     refusals: list[tuple[str, Refusal]] = []
     for index in candidates:
-        if pattern.consistent and index != TABLE and not _is_local(bp, index):
+        if pattern.consistent and index != TABLE and not is_local(bp, index):
             continue
         served = serve(bp, pattern, index, members[index])
         if isinstance(served, Served):
@@ -379,12 +372,6 @@ def _check_migrations(bp: Blueprint, index_names: list[str]) -> None:
                               hint=f"use `table` or one of: {', '.join(index_names) or 'none'}")
 
 
-def _needed(bp: Blueprint, pattern: AccessPattern) -> tuple[str, ...]:
-    if pattern.returns is not None:
-        return tuple(pattern.returns)
-    return tuple(sorted({a for e in pattern.entities for a in bp.entities[e].attributes}))
-
-
 def _projection(bp: Blueprint, index: str, patterns: list[str]) -> Projection:
     requested = bp.indexes[index].projection if index in bp.indexes else None
     if requested == "all":
@@ -393,113 +380,8 @@ def _projection(bp: Blueprint, index: str, patterns: list[str]) -> Projection:
         return Projection("KEYS_ONLY")
     if isinstance(requested, list):
         return Projection("INCLUDE", tuple(sorted(requested))) if requested else Projection("KEYS_ONLY")
-    union = sorted({a for p in patterns for a in _needed(bp, bp.access_patterns[p])})
+    union = sorted({a for p in patterns for a in needed_attributes(bp, bp.access_patterns[p])})
     return Projection("INCLUDE", tuple(union)) if union else Projection("KEYS_ONLY")
-
-
-def filter_conditions(
-    bp: Blueprint, pattern: AccessPattern, conditions: dict[str, Operator], entity_guard: bool
-) -> tuple[str | None, tuple[tuple[str, dict[str, str]], ...], tuple[Parameter, ...]]:
-    """A FilterExpression for `conditions` (values as the attributes are stored)."""
-    specs = bp.entities[pattern.entities[0]].attributes
-    clauses, values, parameters = [], [], []
-    for attribute, op in sorted(conditions.items()):
-        spec = specs[attribute]
-        letter = attribute_type_letter(spec)
-        placeholder = f":f_{attribute}"
-        if op == "between":
-            clauses.append(f"#{attribute} BETWEEN {placeholder}_from AND {placeholder}_to")
-            values += [(f"{placeholder}_from", {letter: f"{{{attribute}.from}}"}),
-                       (f"{placeholder}_to", {letter: f"{{{attribute}.to}}"})]
-            parameters += [Parameter(f"{attribute}.from", attribute, describe_stored(spec), "value"),
-                           Parameter(f"{attribute}.to", attribute, describe_stored(spec), "value")]
-            continue
-        clauses.append(f"begins_with(#{attribute}, {placeholder})" if op == "begins_with"
-                       else f"#{attribute} {op} {placeholder}")
-        values.append((placeholder, {letter: f"{{{attribute}}}"}))
-        parameters.append(Parameter(attribute, attribute, describe_stored(spec), "value"))
-    if entity_guard:
-        clauses.append(f"#{ENTITY_ATTRIBUTE} = :entity")
-        values.append((":entity", {"S": pattern.entities[0]}))
-    return (" AND ".join(clauses) or None), tuple(values), tuple(parameters)
-
-
-def _plan(
-    bp: Blueprint,
-    name: str,
-    route: tuple[str, Served],
-    projections: dict[str, Projection],
-    members: dict[str, dict[str, Shape]],
-    until_ready: str | None = None,
-) -> QueryPlan:
-    index, served = route
-    pattern = bp.access_patterns[name]
-    returns = _needed(bp, pattern)
-    local = _is_local(bp, index)
-    keys = members[index][pattern.entities[0]].keys
-    follow_up = None
-    projected = returns
-    notes = list(served.notes)
-    if until_ready is not None:
-        lacking = projections[until_ready].lacks(returns)
-        notes.append(f"{index} replaces {until_ready} (same keys, a larger projection): until {index} is ACTIVE, "
-                     f"run this query on {until_ready}" + (f", which lacks {', '.join(lacking)} (read them from the "
-                                                           "table by key)" if lacking else ""))
-    if index != TABLE:
-        lacking = projections[index].lacks(returns)
-        if lacking and local:
-            notes.append(f"{index} fetches {', '.join(lacking)} from the table for each item (extra reads)")
-        elif lacking:
-            if not pattern.follow_up:
-                raise DesignError(
-                    f"{index} does not project {', '.join(lacking)}, which this pattern returns, "
-                    "and follow-up reads are disabled",
-                    path=("access_patterns", name, "returns"),
-                    hint=f"project them (indexes.{index}.projection) or remove `follow_up: false`",
-                )
-            follow_up = FollowUp(returns)
-            projected = tuple(a for a in returns if a not in lacking)
-    scan = served.operation == "Scan"
-    conditions = pattern.conditions if scan else pattern.filter
-    filter_expression, filter_values, filter_parameters = filter_conditions(bp, pattern, conditions, scan)
-    if pattern.filter and pattern.limit:
-        notes.append(f"no Limit is sent (it would count items before the filter): read pages until "
-                     f"{pattern.limit} items pass the filter")
-    summary = "Scan (whole table)" if scan else _summary(served, keys)
-    if filter_expression:
-        summary += f" FILTER {filter_expression.replace('#', '')}"
-    return QueryPlan(
-        pattern=name,
-        entities=pattern.entities,
-        operation=served.operation,
-        index=index,
-        keys=keys,
-        shape=members[index][pattern.entities[0]],
-        key_condition=served.key_condition,
-        values=served.values,
-        parameters=served.parameters + filter_parameters,
-        filter_expression=filter_expression,
-        filter_values=filter_values,
-        fan_out=served.fan_out,
-        scan_index_forward=pattern.order == "asc",
-        limit=pattern.limit if served.operation == "Query" else None,
-        consistent=pattern.consistent,
-        returns=returns,
-        projected=projected,
-        follow_up=follow_up,
-        order_attributes=served.order_attributes,
-        summary=summary,
-        notes=tuple(notes),
-        until_ready=until_ready,
-        table_keys=key_names(bp, TABLE),
-    )
-
-
-def _summary(served: Served, keys: KeyNames) -> str:
-    """The key condition with attribute names and value templates in place of placeholders."""
-    values = dict(served.values)
-    text = served.key_condition.replace("#pk", keys.pk).replace("#sk", keys.sk or "")
-    return re.sub(r":[a-z]+", lambda m: values[m.group(0)], text)
 
 
 def _reason(

@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, read_lock
 from modules.design.locked import lock_changes, lock_of
 from modules.errors import TablewrightError
-from modules.output import replace_output
-from modules.stack import Stack
+from modules.stacks.stack import Stack
+from modules.synth.output import replace_output
 
 
 def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
@@ -25,13 +25,13 @@ def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
         raise TablewrightError(f"Node.js (`{node}`) is not on PATH: cdktf runs on it", code="E602",
                                hint="install Node.js 20 or later (https://nodejs.org) and put `node` on PATH")
     from modules.constructs.cdk import App, synth
-    from modules.constructs.stack import build_stack
+    from modules.constructs.stack import construct_stack
 
     app = App(outdir=outdir, stack_traces=False)
     built = []
     for stack in stacks:
         try:
-            built.append(build_stack(app, stack))
+            built.append(construct_stack(app, stack))
         except ValidationError as error:  # an argument AWS would refuse, derived from the blueprint's names
             raise stack.source.locate(_derived(error)) from None
     synth(app, built)

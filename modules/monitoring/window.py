@@ -12,7 +12,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from modules.blueprint.model import WEEKDAYS, MaintenanceWindow
+from modules.blueprint.language import WEEKDAYS, MaintenanceWindow
 
 if TYPE_CHECKING:
     from icalendar import Timezone

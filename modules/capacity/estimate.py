@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from modules.blueprint.encoding import example_value
-from modules.blueprint.model import AttributeSpec
+from modules.blueprint.language import AttributeSpec
 from modules.blueprint.traits import mutable
 from modules.capacity.prices import BUILT_IN, Prices
 from modules.capacity.size import WRITE_UNIT_BYTES, item_size, read_units
+from modules.design.design import TABLE, QueryPlan, Shape, TableDesign
 from modules.design.items import build_item
-from modules.design.model import TABLE, QueryPlan, Shape, TableDesign
 
 HOURS_PER_MONTH = 730
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600

@@ -1,0 +1,97 @@
+"""Entities: the item types a table stores, with their attributes and write rates."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator, model_validator
+
+from modules.blueprint.invalid import Invalid
+from modules.blueprint.language.attributes import AttributeSpec, KeySpec
+from modules.blueprint.language.base import (
+    MAX_ATTRIBUTES,
+    MAX_EXAMPLES,
+    MAX_INDEXES,
+    MAX_RATE,
+    AttributeName,
+    AttributeType,
+    IndexName,
+    Strict,
+)
+
+
+class WriteRates(Strict):
+    """What the application writes, per second on average. DynamoDB charges each kind differently."""
+
+    inserts: float = Field(default=0, ge=0, le=MAX_RATE, description="New items put.")
+    updates: float = Field(default=0, ge=0, le=MAX_RATE, description="Updates of existing items.")
+    changes: list[AttributeName] | None = Field(
+        default=None,
+        description="The attributes an update changes (default: the entity's mutable attributes). A changed key "
+        "attribute re-keys the item: on the table a delete and a put in a transaction, on an index two writes.",
+    )
+    deletes: float = Field(default=0, ge=0, le=MAX_RATE, description="Items deleted by the application.")
+    expiries: float = Field(
+        default=0, ge=0, le=MAX_RATE,
+        description="Items deleted by TTL: free (no write units, on the table and its indexes).")
+
+
+class EntitySpec(Strict):
+    """An item type stored in the table."""
+
+    if TYPE_CHECKING:
+        # What every later stage reads: `_expand_shorthand` turns each `name: type` into a full spec.
+        attributes: dict[str, AttributeSpec]
+    else:
+        # What a blueprint may write (this union is the JSON Schema and the validation errors).
+        attributes: dict[AttributeName, AttributeSpec | AttributeType] = Field(
+            min_length=1,
+            max_length=MAX_ATTRIBUTES,
+            description="Attribute name -> type (`string`) or full spec (`{type: string, values: [...]}`).",
+        )
+    key: KeySpec
+    index_keys: dict[IndexName, KeySpec] = Field(
+        default_factory=dict,
+        max_length=MAX_INDEXES,
+        description=(
+            "Explicit key templates of this entity on named GSIs. Optional: GSIs are planned from the access "
+            "patterns; declare keys here to pin a shape or to build a cross-entity item collection on an index."
+        ),
+    )
+    item_bytes: int | None = Field(default=None, ge=1, le=10**9,
+                                   description="Average item size in bytes, for capacity estimates.")
+    writes_per_second: float = Field(
+        default=0, ge=0, le=MAX_RATE,
+        description="Average new items written per second (inserts). Use `writes:` for updates, deletes and expiries.")
+    writes: WriteRates | None = Field(
+        default=None, description="Write rates by kind: inserts, updates (and what they change), deletes, expiries.")
+    item_count: int | None = Field(default=None, ge=0, le=10**15,
+                                   description="Expected number of items (storage and scan cost).")
+    transactional: bool = Field(default=False, description="Items are written in transactions (twice the capacity).")
+    examples: list[dict[AttributeName, Any]] = Field(
+        default_factory=list,
+        max_length=MAX_EXAMPLES,
+        description="Items `verify` writes besides its generated samples (timestamps as ISO 8601 text).",
+    )
+    description: str | None = None
+
+    @property
+    def write_rates(self) -> WriteRates:
+        """`writes:`, or the simple form: `writes_per_second` inserts."""
+        return self.writes or WriteRates(inserts=self.writes_per_second)
+
+    @model_validator(mode="after")
+    def _one_write_form(self) -> EntitySpec:
+        if self.writes is not None and self.writes_per_second:
+            raise Invalid("both `writes_per_second` and `writes` are set",
+                          "keep `writes:` (it names inserts, updates, deletes and expiries), or only "
+                          "`writes_per_second` for inserts", "writes_per_second")
+        return self
+
+    @field_validator("attributes", mode="before")
+    @classmethod
+    def _expand_shorthand(cls, value: object) -> object:
+        # `customerId: string` and `{type: string}` mean the same; later stages always see the full spec.
+        if isinstance(value, dict):
+            return {name: {"type": spec} if isinstance(spec, str) else spec for name, spec in value.items()}
+        return value

@@ -1,0 +1,137 @@
+"""One query plan per access pattern: the request it sends, its filter, and what it returns."""
+
+from __future__ import annotations
+
+import re
+
+from modules.blueprint.encoding import attribute_type_letter, describe_stored
+from modules.blueprint.language import AccessPattern, Blueprint, Operator
+from modules.design.design import (
+    ENTITY_ATTRIBUTE,
+    TABLE,
+    FollowUp,
+    KeyNames,
+    Parameter,
+    Projection,
+    QueryPlan,
+    Shape,
+    key_names,
+)
+from modules.design.serve import Served
+from modules.errors import DesignError
+
+
+def is_local(bp: Blueprint, index: str) -> bool:
+    return index in bp.indexes and bp.indexes[index].type == "local"
+
+
+def needed_attributes(bp: Blueprint, pattern: AccessPattern) -> tuple[str, ...]:
+    """What the pattern returns: its `returns`, else every attribute of its entities."""
+    if pattern.returns is not None:
+        return tuple(pattern.returns)
+    return tuple(sorted({a for e in pattern.entities for a in bp.entities[e].attributes}))
+
+
+def filter_conditions(
+    bp: Blueprint, pattern: AccessPattern, conditions: dict[str, Operator], entity_guard: bool
+) -> tuple[str | None, tuple[tuple[str, dict[str, str]], ...], tuple[Parameter, ...]]:
+    """A FilterExpression for `conditions` (values as the attributes are stored)."""
+    specs = bp.entities[pattern.entities[0]].attributes
+    clauses, values, parameters = [], [], []
+    for attribute, op in sorted(conditions.items()):
+        spec = specs[attribute]
+        letter = attribute_type_letter(spec)
+        placeholder = f":f_{attribute}"
+        if op == "between":
+            clauses.append(f"#{attribute} BETWEEN {placeholder}_from AND {placeholder}_to")
+            values += [(f"{placeholder}_from", {letter: f"{{{attribute}.from}}"}),
+                       (f"{placeholder}_to", {letter: f"{{{attribute}.to}}"})]
+            parameters += [Parameter(f"{attribute}.from", attribute, describe_stored(spec), "value"),
+                           Parameter(f"{attribute}.to", attribute, describe_stored(spec), "value")]
+            continue
+        clauses.append(f"begins_with(#{attribute}, {placeholder})" if op == "begins_with"
+                       else f"#{attribute} {op} {placeholder}")
+        values.append((placeholder, {letter: f"{{{attribute}}}"}))
+        parameters.append(Parameter(attribute, attribute, describe_stored(spec), "value"))
+    if entity_guard:
+        clauses.append(f"#{ENTITY_ATTRIBUTE} = :entity")
+        values.append((":entity", {"S": pattern.entities[0]}))
+    return (" AND ".join(clauses) or None), tuple(values), tuple(parameters)
+
+
+def query_plan(
+    bp: Blueprint,
+    name: str,
+    route: tuple[str, Served],
+    projections: dict[str, Projection],
+    members: dict[str, dict[str, Shape]],
+    until_ready: str | None = None,
+) -> QueryPlan:
+    index, served = route
+    pattern = bp.access_patterns[name]
+    returns = needed_attributes(bp, pattern)
+    local = is_local(bp, index)
+    keys = members[index][pattern.entities[0]].keys
+    follow_up = None
+    projected = returns
+    notes = list(served.notes)
+    if until_ready is not None:
+        lacking = projections[until_ready].lacks(returns)
+        notes.append(f"{index} replaces {until_ready} (same keys, a larger projection): until {index} is ACTIVE, "
+                     f"run this query on {until_ready}" + (f", which lacks {', '.join(lacking)} (read them from the "
+                                                           "table by key)" if lacking else ""))
+    if index != TABLE:
+        lacking = projections[index].lacks(returns)
+        if lacking and local:
+            notes.append(f"{index} fetches {', '.join(lacking)} from the table for each item (extra reads)")
+        elif lacking:
+            if not pattern.follow_up:
+                raise DesignError(
+                    f"{index} does not project {', '.join(lacking)}, which this pattern returns, "
+                    "and follow-up reads are disabled",
+                    path=("access_patterns", name, "returns"),
+                    hint=f"project them (indexes.{index}.projection) or remove `follow_up: false`",
+                )
+            follow_up = FollowUp(returns)
+            projected = tuple(a for a in returns if a not in lacking)
+    scan = served.operation == "Scan"
+    conditions = pattern.conditions if scan else pattern.filter
+    filter_expression, filter_values, filter_parameters = filter_conditions(bp, pattern, conditions, scan)
+    if pattern.filter and pattern.limit:
+        notes.append(f"no Limit is sent (it would count items before the filter): read pages until "
+                     f"{pattern.limit} items pass the filter")
+    summary = "Scan (whole table)" if scan else _summary(served, keys)
+    if filter_expression:
+        summary += f" FILTER {filter_expression.replace('#', '')}"
+    return QueryPlan(
+        pattern=name,
+        entities=pattern.entities,
+        operation=served.operation,
+        index=index,
+        keys=keys,
+        shape=members[index][pattern.entities[0]],
+        key_condition=served.key_condition,
+        values=served.values,
+        parameters=served.parameters + filter_parameters,
+        filter_expression=filter_expression,
+        filter_values=filter_values,
+        fan_out=served.fan_out,
+        scan_index_forward=pattern.order == "asc",
+        limit=pattern.limit if served.operation == "Query" else None,
+        consistent=pattern.consistent,
+        returns=returns,
+        projected=projected,
+        follow_up=follow_up,
+        order_attributes=served.order_attributes,
+        summary=summary,
+        notes=tuple(notes),
+        until_ready=until_ready,
+        table_keys=key_names(bp, TABLE),
+    )
+
+
+def _summary(served: Served, keys: KeyNames) -> str:
+    """The key condition with attribute names and value templates in place of placeholders."""
+    values = dict(served.values)
+    text = served.key_condition.replace("#pk", keys.pk).replace("#sk", keys.sk or "")
+    return re.sub(r":[a-z]+", lambda m: values[m.group(0)], text)
