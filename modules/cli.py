@@ -94,7 +94,7 @@ def load_all(paths: Sequence[str], environment: str | None = None) -> list[Loade
 
 
 def stacks_of(args: argparse.Namespace) -> list[Stack]:
-    """The stacks a blueprint command works on, each computed once (modules/stack.py)."""
+    """The stacks a blueprint command works on, each computed once (modules/stacks/stack.py)."""
     return build_stacks(load_all(args.blueprints, args.env))
 
 
