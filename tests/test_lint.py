@@ -400,7 +400,7 @@ def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_
     # `cdktf synth` (no arguments: the blueprints cdktf.json lists) refuses them as `synth` does.
     config = tmp_path / "cdktf.json"
     config.write_text(json.dumps({"context": {"blueprints": [str(path)]}}))
-    monkeypatch.setattr(cli, "CDKTF_JSON", config)
+    monkeypatch.setattr(cli.project, "CDKTF_JSON", config)
     monkeypatch.setenv("CDKTF_OUTDIR", str(tmp_path / "app-out"))
     code, _, stderr = run_cli()
     assert code == 2 and "lint TW303" in stderr and not (tmp_path / "app-out").exists()
@@ -410,7 +410,7 @@ def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_
                                     '{"context": {"blueprints": []}}', '{"context": {"blueprints": [7]}}'])
 def test_a_broken_cdktf_json_is_one_error_with_the_fix(config, tmp_path, monkeypatch, run_cli):
     (tmp_path / "cdktf.json").write_text(config)
-    monkeypatch.setattr(cli, "CDKTF_JSON", tmp_path / "cdktf.json")
+    monkeypatch.setattr(cli.project, "CDKTF_JSON", tmp_path / "cdktf.json")
     code, _, stderr = run_cli()
     assert code == 2 and "cdktf.json: `context.blueprints` must list the blueprint files" in stderr, stderr
     assert "[E600]" in stderr and "fix: " in stderr
@@ -418,7 +418,7 @@ def test_a_broken_cdktf_json_is_one_error_with_the_fix(config, tmp_path, monkeyp
 
 def test_cdktf_json_that_is_not_json_is_one_error(tmp_path, monkeypatch, run_cli):
     (tmp_path / "cdktf.json").write_text('{"context": {"blueprints": ["a.yaml",]}}')
-    monkeypatch.setattr(cli, "CDKTF_JSON", tmp_path / "cdktf.json")
+    monkeypatch.setattr(cli.project, "CDKTF_JSON", tmp_path / "cdktf.json")
     code, _, stderr = run_cli()
     assert code == 2 and "cdktf.json is not valid JSON" in stderr and "[E600]" in stderr, stderr
 
