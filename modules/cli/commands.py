@@ -97,7 +97,7 @@ def command_verify(args: argparse.Namespace) -> int:
     refuse_lint_errors(stacks, args.allow_lint_errors)
     results = verify_stacks(stacks, seed=args.seed)
     render = {"text": report.render_text, "markdown": report.render_markdown, "json": report.render_json}[args.format]
-    write(render(results), styled=args.format == "text")
+    write(fitted(render(results), args.format), styled=args.format == "text")
     checks = [check.passed for result in results for check in result.results]
     checks += [index.passed for result in results for index in result.indexes]
     refused = sum(1 for result in results if result.refused is not None)
@@ -203,6 +203,8 @@ def command_new(args: argparse.Namespace) -> int:
     listed = listed_blueprints()  # a broken cdktf.json is said before anything is written
     path = scaffold(args.name, Path(args.dir), Path(args.base), PROJECT_ROOT / "schema" / "blueprint.schema.json")
     print(f"wrote {os.path.relpath(path)}: next, `python main.py lint {os.path.relpath(path)}`")
+    print(f"set `tags.cost-center` in {os.path.relpath(path)} (the scaffold writes `set-me`): lint refuses a "
+          "placeholder tag in a production environment (TW601), and synth with it")
     print(picked_up(path, listed))
     return 0
 
