@@ -209,7 +209,7 @@ def test_a_platform_base_supplies_its_own_price_file(tmp_path, monkeypatch, run_
     assert set(cost.unpriced) == {"point-in-time recovery", "CloudWatch alarms", "Contributor Insights rules",
                                   "Contributor Insights events"}
     code, out, _ = run_cli("capacity", path, "--env", "prod")
-    assert code == 0 and "effective 2026-01-01, checked 2026-11-02, from " in out
+    assert code == 0 and "effective 2026-01-01, checked 2026-11-02, from " in " ".join(out.split())  # lines wrap
 
 
 @pytest.mark.parametrize("prices, pricing, words, code", [
@@ -357,6 +357,7 @@ def test_storage_says_which_entities_declare_no_item_count(tmp_path, run_cli):
             "`item_count` on every entity to price them")
     assert cost.notes == (note,)
     _, out, _ = run_cli("capacity", path)
+    out = " ".join(out.split())  # lines wrap at 100 columns
     assert f"Note: {note}" in out and "Account declares no item_count (not counted, not priced)" in out
     [data] = json.loads(run_cli("capacity", path, "--format", "json")[1])
     assert data["cost"]["notes"] == [note]

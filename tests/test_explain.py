@@ -10,11 +10,13 @@ from tests.conftest import BUNDLED
 def test_text_charts(run_cli):
     code, out, _ = run_cli("explain", BUNDLED[0], "--env", "prod")
     assert code == 0
-    assert "Entity       PK                           SK" in out
-    assert ("recent_contacts              table  PK = CUSTOMER#{customerId} "
-            "AND SK BETWEEN CONTACT#{contactAt.from}") in out
-    assert "desc by contactAt, limit 3" in out
+    # Within 100 columns the tables are one block per row (key templates are not broken).
+    assert "Entity:     Contact\nPK:         CUSTOMER#{customerId}\nSK:         CONTACT#{contactAt}#{channel}\n" in out
+    assert ("Pattern:       recent_contacts\nIndex:         table\nKey condition: PK = CUSTOMER#{customerId} AND SK "
+            "BETWEEN CONTACT#{contactAt.from}") in out
+    assert "Order / limit: desc by contactAt, limit 3" in out
     assert "GSI1 (GSI1PK/GSI1SK, projection INCLUDE" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
 
 
 def test_markdown_charts(run_cli):

@@ -112,7 +112,7 @@ def test_relative_imports_resolve_against_the_package(tmp_path):
     init = ROOT / "modules" / "design" / "__init__.py"
     assert package_of(init) == "modules.design"
     assert package_of(ROOT / "modules" / "design" / "designer.py") == "modules.design"
-    assert package_of(ROOT / "modules" / "cli.py") == "modules"
+    assert package_of(ROOT / "modules" / "cli" / "project.py") == "modules.cli"
     probe = tmp_path / "probe.py"
     assert imports(probe, package="modules", source="from .review.gate import gate\n") == [
         (1, "modules.review.gate")

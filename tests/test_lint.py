@@ -391,7 +391,7 @@ def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_
     # `cdktf synth` (no arguments: the blueprints cdktf.json lists) refuses them as `synth` does.
     config = tmp_path / "cdktf.json"
     config.write_text(json.dumps({"context": {"blueprints": [str(path)]}}))
-    monkeypatch.setattr(cli, "CDKTF_JSON", config)
+    monkeypatch.setattr(cli.project, "CDKTF_JSON", config)
     monkeypatch.setenv("CDKTF_OUTDIR", str(tmp_path / "app-out"))
     code, _, stderr = run_cli()
     assert code == 2 and "lint TW303" in stderr and not (tmp_path / "app-out").exists()
@@ -401,7 +401,7 @@ def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_
                                     '{"context": {"blueprints": []}}', '{"context": {"blueprints": [7]}}'])
 def test_a_broken_cdktf_json_is_one_error_with_the_fix(config, tmp_path, monkeypatch, run_cli):
     (tmp_path / "cdktf.json").write_text(config)
-    monkeypatch.setattr(cli, "CDKTF_JSON", tmp_path / "cdktf.json")
+    monkeypatch.setattr(cli.project, "CDKTF_JSON", tmp_path / "cdktf.json")
     code, _, stderr = run_cli()
     assert code == 2 and "cdktf.json: `context.blueprints` must list the blueprint files" in stderr, stderr
     assert "[E600]" in stderr and "fix: " in stderr
@@ -409,7 +409,7 @@ def test_a_broken_cdktf_json_is_one_error_with_the_fix(config, tmp_path, monkeyp
 
 def test_cdktf_json_that_is_not_json_is_one_error(tmp_path, monkeypatch, run_cli):
     (tmp_path / "cdktf.json").write_text('{"context": {"blueprints": ["a.yaml",]}}')
-    monkeypatch.setattr(cli, "CDKTF_JSON", tmp_path / "cdktf.json")
+    monkeypatch.setattr(cli.project, "CDKTF_JSON", tmp_path / "cdktf.json")
     code, _, stderr = run_cli()
     assert code == 2 and "cdktf.json is not valid JSON" in stderr and "[E600]" in stderr, stderr
 
@@ -494,3 +494,48 @@ def test_tw313_an_on_demand_maximum_below_the_peak(table_max, fired, write_bluep
     assert [message.split(" (average")[0] for message in found] == fired
     assert all(f.location is not None and f.location.line == 4 for f in stack.lint.findings
                if f.finding.code == "TW313")
+
+
+# --- tags ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["set-me", "TODO", "tbd", "ChangeMe", "xxx", "", "Set_Me"])
+def test_tw601_a_placeholder_tag_is_an_error_in_production_only(value, write_blueprint, run_cli):
+    path = write_blueprint(f"""\
+        blueprint: tagged
+        version: 1.0.0
+        tags: {{owner: team-a, cost-center: "{value}"}}
+        table: {{name: tagged_main}}
+        entities:
+          User:
+            attributes: {{userId: string}}
+            key: {{pk: "USER#{{userId}}", sk: PROFILE}}
+        access_patterns:
+          user: {{entity: User, where: {{userId: "="}}}}
+        environments: {{dev: {{}}, prod: {{production: true}}}}
+        """)
+    code, out, _ = run_cli("lint", path, "--env", "dev")
+    assert code == 0 and "TW601" not in out
+    code, out, _ = run_cli("lint", path, "--env", "prod", "--format", "json")
+    assert code == 1
+    [finding] = [f for f in json.loads(out)[0]["findings"] if f["code"] == "TW601"]
+    assert finding["severity"] == "error" and finding["line"] == 3 and finding["field"] == "tags.cost-center"
+    assert finding["message"].startswith(f"tag `cost-center` is {value!r}, a placeholder, in a production")
+
+
+def test_tw601_a_real_tag_set_in_the_production_overlay_passes(write_blueprint, run_cli):
+    path = write_blueprint("""\
+        blueprint: tagged
+        version: 1.0.0
+        tags: {cost-center: set-me}
+        table: {name: tagged_main}
+        entities:
+          User:
+            attributes: {userId: string}
+            key: {pk: "USER#{userId}", sk: PROFILE}
+        access_patterns:
+          user: {entity: User, where: {userId: "="}}
+        environments: {dev: {}, prod: {production: true, tags: {cost-center: cc-4711}}}
+        """)
+    code, out, _ = run_cli("lint", path)
+    assert code == 0 and "TW601" not in out, out

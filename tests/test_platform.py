@@ -231,14 +231,27 @@ def test_catalog_lists_blueprints(run_cli):
     assert "crm" in out and "dev, prod" in out
 
 
-def test_scaffold_passes_lint_and_synth(tmp_path, run_cli):
+def test_scaffold_passes_lint_outside_production_and_synth_once_its_tag_is_set(tmp_path, run_cli):
     base = tmp_path / "shared" / "platform-base.yaml"  # `extends` stays inside the repository (here tmp_path)
     base.parent.mkdir()
     base.write_text((ROOT / "blueprints" / "shared" / "platform-base.yaml").read_text())
-    code, _, _ = run_cli("new", "billing-events", "--dir", tmp_path, "--base", base)
+    code, said, _ = run_cli("new", "billing-events", "--dir", tmp_path, "--base", base)
     assert code == 0
+    assert "set `tags.cost-center` in" in said and "(TW601)" in said
     path = tmp_path / "billing-events.yaml"
     assert path.read_text().startswith("# yaml-language-server: $schema=")
+    code, out, _ = run_cli("lint", path, "--strict", "--env", "dev")
+    assert code == 0, out
+    # The scaffold's placeholder tag is refused in production (the base's `prod` says `production: true`).
+    code, out, _ = run_cli("lint", path, "--strict")
+    assert code == 1
+    line = path.read_text().splitlines().index("  cost-center: set-me") + 1
+    assert f"{path}:{line}:3: error TW601: tag `cost-center` is 'set-me', a placeholder, in a production" in out
+    assert "fix: set `tags.cost-center` to its real value" in out
+    assert out.count("error TW601") == 1 and "billing-events-dev: 0 error(s), 0 warning(s)" in out
+    code, _, stderr = run_cli("synth", path, "--out", tmp_path / "out")
+    assert code == 2 and "lint TW601" in stderr and not (tmp_path / "out").exists()
+    path.write_text(path.read_text().replace("cost-center: set-me", "cost-center: cc-4711"))
     code, out, _ = run_cli("lint", path, "--strict")
     assert code == 0, out
     code, _, _ = run_cli("synth", path, "--out", tmp_path / "out")

@@ -1,0 +1,160 @@
+"""The project a command works in: its blueprints (named, listed in cdktf.json, or under blueprints/), loaded
+and built into stacks, and what the commands say about where the output and a new blueprint go."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from modules.blueprint.load import LoadedBlueprint, load_blueprints
+from modules.cli.terminal import progress, say
+from modules.errors import TablewrightError
+from modules.stacks.stack import Stack, build_stacks, lint_errors
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+# The project a command runs in is the working directory, as for cdktf (which runs the app where cdktf.json is):
+# its cdktf.json and its blueprints/, whichever copy of Tablewright runs (a pipeline may run the base branch's
+# Tablewright on the pull request's blueprints).
+CDKTF_JSON = Path("cdktf.json")
+# Tablewright's own files: when they change in the repository `--changed-since` reads (Tablewright kept
+# beside the blueprints), every blueprint is affected.
+TOOL_FILES = (PROJECT_ROOT / "modules", PROJECT_ROOT / "main.py", PROJECT_ROOT / "pyproject.toml")
+
+
+def blueprints_directory() -> Path:
+    return CDKTF_JSON.parent / "blueprints"
+
+
+def listed_blueprints() -> list[str] | None:
+    """`context.blueprints` of cdktf.json: None when cdktf.json or the list is absent."""
+    if not CDKTF_JSON.is_file():
+        return None
+    try:
+        config = json.loads(CDKTF_JSON.read_text())
+    except (OSError, ValueError) as error:
+        raise TablewrightError(f"{CDKTF_JSON} is not valid JSON ({error})", code="E600",
+                               hint="correct it (cdktf reads it too), or remove it") from None
+    context = config.get("context") if isinstance(config, dict) else None
+    listed = context.get("blueprints") if isinstance(context, dict) else None
+    if listed is None:
+        return None
+    if not isinstance(listed, list) or not listed or not all(isinstance(path, str) and path for path in listed):
+        raise TablewrightError(f"{CDKTF_JSON}: `context.blueprints` must list the blueprint files to synthesize",
+                               code="E600", hint='write e.g. {"context": {"blueprints": ["blueprints/orders.yaml"]}}'
+                                                 ", or remove it to take every blueprint under blueprints/")
+    return listed
+
+
+def default_blueprints() -> list[Path]:
+    """The blueprints a command takes when it is named none: those `cdktf.json` lists (`context.blueprints`,
+    relative to it), or else every blueprint under blueprints/. A blueprint under blueprints/ that the
+    list leaves out is a warning: a pull request that adds one must not pass unreviewed."""
+    from modules.blueprint.compose import linked_directories
+    from modules.stacks.catalog import service_blueprints
+
+    found = service_blueprints(blueprints_directory())
+    for link in linked_directories(blueprints_directory()) if blueprints_directory().is_dir() else []:
+        say(f"warning: {os.path.relpath(link)} is a symbolic link to a directory: its blueprints are not taken "
+            "(name them on the command line, or make it a directory)")
+    listed = listed_blueprints()
+    if listed is None:
+        if not found:
+            raise TablewrightError(f"no blueprint under {os.path.relpath(blueprints_directory())}", code="E600",
+                                   hint="write one with `python main.py new NAME`, or name the blueprints on the "
+                                        "command line")
+        return [Path(os.path.relpath(path)) for path in found]
+    named = {(CDKTF_JSON.parent / path).resolve() for path in listed}
+    for path in found:
+        if path.resolve() not in named:
+            say(f"warning: {os.path.relpath(path)} is a blueprint that {os.path.relpath(CDKTF_JSON)} does not list "
+                "(`context.blueprints`): it is not synthesized, reviewed or gated; add it to the list, or remove "
+                "the list to take every blueprint under blueprints/")
+    return [Path(os.path.relpath(CDKTF_JSON.parent / path)) for path in listed]
+
+
+def load_all(paths: Sequence[str], environment: str | None = None, label: str = "load") -> list[LoadedBlueprint]:
+    """Every stack of the given blueprints (default: `default_blueprints`); with `environment`, only that
+    environment's stack of each. `label`: the command, for the progress line on a terminal."""
+    chosen_paths: list[str | Path] = [*(paths or default_blueprints())]
+    stacks = [stack for path in progress(chosen_paths, len(chosen_paths), label) for stack in load_blueprints(path)]
+    if environment is None:
+        return stacks
+    chosen = [stack for stack in stacks if stack.environment == environment]
+    for path in dict.fromkeys(stack.path for stack in stacks):
+        if not any(stack.path == path for stack in chosen):
+            known = sorted(str(s.environment) for s in stacks if s.path == path and s.environment)
+            raise TablewrightError(f"{path} has no environment `{environment}`",
+                                   hint=f"its environments: {', '.join(known)}" if known else
+                                   "it declares no environments: leave out --env for its one stack")
+    return chosen
+
+
+def stacks_of(args: argparse.Namespace) -> list[Stack]:
+    """The stacks a blueprint command works on, each computed once (modules/stacks/stack.py)."""
+    return build_stacks(load_all(args.blueprints, args.env, args.command))
+
+
+def refuse_lint_errors(stacks: Sequence[Stack], allowed: bool) -> None:
+    """`synth` and `verify` stop at lint errors unless told otherwise."""
+    for stack in stacks if not allowed else ():
+        refusal = lint_errors(stack)
+        if refusal is not None:
+            raise refusal
+
+
+def changed_blueprints(since: str, blueprints: Sequence[str]) -> list[str]:
+    """`--changed-since`: the blueprints (given, else the default ones) a change since `since`
+    affects, each with the reasons printed."""
+    from modules.blueprint.changed import affected
+    from modules.blueprint.gitref import changed_files
+
+    candidates = [Path(path) for path in blueprints] or default_blueprints()
+    changes = changed_files(since)
+    chosen = affected(candidates, changes, TOOL_FILES)
+    print(f"changed since {since} (merge base {changes.merge_base[:12]}): {len(chosen)} of "
+          f"{len(dict.fromkeys(candidates))} blueprint(s)")
+    for entry in chosen:
+        print(f"  {entry.path}: {'; '.join(entry.reasons)}")
+    return [str(entry.path) for entry in chosen]
+
+
+def report_kept(outdir: Path, kept: Sequence[Path], stacks: Sequence[Stack]) -> None:
+    """Say what synth carried over from the previous output, and how to move a state file left from before the
+    local state moved beside the output."""
+    from modules.synth.output import MAX_NAMED
+
+    if kept:
+        print(f"kept {len(kept)} file(s) synth did not write, in place: "
+              + ", ".join(str(outdir / entry) for entry in kept[:MAX_NAMED])
+              + (" ..." if len(kept) > MAX_NAMED else ""))
+    state_notes(outdir, kept, stacks)
+
+
+def state_notes(outdir: Path, entries: Sequence[Path], stacks: Sequence[Stack]) -> None:
+    from modules.synth.output import earlier_state, state_file
+
+    local = {stack.name for stack in stacks if stack.design.blueprint.terraform.backend.type == "local"}
+    for entry in earlier_state(entries, local):
+        say(f"note: {outdir / entry} is Terraform state kept where earlier versions wrote it; the stack's state "
+            f"is now {state_file(outdir, entry.parts[1])}: run `terraform init -migrate-state` in "
+            f"{outdir / entry.parent} to move it there")
+
+
+
+
+def picked_up(path: Path, listed: list[str] | None) -> str:
+    """How the commands that take every blueprint find a new one (`new`, `adopt`); `listed`: cdktf.json's list."""
+    relative = os.path.relpath(path)
+    directory = blueprints_directory()
+    if not path.resolve().is_relative_to(directory.resolve()):
+        return (f"{relative} is outside {os.path.relpath(directory)}: synth, review --changed-since and gate take it "
+                "only when it is named on the command line")
+    if listed is not None:
+        return (f"{os.path.relpath(CDKTF_JSON)} lists the blueprints synth, review --changed-since and gate take: add "
+                f'"{os.path.relpath(path, CDKTF_JSON.parent)}" to its `context.blueprints`')
+    return (f"synth, review --changed-since and gate take it with every blueprint under "
+            f"{os.path.relpath(directory)}; commit it with its design lock once `synth` has written it")
+
