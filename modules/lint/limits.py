@@ -190,7 +190,7 @@ def item_collection_size(ctx: Context) -> Iterator[Issue]:
 @rule("TW308", "Autoscaling cannot reach the estimated peak",
       "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates.")
 def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
-    bp = ctx.design.blueprint
+    blueprint = ctx.design.blueprint
     for load in ctx.capacity.loads:
         policy = ctx.design.capacity[load.index]
         if policy.billing != "provisioned":
@@ -206,7 +206,7 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
                     "warning",
                     f"{where}: {direction} capacity max {bounds[1]:,} is below the estimated peak "
                     f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s x peak "
-                    f"factor {bp.traffic.peak_factor:g} at {policy.scaling(direction).target}% target)",
+                    f"factor {blueprint.traffic.peak_factor:g} at {policy.scaling(direction).target}% target)",
                     f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates",
                     (*path, direction, "max"),
                 )
@@ -287,13 +287,13 @@ def retiring_index(ctx: Context) -> Iterator[Issue]:
       "A blueprint without entities (an adopted table) manages the table, its autoscaling and its alarms, but "
       "nothing can be checked, costed or verified: describe the items and how the application reads them.")
 def nothing_described(ctx: Context) -> Iterator[Issue]:
-    bp = ctx.design.blueprint
-    if bp.entities:
+    blueprint = ctx.design.blueprint
+    if blueprint.entities:
         return
     keys = " and ".join(ctx.design.table_keys.names)
     yield Issue(
         "warning",
-        f"no entities: Tablewright manages table {bp.table.name} as it is, but cannot check its keys for hot "
+        f"no entities: Tablewright manages table {blueprint.table.name} as it is, but cannot check its keys for hot "
         "partitions, size its capacity from the traffic or verify any access pattern",
         f"under `entities:`, describe each kind of item and the templates written to {keys}, then the "
         "`access_patterns` that read them (the TODO block `adopt` wrote shows the form)",
@@ -330,15 +330,17 @@ def maxima_below_peak(design: TableDesign, capacity: CapacityReport) -> list[Bel
       "Raise `max_throughput` to the estimated peak (or write `suggested`), or lower the declared rates: DynamoDB "
       "throttles every request above an on-demand maximum.")
 def on_demand_maximum(ctx: Context) -> Iterator[Issue]:
-    bp = ctx.design.blueprint
+    blueprint = ctx.design.blueprint
     for low in maxima_below_peak(ctx.design, ctx.capacity):
-        own = low.target != TABLE and low.target in bp.indexes and bp.indexes[low.target].max_throughput is not None
+        indexes = blueprint.indexes
+        own = low.target != TABLE and low.target in indexes and indexes[low.target].max_throughput is not None
         path: FieldPath = ("indexes", low.target, "max_throughput") if own else ("table", "max_throughput")
         yield Issue(
-            "error" if bp.production else "warning",
+            "error" if blueprint.production else "warning",
             f"{place(low.target)}: on-demand {low.direction} maximum {low.maximum:,} request units/s is below the "
-            f"estimated peak {low.peak:,} (average {low.average:,.0f} x peak factor {bp.traffic.peak_factor:g}): "
-            "requests above it are throttled" + (" (production: an error)" if bp.production else ""),
+            f"estimated peak {low.peak:,} (average {low.average:,.0f} x peak factor "
+            f"{blueprint.traffic.peak_factor:g}): "
+            "requests above it are throttled" + (" (production: an error)" if blueprint.production else ""),
             f"set `max_throughput: {{{low.direction}: {low.peak}}}` or more (with the other direction), or "
             "`suggested`, or lower the declared rates",
             (*path, low.direction),  # `suggested` is never below the peak: only numbers get here
