@@ -50,7 +50,7 @@ def _derived(error: ValidationError) -> TablewrightError:
 
 def synthesize(stacks: Sequence[Stack], outdir: Path) -> list[Path]:
     """Synthesize into a fresh directory, then swap it in for `outdir` (only ever replacing an earlier
-    synthesis: modules/output.py). Returns the cdk.tf.json files."""
+    synthesis: modules/synth/output.py). Returns the cdk.tf.json files."""
     return synthesize_keeping(stacks, outdir)[0]
 
 
