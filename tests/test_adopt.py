@@ -115,30 +115,33 @@ def test_the_blueprint_reproduces_every_described_setting(tmp_path, capsys):
         "(read 3, write 2 units, min = max), and the stack registers a scalable target at that capacity; raise `max` "
         "to let it scale\n")
     assert "    # TODO(adopt): no autoscaling on email-index for read 3 and write 2 units today" in path.read_text()
-    bp = load_blueprint(path).model
-    table = bp.table
-    assert (table.name, bp.blueprint, bp.region, bp.production) == ("orders.live", "orders-live", "eu-west-1", True)
+    blueprint = load_blueprint(path).model
+    table = blueprint.table
+    assert (table.name, blueprint.blueprint, blueprint.region, blueprint.production) == (
+        "orders.live", "orders-live", "eu-west-1", True)
     assert table.keys is not None and table.keys.partition.name == "tenant-id"
     assert table.keys.sort is not None and (table.keys.sort.name, table.keys.sort.type) == ("created", "number")
     assert (table.ttl_attribute, table.point_in_time_recovery, table.deletion_protection) == ("expires-at", False, True)
     assert (table.stream, table.table_class, table.encryption, table.kms_key_arn) == (
         "new_image", "standard_infrequent_access", "customer_managed", KMS_ARN)
-    assert bp.tags == {"team": "orders: EU"}  # aws: tags belong to AWS
-    assert bp.contributor_insights == "off"
+    assert blueprint.tags == {"team": "orders: EU"}  # aws: tags belong to AWS
+    assert blueprint.contributor_insights == "off"
     capacity = table.capacity
     assert capacity is not None
     assert (capacity.read.min, capacity.read.max, capacity.read.target_utilization) == (12, 400, 70)
     assert (capacity.read.scale_in_cooldown, capacity.read.scale_out_cooldown) == (300, 30)
     assert (capacity.write.target_utilization, capacity.write.disable_scale_in) == (50, True)
-    status, email, region = bp.indexes["by.status"], bp.indexes["email-index"], bp.indexes["by_region"]
+    indexes = blueprint.indexes
+    status, email, region = indexes["by.status"], indexes["email-index"], indexes["by_region"]
     assert status.projection == ["display-name", "total"] and email.projection == "keys_only"
     assert region.type == "local" and region.projection == "all"
     assert email.keys is not None and email.keys.sort is None
     assert email.capacity is not None and (email.capacity.read.min, email.capacity.read.max) == (3, 3)  # no autoscaling
-    assert bp.adopted is not None
-    assert bp.adopted.scaling == {"table": {"read": "Read-table/orders.live", "write": "Write-table/orders.live"},
-                                  "by.status": {"read": f"Read-{INDEX}", "write": None}}
-    assert not bp.entities
+    assert blueprint.adopted is not None
+    assert blueprint.adopted.scaling == {
+        "table": {"read": "Read-table/orders.live", "write": "Write-table/orders.live"},
+        "by.status": {"read": f"Read-{INDEX}", "write": None}}
+    assert not blueprint.entities
 
 
 def _synthesized(path: Path, tmp_path: Path) -> dict[str, Any]:
@@ -209,8 +212,9 @@ def test_each_missing_description_is_a_warning_and_a_todo(tmp_path, capsys):
         "no describe-time-to-live output", "no list-tags-of-resource output"]
     text = path.read_text()
     assert text.count("TODO(adopt): ") >= 5  # tags, TTL, PITR, production, window, entities
-    bp = load_blueprint(path).model
-    assert bp.table.point_in_time_recovery is True and bp.table.ttl_attribute is None and bp.tags == {}
+    blueprint = load_blueprint(path).model
+    assert blueprint.table.point_in_time_recovery is True and blueprint.table.ttl_attribute is None
+    assert blueprint.tags == {}
 
 
 def test_a_provisioned_table_without_its_autoscaling_described_is_refused(tmp_path, capsys):

@@ -179,7 +179,7 @@ def test_a_change_to_tablewright_itself_affects_every_blueprint(tmp_path):
     blueprint = tmp_path / "shop.yaml"
     shutil.copy(BASE, blueprint)
     tool = tmp_path / "tool"
-    changed = frozenset({tmp_path / "tool" / "modules" / "synth.py"})
+    changed = frozenset({tmp_path / "tool" / "modules" / "synth" / "synth.py"})
     assert reasons_for(blueprint, changed) == ()
     [reason] = reasons_for(blueprint, changed, [tool])
     assert reason.startswith("Tablewright itself changed (") and "synth.py" in reason

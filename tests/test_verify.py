@@ -273,8 +273,8 @@ def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
 
     original = designer.query_plan
 
-    def flipped(bp, name, route, projections, members, *rest):
-        plan = original(bp, name, route, projections, members, *rest)
+    def flipped(blueprint, name, route, projections, members, *rest):
+        plan = original(blueprint, name, route, projections, members, *rest)
         if name == "recent_contacts":
             plan = dataclasses.replace(plan, scan_index_forward=not plan.scan_index_forward)
         return plan

@@ -32,26 +32,28 @@ def lowest_version(constraint: str) -> tuple[int, int, int] | None:
     return lowest
 
 
-def admits_only_since(bp: Blueprint, version: tuple[int, int, int]) -> bool:
+def admits_only_since(blueprint: Blueprint, version: tuple[int, int, int]) -> bool:
     """The constraint admits no provider version older than `version`."""
-    lowest = lowest_version(bp.terraform.aws_provider)
+    lowest = lowest_version(blueprint.terraform.aws_provider)
     return lowest is not None and lowest >= version
 
 
-def supports_insights_mode(bp: Blueprint) -> bool:
-    return admits_only_since(bp, INSIGHTS_MODE_SINCE)
+def supports_insights_mode(blueprint: Blueprint) -> bool:
+    return admits_only_since(blueprint, INSIGHTS_MODE_SINCE)
 
 
-def supports_warm_throughput(bp: Blueprint) -> bool:
-    return admits_only_since(bp, WARM_THROUGHPUT_SINCE)
+def supports_warm_throughput(blueprint: Blueprint) -> bool:
+    return admits_only_since(blueprint, WARM_THROUGHPUT_SINCE)
 
 
-def insights_mode(bp: Blueprint) -> ContributorInsightsMode:
+def insights_mode(blueprint: Blueprint) -> ContributorInsightsMode:
     """The effective Contributor Insights mode: the blueprint's, or the default for the environment."""
-    if bp.contributor_insights is not None:
-        return bp.contributor_insights
-    return "throttled_keys" if bp.production and supports_insights_mode(bp) else "accessed_and_throttled_keys"
+    if blueprint.contributor_insights is not None:
+        return blueprint.contributor_insights
+    if blueprint.production and supports_insights_mode(blueprint):
+        return "throttled_keys"
+    return "accessed_and_throttled_keys"
 
 
-def supports_recovery_period(bp: Blueprint) -> bool:
-    return admits_only_since(bp, RECOVERY_PERIOD_SINCE)
+def supports_recovery_period(blueprint: Blueprint) -> bool:
+    return admits_only_since(blueprint, RECOVERY_PERIOD_SINCE)

@@ -29,7 +29,7 @@ MAX_PATTERNS_PER_ENTITY = 100
 TAG_PUNCTUATION = frozenset("_.:/=+-@")
 
 
-def check_references(bp: Blueprint) -> None:
+def check_references(blueprint: Blueprint) -> None:
     """Every cross-reference problem of the blueprint, collected (one error per entity, pattern, section)."""
     errors: list[TablewrightError] = []
 
@@ -39,31 +39,31 @@ def check_references(bp: Blueprint) -> None:
         except TablewrightError as error:
             errors.append(error)
 
-    collect(_check_tags, bp)
-    collect(_check_entity_tags, bp)
-    for name, entity in bp.entities.items():
+    collect(_check_tags, blueprint)
+    collect(_check_entity_tags, blueprint)
+    for name, entity in blueprint.entities.items():
         collect(_check_entity, name, entity)
-    collect(_check_index_names, bp)
-    collect(_check_patterns_per_entity, bp)
-    for name, pattern in bp.access_patterns.items():
-        collect(_check_pattern, bp, name, pattern)
-    collect(_check_ttl, bp)
-    collect(_check_provider, bp)
-    collect(_check_warm_throughput, bp)
-    collect(_check_recovery_period, bp)
-    collect(_check_index_throughput, bp)
-    collect(_check_notify_region, bp)
-    collect(_check_lint_codes, bp)
-    for position, migration in enumerate(bp.migrations):
-        collect(_check_migration, bp, position, migration)
-    collect(_check_renamed_or_removed, bp)
+    collect(_check_index_names, blueprint)
+    collect(_check_patterns_per_entity, blueprint)
+    for name, pattern in blueprint.access_patterns.items():
+        collect(_check_pattern, blueprint, name, pattern)
+    collect(_check_ttl, blueprint)
+    collect(_check_provider, blueprint)
+    collect(_check_warm_throughput, blueprint)
+    collect(_check_recovery_period, blueprint)
+    collect(_check_index_throughput, blueprint)
+    collect(_check_notify_region, blueprint)
+    collect(_check_lint_codes, blueprint)
+    for position, migration in enumerate(blueprint.migrations):
+        collect(_check_migration, blueprint, position, migration)
+    collect(_check_renamed_or_removed, blueprint)
     if errors:
         raise combined(errors)
 
 
-def _check_entity_tags(bp: Blueprint) -> None:
+def _check_entity_tags(blueprint: Blueprint) -> None:
     tags: dict[str, str] = {}
-    for name in bp.entities:
+    for name in blueprint.entities:
         tag = entity_tag(name)
         if tag in tags:
             raise BlueprintError(
@@ -75,22 +75,22 @@ def _check_entity_tags(bp: Blueprint) -> None:
         tags[tag] = name
 
 
-def _check_migration(bp: Blueprint, position: int, migration: Migration) -> None:
+def _check_migration(blueprint: Blueprint, position: int, migration: Migration) -> None:
     base = ("migrations", position)
     if migration.kind == "removal":
-        if migration.entity in bp.entities:
+        if migration.entity in blueprint.entities:
             raise BlueprintError(f"the removal of `{migration.entity}` names an entity the blueprint still declares",
                                  path=(*base, "entity"), code="E204",
                                  hint=f"remove `entities.{migration.entity}`, or this entry if it stays")
-        if migration.removal == "expire" and bp.table.ttl_attribute is None:
+        if migration.removal == "expire" and blueprint.table.ttl_attribute is None:
             raise BlueprintError("`removal: expire` needs the table's TTL (`table.ttl_attribute`)",
                                  path=(*base, "removal"), code="E204",
                                  hint="set `table.ttl_attribute`, or use `delete` (a job deletes the items)")
         return
-    if migration.entity not in bp.entities:
+    if migration.entity not in blueprint.entities:
         raise BlueprintError(f"unknown entity `{migration.entity}`", path=(*base, "entity"), code="E300",
-                             hint=_suggest(migration.entity, bp.entities))
-    if migration.renamed_from is not None and migration.renamed_from in bp.entities:
+                             hint=_suggest(migration.entity, blueprint.entities))
+    if migration.renamed_from is not None and migration.renamed_from in blueprint.entities:
         raise BlueprintError(f"`{migration.renamed_from}` is still an entity of the blueprint, so it was not renamed",
                              path=(*base, "renamed_from"), code="E204",
                              hint=f"remove `entities.{migration.renamed_from}` (it is `{migration.entity}` now), or "
@@ -103,10 +103,10 @@ def _check_migration(bp: Blueprint, position: int, migration: Migration) -> None
                 raise BlueprintError(error.message, path=(*base, side, part), code="E301", hint=error.hint) from None
 
 
-def _check_renamed_or_removed(bp: Blueprint) -> None:
+def _check_renamed_or_removed(blueprint: Blueprint) -> None:
     """An entity's items move to a new name or go, not both (running both would delete the renamed items)."""
-    renamed = {m.renamed_from: m.entity for m in bp.migrations if m.renamed_from is not None}
-    for position, migration in enumerate(bp.migrations):
+    renamed = {m.renamed_from: m.entity for m in blueprint.migrations if m.renamed_from is not None}
+    for position, migration in enumerate(blueprint.migrations):
         if migration.removal is not None and migration.entity in renamed:
             raise BlueprintError(
                 f"`{migration.entity}` is declared both renamed (to `{renamed[migration.entity]}`) and removed",
@@ -114,8 +114,8 @@ def _check_renamed_or_removed(bp: Blueprint) -> None:
                 hint=f"keep the rename if `{renamed[migration.entity]}` holds its items, or the removal if they go")
 
 
-def _check_lint_codes(bp: Blueprint) -> None:
-    for code in bp.lint.ignore:
+def _check_lint_codes(blueprint: Blueprint) -> None:
+    for code in blueprint.lint.ignore:
         if not re.fullmatch(r"TW[0-9]{3}", code):
             raise BlueprintError(f"`{code}` is not a finding code", path=("lint", "ignore", code), code="E300",
                                  hint="codes look like TW101; `python main.py lint` prints them")
@@ -138,23 +138,23 @@ def index_name_problem(names: Iterable[str]) -> tuple[str, str, str] | None:
     return None
 
 
-def _check_index_names(bp: Blueprint) -> None:
-    problem = index_name_problem({index for entity in bp.entities.values() for index in entity.index_keys}
-                                 | set(bp.indexes))
+def _check_index_names(blueprint: Blueprint) -> None:
+    problem = index_name_problem({index for entity in blueprint.entities.values() for index in entity.index_keys}
+                                 | set(blueprint.indexes))
     if problem is not None:
         name, message, hint = problem
-        raise BlueprintError(message, path=_index_path(bp, name), code="E501", hint=hint)
+        raise BlueprintError(message, path=_index_path(blueprint, name), code="E501", hint=hint)
 
 
-def _index_path(bp: Blueprint, index: str) -> FieldPath:
-    for entity_name, entity in sorted(bp.entities.items()):
+def _index_path(blueprint: Blueprint, index: str) -> FieldPath:
+    for entity_name, entity in sorted(blueprint.entities.items()):
         if index in entity.index_keys:
             return ("entities", entity_name, "index_keys", index)
     return ("indexes", index)
 
 
-def _check_patterns_per_entity(bp: Blueprint) -> None:
-    counts = Counter(pattern.entities[0] for pattern in bp.access_patterns.values())
+def _check_patterns_per_entity(blueprint: Blueprint) -> None:
+    counts = Counter(pattern.entities[0] for pattern in blueprint.access_patterns.values())
     for entity, count in sorted(counts.items()):
         if count > MAX_PATTERNS_PER_ENTITY:
             raise BlueprintError(
@@ -177,12 +177,13 @@ def _tag_text_allowed(text: str) -> bool:
                for ch in text)
 
 
-def _check_tags(bp: Blueprint) -> None:
-    if len(bp.tags) > MAX_TAGS:
-        raise BlueprintError(f"{len(bp.tags)} tags; AWS allows {MAX_TAGS} per resource", path=("tags",), code="E302",
+def _check_tags(blueprint: Blueprint) -> None:
+    if len(blueprint.tags) > MAX_TAGS:
+        raise BlueprintError(f"{len(blueprint.tags)} tags; AWS allows {MAX_TAGS} per resource", path=("tags",),
+                             code="E302",
                              hint="remove tags, or move them to a tag policy")
     allowed = "letters, digits, spaces and _ . : / = + - @ (AWS's tag rules)"
-    for key, value in bp.tags.items():
+    for key, value in blueprint.tags.items():
         if not 1 <= len(key) <= 128 or key.lower().startswith("aws:") or not _tag_text_allowed(key):
             raise BlueprintError(f"tag key {key!r} is not allowed", path=("tags", key), code="E302",
                                  hint=f"1-128 characters of {allowed}, not starting with aws:")
@@ -294,18 +295,19 @@ def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: FieldP
             )
 
 
-def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
+def _check_pattern(blueprint: Blueprint, name: str, pattern: AccessPattern) -> None:
     base = ("access_patterns", name)
     for entity_name in pattern.entities:
-        if entity_name not in bp.entities:
+        if entity_name not in blueprint.entities:
             raise BlueprintError(
-                f"unknown entity `{entity_name}`", path=(*base, "entity"), hint=_suggest(entity_name, bp.entities),
+                f"unknown entity `{entity_name}`", path=(*base, "entity"),
+                hint=_suggest(entity_name, blueprint.entities),
                 code="E300",
             )
     if len(set(pattern.entities)) != len(pattern.entities):
         raise BlueprintError("an entity is listed twice", code="E204", path=(*base, "entity"),
                              hint="list each entity once")
-    entities = [bp.entities[e] for e in pattern.entities]
+    entities = [blueprint.entities[e] for e in pattern.entities]
     common = set.intersection(*(set(e.attributes) for e in entities))
     every = set().union(*(set(e.attributes) for e in entities))
     what = f"`{pattern.entities[0]}`" if len(entities) == 1 else "every entity of the collection"
@@ -357,13 +359,13 @@ def _check_pattern(bp: Blueprint, name: str, pattern: AccessPattern) -> None:
                 hint=_suggest(attribute, every),
                 code="E300",
             )
-    _check_pinned_index(bp, base, pattern)
+    _check_pinned_index(blueprint, base, pattern)
 
 
-def _check_pinned_index(bp: Blueprint, base: FieldPath, pattern: AccessPattern) -> None:
+def _check_pinned_index(blueprint: Blueprint, base: FieldPath, pattern: AccessPattern) -> None:
     if pattern.index is None or pattern.index == TABLE:
         return
-    declared = {index for entity in bp.entities.values() for index in entity.index_keys}
+    declared = {index for entity in blueprint.entities.values() for index in entity.index_keys}
     if pattern.index not in declared:
         raise BlueprintError(
             f"`index: {pattern.index}` names no index with declared keys",
@@ -375,14 +377,14 @@ def _check_pinned_index(bp: Blueprint, base: FieldPath, pattern: AccessPattern) 
             code="E300",
         )
     for entity_name in pattern.entities:
-        if pattern.index not in bp.entities[entity_name].index_keys:
+        if pattern.index not in blueprint.entities[entity_name].index_keys:
             raise BlueprintError(
                 f"`{entity_name}` has no keys on index `{pattern.index}`",
                 path=(*base, "index"),
                 hint=f"declare `entities.{entity_name}.index_keys.{pattern.index}: {{pk: ..., sk: ...}}`",
                 code="E300",
             )
-    local = pattern.index in bp.indexes and bp.indexes[pattern.index].type == "local"
+    local = pattern.index in blueprint.indexes and blueprint.indexes[pattern.index].type == "local"
     if pattern.consistent and not local:
         raise BlueprintError(
             "global secondary indexes only support eventually consistent reads",
@@ -392,47 +394,49 @@ def _check_pinned_index(bp: Blueprint, base: FieldPath, pattern: AccessPattern) 
         )
 
 
-def _check_provider(bp: Blueprint) -> None:
-    if lowest_version(bp.terraform.aws_provider) is None:
-        raise BlueprintError(f"cannot read the version constraint {bp.terraform.aws_provider!r}",
+def _check_provider(blueprint: Blueprint) -> None:
+    if lowest_version(blueprint.terraform.aws_provider) is None:
+        raise BlueprintError(f"cannot read the version constraint {blueprint.terraform.aws_provider!r}",
                              code="E203", path=("terraform", "aws_provider"),
                              hint="write e.g. \"~> 5.100\" or \">= 6.11\"")
-    if bp.contributor_insights == "throttled_keys" and not supports_insights_mode(bp):
+    if blueprint.contributor_insights == "throttled_keys" and not supports_insights_mode(blueprint):
         raise BlueprintError(
             f"throttled_keys needs hashicorp/aws >= 6.11 (the `mode` argument); the constraint "
-            f"{bp.terraform.aws_provider!r} allows older versions, which always record accessed and throttled keys",
+            f"{blueprint.terraform.aws_provider!r} allows older versions, which always record accessed and throttled "
+            "keys",
             path=("contributor_insights",),
             hint="set `terraform: {aws_provider: \">= 6.11\"}`, or use `accessed_and_throttled_keys` (or `off`)",
             code="E204",
         )
 
 
-def _check_warm_throughput(bp: Blueprint) -> None:
-    paths: list[FieldPath] = [("table", "warm_throughput")] if bp.table.warm_throughput else []
-    paths += [("indexes", name, "warm_throughput") for name, spec in bp.indexes.items() if spec.warm_throughput]
-    if paths and not supports_warm_throughput(bp):
+def _check_warm_throughput(blueprint: Blueprint) -> None:
+    paths: list[FieldPath] = [("table", "warm_throughput")] if blueprint.table.warm_throughput else []
+    paths += [("indexes", name, "warm_throughput") for name, spec in blueprint.indexes.items() if spec.warm_throughput]
+    if paths and not supports_warm_throughput(blueprint):
         raise BlueprintError(
             f"warm_throughput needs hashicorp/aws >= 6.13 (the `warm_throughput` argument); the constraint "
-            f"{bp.terraform.aws_provider!r} allows older versions, which do not know it",
+            f"{blueprint.terraform.aws_provider!r} allows older versions, which do not know it",
             path=paths[0],
             hint="set `terraform: {aws_provider: \">= 6.13\"}`, or remove `warm_throughput`",
             code="E204",
         )
 
 
-def _check_recovery_period(bp: Blueprint) -> None:
-    if bp.table.point_in_time_recovery_days is not None and not supports_recovery_period(bp):
+def _check_recovery_period(blueprint: Blueprint) -> None:
+    if blueprint.table.point_in_time_recovery_days is not None and not supports_recovery_period(blueprint):
         raise BlueprintError(
             f"point_in_time_recovery_days needs hashicorp/aws >= 5.100 (`recovery_period_in_days`); the constraint "
-            f"{bp.terraform.aws_provider!r} allows older versions", path=("table", "point_in_time_recovery_days"),
+            f"{blueprint.terraform.aws_provider!r} allows older versions",
+            path=("table", "point_in_time_recovery_days"),
             hint="set `terraform: {aws_provider: \"~> 5.100\"}` (or later), or remove `point_in_time_recovery_days`",
             code="E204")
 
 
-def _check_index_throughput(bp: Blueprint) -> None:
-    if bp.table.billing != "provisioned":
+def _check_index_throughput(blueprint: Blueprint) -> None:
+    if blueprint.table.billing != "provisioned":
         return
-    for name, spec in bp.indexes.items():
+    for name, spec in blueprint.indexes.items():
         if spec.max_throughput is not None:
             raise BlueprintError(
                 "`max_throughput` applies to on-demand tables only; this table is provisioned",
@@ -447,13 +451,13 @@ def arn_region(arn: str) -> str:
     return arn.split(":")[3]
 
 
-def _check_notify_region(bp: Blueprint) -> None:
+def _check_notify_region(blueprint: Blueprint) -> None:
     """CloudWatch alarm actions and EventBridge rule targets must be in the alarm's and the rule's own region."""
-    if bp.alarms.notify == "create" or not bp.alarms.enabled:
+    if blueprint.alarms.notify == "create" or not blueprint.alarms.enabled:
         return
-    for position, arn in enumerate(bp.alarms.notify):
+    for position, arn in enumerate(blueprint.alarms.notify):
         topic_region = arn_region(arn)
-        if bp.region is None:
+        if blueprint.region is None:
             raise BlueprintError(
                 f"alarms.notify names a topic in {topic_region}, but the blueprint sets no `region`: alarms and the "
                 "change rule can notify topics of their own region only, and the stack's region would be whatever "
@@ -462,22 +466,22 @@ def _check_notify_region(bp: Blueprint) -> None:
                 hint=f"set `region: {topic_region}` (the region the stack deploys to), or write `notify: create`",
                 code="E204",
             )
-        if topic_region != bp.region:
+        if topic_region != blueprint.region:
             raise BlueprintError(
-                f"the topic {arn} is in {topic_region}, the stack in {bp.region}: CloudWatch alarms and EventBridge "
-                "rules notify topics of their own region only",
+                f"the topic {arn} is in {topic_region}, the stack in {blueprint.region}: CloudWatch alarms and "
+                "EventBridge rules notify topics of their own region only",
                 path=("alarms", "notify", position),
-                hint=f"use a topic in {bp.region} (one per region, subscribed to the same on-call), or write "
+                hint=f"use a topic in {blueprint.region} (one per region, subscribed to the same on-call), or write "
                      "`notify: create`",
                 code="E204",
             )
 
 
-def _check_ttl(bp: Blueprint) -> None:
-    name = bp.table.ttl_attribute
-    if name is None or not bp.entities:  # an adopted table whose entities are still to be described
+def _check_ttl(blueprint: Blueprint) -> None:
+    name = blueprint.table.ttl_attribute
+    if name is None or not blueprint.entities:  # an adopted table whose entities are still to be described
         return
-    specs = [entity.attributes[name] for entity in bp.entities.values() if name in entity.attributes]
+    specs = [entity.attributes[name] for entity in blueprint.entities.values() if name in entity.attributes]
     if not specs:
         raise BlueprintError(
             f"TTL attribute `{name}` is not an attribute of any entity",

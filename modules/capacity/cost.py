@@ -274,9 +274,9 @@ def _storage_notes(design: TableDesign) -> list[str]:
 
 def _monitoring_lines(design: TableDesign, capacity: CapacityReport, price: _Pricer) -> list[CostLine]:
     """Contributor Insights, the alarms and the trail the change rule may create."""
-    bp, book = design.blueprint, price.book
+    blueprint, book = design.blueprint, price.book
     lines = []
-    mode = insights_mode(bp)
+    mode = insights_mode(blueprint)
     if mode != "off":
         insights = book.contributor_insights if book else None
         lines.append(price.line("Contributor Insights rules", insights_rules(design), "rules", insights, "rule_month"))
@@ -287,11 +287,11 @@ def _monitoring_lines(design: TableDesign, capacity: CapacityReport, price: _Pri
         else:
             lines.append(price.line("Contributor Insights events", 0.0, "million events", insights, "million_events",
                                     note="throttled keys mode: only throttled requests are events, none estimated"))
-    if bp.alarms.enabled:
+    if blueprint.alarms.enabled:
         metrics = sum(spec.metric_count for spec in alarm_specs(design, "table"))
         lines.append(price.line("CloudWatch alarms", metrics, "alarm metrics", book.alarms if book else None,
                                 "metric_month"))
-        if bp.change_rules.trail == "create":
+        if blueprint.change_rules.trail == "create":
             lines.append(CostLine("CloudTrail trail", 1, "trail", None, price.region, note=(
                 "free if it is the first trail logging management events in this region; otherwise CloudTrail "
                 "charges per management event it records, and the S3 storage of its logs is not counted")))
@@ -300,8 +300,8 @@ def _monitoring_lines(design: TableDesign, capacity: CapacityReport, price: _Pri
 
 def monthly_cost(design: TableDesign, capacity: CapacityReport) -> CostReport:
     """Every line of the month's bill in the blueprint's region, priced with the estimate's prices."""
-    bp = design.blueprint
-    region, table_class, prices = bp.region, bp.table.table_class, capacity.prices
+    blueprint = design.blueprint
+    region, table_class, prices = blueprint.region, blueprint.table.table_class, capacity.prices
     book = prices.region(region)
     throughput = prices.table_class(region, table_class)
     price = _Pricer(region, book, prices.file)
@@ -309,7 +309,7 @@ def monthly_cost(design: TableDesign, capacity: CapacityReport) -> CostReport:
              + _monitoring_lines(design, capacity, price))
     ceiling = _ceiling(design, capacity, throughput)
     dates = PriceDates(book.effective, book.checked, prices.file) if book else None
-    return CostReport(region, bp.table.billing, table_class, dates, tuple(lines),
+    return CostReport(region, blueprint.table.billing, table_class, dates, tuple(lines),
                       tuple(_notes(region, table_class, prices) + _storage_notes(design)), ceiling)
 
 

@@ -236,8 +236,8 @@ def _table_bytes(design: TableDesign) -> int:
 def attribute_cardinality(design: TableDesign, attribute: str) -> tuple[int | None, str]:
     """How many values an attribute takes, for sizing item collections: declared, enumerated, or the
     item count of an entity keyed by that attribute alone (one Customer per `customerId`)."""
-    bp = design.blueprint
-    specs = [entity.attributes[attribute] for entity in bp.entities.values() if attribute in entity.attributes]
+    blueprint = design.blueprint
+    specs = [entity.attributes[attribute] for entity in blueprint.entities.values() if attribute in entity.attributes]
     for spec in specs:
         if spec.cardinality is not None:
             return spec.cardinality, f"{spec.cardinality:,} {attribute} values (declared)"
@@ -245,7 +245,7 @@ def attribute_cardinality(design: TableDesign, attribute: str) -> tuple[int | No
             return len(spec.values), f"{len(spec.values)} {attribute} values"
         if spec.type == "boolean":
             return 2, f"2 {attribute} values"
-    for name, entity in sorted(bp.entities.items()):
+    for name, entity in sorted(blueprint.entities.items()):
         table = design.shapes[name][TABLE]
         if entity.item_count and set(table.pk.attributes + table.sk.attributes) == {attribute}:
             return entity.item_count, f"{entity.item_count:,} {attribute} values (one {name} each)"
@@ -361,9 +361,9 @@ def _bounds(average: float, peak_factor: float, target_percent: int) -> tuple[in
 
 
 def estimate(design: TableDesign, prices: Prices = BUILT_IN) -> CapacityReport:
-    bp = design.blueprint
+    blueprint = design.blueprint
     reads = tuple(read_cost(design, plan) for plan in design.plans)
-    writes = tuple(write_cost(design, entity) for entity in sorted(bp.entities))
+    writes = tuple(write_cost(design, entity) for entity in sorted(blueprint.entities))
     loads = []
     for index in [TABLE] + [i.name for i in design.global_indexes]:
         read = sum(r.units_per_second for r in reads if r.index == index)
@@ -374,6 +374,7 @@ def estimate(design: TableDesign, prices: Prices = BUILT_IN) -> CapacityReport:
         if index == TABLE:
             write += sum(units for w in writes for i, units in w.units_per_second.items() if design.index_is_local(i))
         policy = design.capacity[index]
-        loads.append(IndexLoad(index, read, write, _bounds(read, bp.traffic.peak_factor, policy.scaling("read").target),
-                               _bounds(write, bp.traffic.peak_factor, policy.scaling("write").target)))
+        peak_factor = blueprint.traffic.peak_factor
+        loads.append(IndexLoad(index, read, write, _bounds(read, peak_factor, policy.scaling("read").target),
+                               _bounds(write, peak_factor, policy.scaling("write").target)))
     return CapacityReport(reads, writes, tuple(loads), prices)

@@ -69,11 +69,11 @@ def observability(design: TableDesign, table_name: str, tags: dict[str, str],
 
 
 def table_references(design: TableDesign) -> TableReferences:
-    bp = design.blueprint
+    blueprint = design.blueprint
     return TableReferences(
         table_name=table_ref(design, "name"),
         table_arn=table_ref(design, "arn"),
-        stream_arn=table_ref(design, "stream_arn") if bp.table.stream != "off" else None,
-        change_calendar=calendar_ref(design, "name") if bp.maintenance_window is not None else None,
-        alarm_topic_arn=topic_arn(design) if bp.alarms.enabled and bp.alarms.notify == "create" else None,
+        stream_arn=table_ref(design, "stream_arn") if blueprint.table.stream != "off" else None,
+        change_calendar=calendar_ref(design, "name") if blueprint.maintenance_window is not None else None,
+        alarm_topic_arn=topic_arn(design) if blueprint.alarms.enabled and blueprint.alarms.notify == "create" else None,
     )

@@ -38,8 +38,8 @@ METRICS: dict[str, PredefinedMetricType] = {
 def autoscaling(design: TableDesign, table_name: str, tags: dict[str, str]) -> list[Block]:
     """Scaling targets and policies; `table_name` is a reference to the table's name. The targets and
     policies an adopted table has already are imported under their live names."""
-    bp = design.blueprint
-    base = logical_id(bp.blueprint)
+    blueprint = design.blueprint
+    base = logical_id(blueprint.blueprint)
     blocks: list[Block] = []
     targets: list[tuple[str, str, str, Literal["table", "index"]]] = [(TABLE, logical_id(base), "", "table")]
     targets += [(index.name, logical_id(base, index.name), f"/index/{index.name}", "index")
@@ -49,12 +49,13 @@ def autoscaling(design: TableDesign, table_name: str, tags: dict[str, str]) -> l
         if policy.billing != "provisioned":
             continue
         for direction in DIRECTIONS:
-            scalable = Scalable(f"{name}_{direction}", f"table/{bp.table.name}{suffix}", kind, direction)
-            live_policy = bp.adopted.policy(index, direction) if bp.adopted else None
-            policy_name = live_policy or f"{bp.table.name}{'-' + index if index != TABLE else ''}-{direction}-capacity"
+            scalable = Scalable(f"{name}_{direction}", f"table/{blueprint.table.name}{suffix}", kind, direction)
+            live_policy = blueprint.adopted.policy(index, direction) if blueprint.adopted else None
+            owner = blueprint.table.name + (f"-{index}" if index != TABLE else "")
+            policy_name = live_policy or f"{owner}-{direction}-capacity"
             target, scaling = _scale(scalable, f"table/{table_name}{suffix}", policy, tags, policy_name)
             blocks += [target, scaling]
-            if bp.adopted and bp.adopted.imports_target(index, direction):
+            if blueprint.adopted and blueprint.adopted.imports_target(index, direction):
                 blocks.append(import_block(target, scalable.import_id))
             if live_policy is not None:
                 blocks.append(import_block(scaling, f"{scalable.import_id}/{live_policy}"))

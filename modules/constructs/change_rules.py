@@ -59,11 +59,11 @@ def trail(design: TableDesign, tags: dict[str, str]) -> list[Block]:
     """`change_rules.trail: create`: a single-region trail of management write events, logging to a private
     bucket of its own whose policy admits CloudTrail for this trail only (AWS's bucket policy for trails,
     with `aws:SourceArn`). Nothing without it."""
-    bp = design.blueprint
-    if bp.change_rules.trail != "create" or not bp.alarms.enabled:
+    blueprint = design.blueprint
+    if blueprint.change_rules.trail != "create" or not blueprint.alarms.enabled:
         return []
-    base = logical_id(bp.blueprint, "trail")
-    name = trail_name(bp.table.name)
+    base = logical_id(blueprint.blueprint, "trail")
+    name = trail_name(blueprint.table.name)
     table = name.removeprefix("tablewright-").removesuffix("-changes").lower()
     prefix = "tw-trail-" + "".join(c for c in table if c.isalnum() or c == "-")
     bucket = resource(S3Bucket(bucket_prefix=prefix[:36].rstrip("-") + "-", tags=tags or None), base)

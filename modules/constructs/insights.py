@@ -26,16 +26,16 @@ MODES: dict[str, InsightsMode] = {
 
 def contributor_insights(design: TableDesign, table_name: str) -> list[Block]:
     """One `aws_dynamodb_contributor_insights` per target; `table_name` is a reference to the table's name."""
-    bp = design.blueprint
-    mode = insights_mode(bp)
+    blueprint = design.blueprint
+    mode = insights_mode(blueprint)
     if mode == "off":
         return []
-    base = logical_id(bp.blueprint)
+    base = logical_id(blueprint.blueprint)
     targets = [(base, None)] + [(logical_id(base, index.name), index.name) for index in design.global_indexes]
     blocks: list[Block] = []
     for name, index_name in targets:
         arguments: DynamodbContributorInsights
-        if supports_insights_mode(bp):
+        if supports_insights_mode(blueprint):
             arguments = DynamodbContributorInsightsWithMode(table_name=table_name, index_name=index_name,
                                                             mode=MODES[mode])
         else:

@@ -24,8 +24,8 @@ AWS_PROVIDER_SOURCE = "hashicorp/aws"
 
 
 def add_backend(stack: TerraformStack, plan: Stack) -> None:
-    bp = plan.design.blueprint
-    backend = bp.terraform.backend
+    blueprint = plan.design.blueprint
+    backend = blueprint.terraform.backend
     if backend.type == "local":
         LocalBackend(stack, path=local_state_path(plan.name))
         return
@@ -36,11 +36,12 @@ def add_backend(stack: TerraformStack, plan: Stack) -> None:
 
 
 def construct_stack(app: App, plan: Stack) -> FragmentStack:
-    bp = plan.design.blueprint
+    blueprint = plan.design.blueprint
     stack = FragmentStack(app, plan.name)
     add_backend(stack, plan)
-    Provider(stack, "aws", AWS_PROVIDER_SOURCE, bp.terraform.aws_provider, {"region": bp.region} if bp.region else {})
-    table = TablewrightTable(stack, logical_id(bp.blueprint), stack=plan)
+    Provider(stack, "aws", AWS_PROVIDER_SOURCE, blueprint.terraform.aws_provider,
+             {"region": blueprint.region} if blueprint.region else {})
+    table = TablewrightTable(stack, logical_id(blueprint.blueprint), stack=plan)
     outputs = {"table_name": table.table_name, "table_arn": table.table_arn, "stream_arn": table.stream_arn,
                "change_calendar": table.change_calendar, "alarm_topic_arn": table.alarm_topic_arn}
     # One element for the references, not one jsii object each: the JSON a TerraformOutput writes, with the

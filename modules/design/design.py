@@ -41,13 +41,13 @@ DEFAULT_TABLE_KEYS = KeyNames("PK", "SK")
 KEY_TYPE_LETTER: dict[str, Literal["S", "N", "B"]] = {"string": "S", "number": "N", "binary": "B"}
 
 
-def key_names(bp: Blueprint, index: str) -> KeyNames:
+def key_names(blueprint: Blueprint, index: str) -> KeyNames:
     """The table's `keys` (default `PK`/`SK`); an index's `keys` (default `GSI1PK`/`GSI1SK`, and a local
     index's partition key is the table's)."""
-    table = _declared(bp.table.keys) or DEFAULT_TABLE_KEYS
+    table = _declared(blueprint.table.keys) or DEFAULT_TABLE_KEYS
     if index == TABLE:
         return table
-    spec = bp.indexes.get(index)
+    spec = blueprint.indexes.get(index)
     local = spec is not None and spec.type == "local"
     declared = _declared(spec.keys) if spec is not None else None
     if declared is not None:
@@ -62,10 +62,10 @@ def _declared(keys: KeyAttributes | None) -> KeyNames | None:
     return KeyNames(keys.partition.name, sort.name if sort else None)
 
 
-def key_types(bp: Blueprint) -> dict[str, Literal["S", "N", "B"]]:
+def key_types(blueprint: Blueprint) -> dict[str, Literal["S", "N", "B"]]:
     """The DynamoDB type of every declared key attribute (attributes the planner names hold strings)."""
     types: dict[str, Literal["S", "N", "B"]] = {}
-    for keys in [bp.table.keys] + [spec.keys for spec in bp.indexes.values()]:
+    for keys in [blueprint.table.keys] + [spec.keys for spec in blueprint.indexes.values()]:
         if keys is None:
             continue
         for attribute in (keys.partition, keys.sort):

@@ -28,32 +28,32 @@ from modules.errors import DesignError, FieldPath
 MAX_LOCAL_INDEXES = 5
 
 
-def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
+def design(blueprint: Blueprint, lock: StackLock | None = None) -> TableDesign:
     """Route every access pattern and plan the GSIs it needs, keeping every index of the design lock as
     it is. Raises DesignError naming the pattern."""
-    members = _declared_shapes(bp)
+    members = _declared_shapes(blueprint)
     declared = set(members)
-    locked = locked_indexes(bp, lock, declared)
+    locked = locked_indexes(blueprint, lock, declared)
     members.update({name: dict(state.members) for name, state in locked.items()})
     retiring = {name for name, state in locked.items() if state.retiring}
     routes: dict[str, tuple[str, Served]] = {}
     pending: dict[str, list[Need]] = {}
-    for name in sorted(bp.access_patterns):
-        pattern = bp.access_patterns[name]
-        route = _route(bp, name, pattern, members, last=frozenset(retiring))
+    for name in sorted(blueprint.access_patterns):
+        pattern = blueprint.access_patterns[name]
+        route = _route(blueprint, name, pattern, members, last=frozenset(retiring))
         if route is None:
             pending.setdefault(pattern.entities[0], []).append(need_of(name, pattern))
         else:
             routes[name] = route
-    created = _successors(bp, locked, members, routes)
-    groups = {entity: minimum_groups(bp, entity, needs) for entity, needs in pending.items()}
+    created = _successors(blueprint, locked, members, routes)
+    groups = {entity: minimum_groups(blueprint, entity, needs) for entity, needs in pending.items()}
     # Indexes with declared key attributes exist as they are: the planner adds no entity to them.
-    closed = frozenset(locked) | frozenset(created.values()) | frozenset(_keyed(bp))
-    planned = assign_indexes(bp, groups, members, closed, first=_next_number(members) if locked else 1)
+    closed = frozenset(locked) | frozenset(created.values()) | frozenset(_keyed(blueprint))
+    planned = assign_indexes(blueprint, groups, members, closed, first=_next_number(members) if locked else 1)
     for index, placements in planned.items():
         for _, patterns in placements.values():
             for name in patterns:
-                served = serve(bp, bp.access_patterns[name], index, members[index])
+                served = serve(blueprint, blueprint.access_patterns[name], index, members[index])
                 if isinstance(served, Refusal):
                     raise DesignError(f"planned {index} cannot serve this pattern: {served.reason}",
                                       path=("access_patterns", name),
@@ -61,24 +61,24 @@ def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
                                                           "(`index:`) whose keys serve it")
                 routes[name] = (index, served)
     index_names = sorted((name for name in members if name != TABLE), key=gsi_sort_key)
-    _check_index_settings(bp, index_names)
-    _check_migrations(bp, index_names)
-    _check_removals(bp, locked_indexes(bp, lock, declared, removed=True), routes, set(planned))
+    _check_index_settings(blueprint, index_names)
+    _check_migrations(blueprint, index_names)
+    _check_removals(blueprint, locked_indexes(blueprint, lock, declared, removed=True), routes, set(planned))
     serving = {name: [p for p, (i, _) in sorted(routes.items()) if i == name] for name in index_names}
-    projections = {name: _locked_projection(bp, name, locked, created, serving)
-                   or _projection(bp, name, serving[name]) for name in index_names}
+    projections = {name: _locked_projection(blueprint, name, locked, created, serving)
+                   or _projection(blueprint, name, serving[name]) for name in index_names}
     replaced_by = _replacements(locked, members, serving)
     predecessors = {new: old for old, new in replaced_by.items()}
     until_ready = {pattern: predecessors[i] for pattern, (i, _) in routes.items() if i in predecessors}
     indexes = tuple(
         IndexDesign(
             name=name,
-            keys=_index_keys(bp, name, members[name], locked),
+            keys=_index_keys(blueprint, name, members[name], locked),
             members=tuple(sorted(members[name].items())),
             projection=projections[name],
             patterns=tuple(serving[name]),
-            reason=_reason(bp, name, members[name], planned.get(name, {}), routes, locked, predecessors),
-            local=is_local(bp, name),
+            reason=_reason(blueprint, name, members[name], planned.get(name, {}), routes, locked, predecessors),
+            local=is_local(blueprint, name),
             locked=name in locked,
             retiring=name in locked and not serving[name],
             successor=replaced_by.get(name),
@@ -86,26 +86,26 @@ def design(bp: Blueprint, lock: StackLock | None = None) -> TableDesign:
         )
         for name in index_names
     )
-    plans = tuple(query_plan(bp, name, routes[name], projections, members, until_ready.get(name))
+    plans = tuple(query_plan(blueprint, name, routes[name], projections, members, until_ready.get(name))
                   for name in sorted(routes))
     shapes: dict[str, dict[str, Shape]] = {}
     for index, entities in members.items():
         for entity, shape in entities.items():
             shapes.setdefault(entity, {})[index] = shape
-    _check_shared_attributes(bp, shapes)
-    return TableDesign(bp, shapes, indexes, plans, _notes(groups), _capacity(bp, indexes))
+    _check_shared_attributes(blueprint, shapes)
+    return TableDesign(blueprint, shapes, indexes, plans, _notes(groups), _capacity(blueprint, indexes))
 
 
-def _capacity(bp: Blueprint, indexes: tuple[IndexDesign, ...]) -> dict[str, CapacityPolicy]:
+def _capacity(blueprint: Blueprint, indexes: tuple[IndexDesign, ...]) -> dict[str, CapacityPolicy]:
     """The billing and autoscaling of the table and of every GSI: an index's own `capacity`, with the
     table's target unless it sets one; else the table's."""
-    table = bp.table.capacity
-    if bp.table.billing == "on_demand" or table is None:
+    table = blueprint.table.capacity
+    if blueprint.table.billing == "on_demand" or table is None:
         policy = CapacityPolicy("on_demand", source=("table", "billing"))
         return {TABLE: policy} | {index.name: policy for index in indexes if not index.local}
     policies = {TABLE: _provisioned(table, table.target_utilization, ("table", "capacity"))}
     for index in indexes:
-        settings = bp.indexes.get(index.name)
+        settings = blueprint.indexes.get(index.name)
         own = settings.capacity if settings is not None else None
         if index.local:
             continue
@@ -128,18 +128,18 @@ def _provisioned(capacity: Capacity, target: int, source: tuple[str, ...]) -> Ca
                           scaling(capacity.read), scaling(capacity.write))
 
 
-def _successors(bp: Blueprint, locked: dict[str, LockedState], members: dict[str, dict[str, Shape]],
+def _successors(blueprint: Blueprint, locked: dict[str, LockedState], members: dict[str, dict[str, Shape]],
                 routes: dict[str, tuple[str, Served]]) -> dict[str, str]:
     """Locked indexes whose patterns now need a larger projection -> the successor that takes them: the
     same key attributes and shapes under the next unused name, built beside the locked index while it
     keeps serving (expand and contract). `indexes.<name>.rebuild: in_place` rebuilds the index itself."""
     successors: dict[str, str] = {}
     for name, state in sorted(locked.items(), key=lambda item: gsi_sort_key(item[0])):
-        settings = bp.indexes.get(name)
+        settings = blueprint.indexes.get(name)
         if settings is not None and (settings.rebuild == "in_place" or settings.projection is not None):
             continue  # the blueprint asks for this index itself: rebuilt in place
         served = [p for p, (i, _) in routes.items() if i == name]
-        needed = tuple(sorted({a for p in served for a in needed_attributes(bp, bp.access_patterns[p])}))
+        needed = tuple(sorted({a for p in served for a in needed_attributes(blueprint, blueprint.access_patterns[p])}))
         if not served or not state.projection.lacks(needed):
             continue
         successor = f"GSI{_next_number(members)}"
@@ -171,53 +171,54 @@ def _next_number(members: dict[str, dict[str, Shape]]) -> int:
     return max(numbers, default=0) + 1
 
 
-def _locked_projection(bp: Blueprint, name: str, locked: dict[str, LockedState], successors: dict[str, str],
+def _locked_projection(blueprint: Blueprint, name: str, locked: dict[str, LockedState], successors: dict[str, str],
                        serving: dict[str, list[str]]) -> Projection | None:
     """A locked index keeps its projection unless the blueprint rebuilds it in place; a successor projects
     what its predecessor did plus what the patterns now need."""
-    needed = tuple(sorted({a for p in serving[name] for a in needed_attributes(bp, bp.access_patterns[p])}))
+    patterns = blueprint.access_patterns
+    needed = tuple(sorted({a for p in serving[name] for a in needed_attributes(blueprint, patterns[p])}))
     predecessor = next((old for old, new in successors.items() if new == name), None)
     if predecessor is not None:
         return Projection("INCLUDE", tuple(sorted(set(locked[predecessor].projection.attributes) | set(needed))))
     if name not in locked:
         return None
-    settings = bp.indexes.get(name)
+    settings = blueprint.indexes.get(name)
     grows = bool(locked[name].projection.lacks(needed))
     rebuilt = settings is not None and (settings.projection is not None or (settings.rebuild == "in_place" and grows))
     return None if rebuilt else locked[name].projection
 
 
-def _index_keys(bp: Blueprint, name: str, members: dict[str, Shape], locked: dict[str, LockedState]) -> KeyNames:
+def _index_keys(blueprint: Blueprint, name: str, members: dict[str, Shape], locked: dict[str, LockedState]) -> KeyNames:
     """The attributes its members' keys are written to (a successor keeps its predecessor's)."""
     if members:
         return next(iter(members.values())).keys
-    return locked[name].keys if name in locked else key_names(bp, name)
+    return locked[name].keys if name in locked else key_names(blueprint, name)
 
 
-def _keyed(bp: Blueprint) -> list[str]:
+def _keyed(blueprint: Blueprint) -> list[str]:
     """Indexes whose key attributes the blueprint declares (`indexes.<name>.keys`)."""
-    return sorted(name for name, spec in bp.indexes.items() if spec.keys is not None and not spec.remove)
+    return sorted(name for name, spec in blueprint.indexes.items() if spec.keys is not None and not spec.remove)
 
 
-def _declared_shapes(bp: Blueprint) -> dict[str, dict[str, Shape]]:
+def _declared_shapes(blueprint: Blueprint) -> dict[str, dict[str, Shape]]:
     """index -> entity -> shape, for the base table and every index with declared keys."""
     members: dict[str, dict[str, Shape]] = {TABLE: {}}
-    members.update({name: {} for name in _keyed(bp)})
-    table_keys = key_names(bp, TABLE)
-    for name, entity in sorted(bp.entities.items()):
+    members.update({name: {} for name in _keyed(blueprint)})
+    table_keys = key_names(blueprint, TABLE)
+    for name, entity in sorted(blueprint.entities.items()):
         table_pk = parse_template(entity.key.pk)
-        members[TABLE][name] = _entity_shape(bp, name, TABLE, entity.key, ("entities", name, "key"))
+        members[TABLE][name] = _entity_shape(blueprint, name, TABLE, entity.key, ("entities", name, "key"))
         for index, keys in sorted(entity.index_keys.items()):
             path = ("entities", name, "index_keys", index)
-            if is_local(bp, index) and (parse_template(keys.pk) != table_pk or keys.shards):
+            if is_local(blueprint, index) and (parse_template(keys.pk) != table_pk or keys.shards):
                 raise DesignError(
                     f"local index {index} shares the table's partition key, so its partition key must be "
                     f"{entity.key.pk!r} (unsharded)",
                     path=(*path, "pk"),
                     hint=f"write `pk: \"{entity.key.pk}\"` and vary only the sort key",
                 )
-            members.setdefault(index, {})[name] = _entity_shape(bp, name, index, keys, path)
-    locals_declared = sorted(name for name, spec in bp.indexes.items() if spec.type == "local")
+            members.setdefault(index, {})[name] = _entity_shape(blueprint, name, index, keys, path)
+    locals_declared = sorted(name for name, spec in blueprint.indexes.items() if spec.type == "local")
     if len(locals_declared) > MAX_LOCAL_INDEXES:
         raise DesignError(f"{len(locals_declared)} local indexes; a table may have at most {MAX_LOCAL_INDEXES}",
                           path=("indexes", locals_declared[MAX_LOCAL_INDEXES]))
@@ -227,7 +228,7 @@ def _declared_shapes(bp: Blueprint) -> dict[str, dict[str, Shape]]:
                               path=("indexes", name),
                               hint=f"declare `entities.<Entity>.index_keys.{name}: {{pk: ..., sk: ...}}`, or its "
                                    f"`keys: {{sk: ...}}`")
-        spec = bp.indexes[name].keys
+        spec = blueprint.indexes[name].keys
         if spec is not None and (spec.partition.name != table_keys.pk or spec.sort is None):
             raise DesignError(f"local index `{name}` must have the table's partition key `{table_keys.pk}` and a "
                               "sort key of its own", path=("indexes", name, "keys"),
@@ -235,10 +236,10 @@ def _declared_shapes(bp: Blueprint) -> dict[str, dict[str, Shape]]:
     return members
 
 
-def _entity_shape(bp: Blueprint, entity: str, index: str, keys: KeySpec, path: FieldPath) -> Shape:
+def _entity_shape(blueprint: Blueprint, entity: str, index: str, keys: KeySpec, path: FieldPath) -> Shape:
     """An entity's shape on the table or an index, its templates checked against the key attributes
     they are written to."""
-    names = key_names(bp, index)
+    names = key_names(blueprint, index)
     label = "the table" if index == TABLE else f"index {index}"
     if names.sk is None and keys.sk is not None:
         raise DesignError(f"{label} has no sort key, so this key has no `sk`", path=(*path, "sk"),
@@ -246,7 +247,7 @@ def _entity_shape(bp: Blueprint, entity: str, index: str, keys: KeySpec, path: F
     if names.sk is not None and keys.sk is None:
         raise DesignError(f"{label} has a sort key (`{names.sk}`): write its template", path=path,
                           hint="add `sk:`, e.g. a constant such as `PROFILE` for one item per partition")
-    types = key_types(bp)
+    types = key_types(blueprint)
     typed = sorted(name for name in names.names if types.get(name, "S") != "S")
     if typed:
         raise DesignError(
@@ -255,17 +256,17 @@ def _entity_shape(bp: Blueprint, entity: str, index: str, keys: KeySpec, path: F
             hint="describe the entities of this table once it has string keys; the table itself is synthesized and "
                  "imported without them")
     pk, sk = parse_template(keys.pk), parse_template(keys.sk) if keys.sk is not None else KeyTemplate(())
-    attributes = bp.entities[entity].attributes
+    attributes = blueprint.entities[entity].attributes
     for name, template, part in ((names.pk, pk, "pk"), (names.sk, sk, "sk")):
         if name in attributes and template.text != "{" + name + "}":
             raise DesignError(
                 f"`{name}` is both an attribute of {entity} and the {part} attribute of {label}, so the key must "
                 f"be the attribute itself", path=(*path, part),
                 hint=f"write `{part}: \"{{{name}}}\"`, or rename the entity's attribute")
-    return sharded_shape(bp, entity, index, pk, sk, names, keys)
+    return sharded_shape(blueprint, entity, index, pk, sk, names, keys)
 
 
-def _check_shared_attributes(bp: Blueprint, shapes: dict[str, dict[str, Shape]]) -> None:
+def _check_shared_attributes(blueprint: Blueprint, shapes: dict[str, dict[str, Shape]]) -> None:
     """An item attribute holds one value: two indexes that key an entity by the same attribute must
     write the same template into it."""
     for entity, by_index in sorted(shapes.items()):
@@ -283,7 +284,7 @@ def _check_shared_attributes(bp: Blueprint, shapes: dict[str, dict[str, Shape]])
 
 
 def _route(
-    bp: Blueprint, name: str, pattern: AccessPattern, members: dict[str, dict[str, Shape]],
+    blueprint: Blueprint, name: str, pattern: AccessPattern, members: dict[str, dict[str, Shape]],
     last: frozenset[str] = frozenset(),
 ) -> tuple[str, Served] | None:
     """The first existing index that serves the pattern (the `last` ones, retiring, only after every other);
@@ -296,9 +297,9 @@ def _route(
         candidates = [TABLE] + [i for i in existing if all(e in members[i] for e in pattern.entities)]
     refusals: list[tuple[str, Refusal]] = []
     for index in candidates:
-        if pattern.consistent and index != TABLE and not is_local(bp, index):
+        if pattern.consistent and index != TABLE and not is_local(blueprint, index):
             continue
-        served = serve(bp, pattern, index, members[index])
+        served = serve(blueprint, pattern, index, members[index])
         if isinstance(served, Served):
             return index, served
         refusals.append((index, served))
@@ -312,7 +313,7 @@ def _route(
                           hint=hint or f"remove `index: {pattern.index}` to let the planner choose, or change the "
                                        "pattern's conditions to match that index's keys")
     if pattern.scan == "allowed" and len(pattern.entities) == 1:
-        return TABLE, _scan(bp, pattern)
+        return TABLE, _scan(blueprint, pattern)
     if len(pattern.entities) > 1:
         raise DesignError(
             f"no index serves this item collection: {why}",
@@ -335,13 +336,13 @@ def _route(
     return None
 
 
-def _scan(bp: Blueprint, pattern: AccessPattern) -> Served:
+def _scan(blueprint: Blueprint, pattern: AccessPattern) -> Served:
     """A full-table Scan for a pattern that says `scan: allowed`; its conditions become filters."""
     return Served("Scan", "", (), (), (), (f"Scan accepted: {pattern.reason}",))
 
 
-def _check_index_settings(bp: Blueprint, index_names: list[str]) -> None:
-    for name, settings in bp.indexes.items():
+def _check_index_settings(blueprint: Blueprint, index_names: list[str]) -> None:
+    for name, settings in blueprint.indexes.items():
         if name not in index_names and not settings.remove:
             known = ", ".join(index_names) or "none"
             raise DesignError(
@@ -351,12 +352,12 @@ def _check_index_settings(bp: Blueprint, index_names: list[str]) -> None:
             )
 
 
-def _check_removals(bp: Blueprint, removed: dict[str, LockedState], routes: dict[str, tuple[str, Served]],
+def _check_removals(blueprint: Blueprint, removed: dict[str, LockedState], routes: dict[str, tuple[str, Served]],
                     planned: set[str]) -> None:
     """An index the blueprint removes must not be one a pattern still needs (it would be planned again)."""
     for name, state in removed.items():
-        needing = sorted(pattern for pattern, (index, _) in routes.items() if index in planned
-                         and isinstance(serve(bp, bp.access_patterns[pattern], name, state.members), Served))
+        needing = sorted(pattern for pattern, (index, _) in routes.items() if index in planned and isinstance(
+                             serve(blueprint, blueprint.access_patterns[pattern], name, state.members), Served))
         if needing:
             raise DesignError(f"{name} still serves {', '.join(needing)}, so it cannot be removed",
                               path=("indexes", name, "remove"), code="E501",
@@ -364,28 +365,28 @@ def _check_removals(bp: Blueprint, removed: dict[str, LockedState], routes: dict
                                    "`remove: true`")
 
 
-def _check_migrations(bp: Blueprint, index_names: list[str]) -> None:
-    for position, migration in enumerate(bp.migrations):
+def _check_migrations(blueprint: Blueprint, index_names: list[str]) -> None:
+    for position, migration in enumerate(blueprint.migrations):
         if migration.index != TABLE and migration.index not in index_names:
             raise DesignError(f"the migration names index `{migration.index}`, which this design does not have",
                               path=("migrations", position, "index"),
                               hint=f"use `table` or one of: {', '.join(index_names) or 'none'}")
 
 
-def _projection(bp: Blueprint, index: str, patterns: list[str]) -> Projection:
-    requested = bp.indexes[index].projection if index in bp.indexes else None
+def _projection(blueprint: Blueprint, index: str, patterns: list[str]) -> Projection:
+    requested = blueprint.indexes[index].projection if index in blueprint.indexes else None
     if requested == "all":
         return Projection("ALL")
     if requested == "keys_only":
         return Projection("KEYS_ONLY")
     if isinstance(requested, list):
         return Projection("INCLUDE", tuple(sorted(requested))) if requested else Projection("KEYS_ONLY")
-    union = sorted({a for p in patterns for a in needed_attributes(bp, bp.access_patterns[p])})
+    union = sorted({a for p in patterns for a in needed_attributes(blueprint, blueprint.access_patterns[p])})
     return Projection("INCLUDE", tuple(union)) if union else Projection("KEYS_ONLY")
 
 
 def _reason(
-    bp: Blueprint,
+    blueprint: Blueprint,
     index: str,
     members: dict[str, Shape],
     planned: dict[str, tuple[Shape, tuple[str, ...]]],
@@ -396,7 +397,8 @@ def _reason(
     parts = []
     origin = "locked" if index in locked else f"successor of {predecessors[index]}" if index in predecessors else ""
     for entity, shape in sorted(members.items()):
-        patterns = sorted(p for p, (i, _) in routes.items() if i == index and entity in bp.access_patterns[p].entities)
+        patterns = sorted(p for p, (i, _) in routes.items()
+                          if i == index and entity in blueprint.access_patterns[p].entities)
         how = origin or ("planned" if entity in planned else "declared")
         served = f" for {', '.join(patterns)}" if patterns else " (no pattern reads it here)"
         parts.append(f"{entity} keyed {shape} ({how}){served}")

@@ -71,7 +71,7 @@ def sort_sequence(needs: Sequence[Need], partition: frozenset[str]) -> list[str]
     return sequence
 
 
-def shape_for(bp: Blueprint, entity: str, needs: Sequence[Need]) -> tuple[KeyTemplate, KeyTemplate] | None:
+def shape_for(blueprint: Blueprint, entity: str, needs: Sequence[Need]) -> tuple[KeyTemplate, KeyTemplate] | None:
     """The (partition, sort) key templates serving all `needs` of `entity`, or None when none can."""
     partition = frozenset.intersection(*(need.equalities for need in needs))
     if not partition:
@@ -81,28 +81,28 @@ def shape_for(bp: Blueprint, entity: str, needs: Sequence[Need]) -> tuple[KeyTem
         return None
     pk = KeyTemplate((Segment(literal=entity_tag(entity)), *(Segment(attribute=a) for a in sorted(partition))))
     if not sequence:
-        sequence = _identity(bp, entity, partition)
+        sequence = _identity(blueprint, entity, partition)
     sk = KeyTemplate(tuple(Segment(attribute=a) for a in sequence) or (Segment(literal=entity_tag(entity)),))
     return pk, sk
 
 
-def identity(bp: Blueprint, entity: str) -> tuple[str, ...]:
+def identity(blueprint: Blueprint, entity: str) -> tuple[str, ...]:
     """The attributes of the entity's primary key, partition key first."""
-    key = bp.entities[entity].key
+    key = blueprint.entities[entity].key
     found = re.findall(r"\{([A-Za-z][A-Za-z0-9_]*)", key.pk + "#" + (key.sk or ""))
     return tuple(dict.fromkeys(found))
 
 
-def _identity(bp: Blueprint, entity: str, partition: frozenset[str]) -> list[str]:
+def _identity(blueprint: Blueprint, entity: str, partition: frozenset[str]) -> list[str]:
     """A stable sort order for a shape no pattern orders: the primary key attributes not in the partition."""
-    return [a for a in identity(bp, entity) if a not in partition]
+    return [a for a in identity(blueprint, entity) if a not in partition]
 
 
-def minimum_groups(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[list[Need]]:
+def minimum_groups(blueprint: Blueprint, entity: str, needs: Sequence[Need]) -> list[list[Need]]:
     """Partition `needs` into the fewest groups that each have a shape."""
     ordered = sorted(needs, key=_canonical)
     if len(ordered) > EXACT_SEARCH_LIMIT:
-        return _first_fit(bp, entity, ordered)
+        return _first_fit(blueprint, entity, ordered)
     best: list[list[Need]] | None = None
 
     def search(position: int, groups: list[list[Need]]) -> None:
@@ -114,7 +114,7 @@ def minimum_groups(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[li
             return
         need = ordered[position]
         for group in groups:
-            if shape_for(bp, entity, [*group, need]) is not None:
+            if shape_for(blueprint, entity, [*group, need]) is not None:
                 group.append(need)
                 search(position + 1, groups)
                 group.pop()
@@ -126,11 +126,11 @@ def minimum_groups(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[li
     return best or []
 
 
-def _first_fit(bp: Blueprint, entity: str, needs: Sequence[Need]) -> list[list[Need]]:
+def _first_fit(blueprint: Blueprint, entity: str, needs: Sequence[Need]) -> list[list[Need]]:
     groups: list[list[Need]] = []
     for need in needs:
         for group in groups:
-            if shape_for(bp, entity, [*group, need]) is not None:
+            if shape_for(blueprint, entity, [*group, need]) is not None:
                 group.append(need)
                 break
         else:
@@ -145,7 +145,7 @@ def gsi_sort_key(name: str) -> tuple[str, int, str]:
 
 
 def assign_indexes(
-    bp: Blueprint, groups: dict[str, list[list[Need]]], members: dict[str, dict[str, Shape]],
+    blueprint: Blueprint, groups: dict[str, list[list[Need]]], members: dict[str, dict[str, Shape]],
     closed: frozenset[str] = frozenset(), first: int = 1,
 ) -> dict[str, dict[str, tuple[Shape, tuple[str, ...]]]]:
     """Place every group's shape on the lowest-numbered GSI (from `first`, never a `closed` one) where
@@ -158,38 +158,39 @@ def assign_indexes(
     for entity in sorted(groups):
         shaped = []
         for group in groups[entity]:
-            templates = shape_for(bp, entity, group)
+            templates = shape_for(blueprint, entity, group)
             assert templates is not None
             shaped.append((templates, group))
         for (pk, sk), group in sorted(shaped, key=lambda item: (item[0][0].text, item[0][1].text)):
-            name = _free_index(bp, entity, pk, members, closed, first)
-            shape = sharded_shape(bp, entity, name, pk, sk, key_names(bp, name), None)
+            name = _free_index(blueprint, entity, pk, members, closed, first)
+            shape = sharded_shape(blueprint, entity, name, pk, sk, key_names(blueprint, name), None)
             members.setdefault(name, {})[entity] = shape
             placed.setdefault(name, {})[entity] = (shape, tuple(sorted(n.pattern for n in group)))
     return placed
 
 
 def sharded_shape(
-    bp: Blueprint, entity: str, index: str, pk: KeyTemplate, sk: KeyTemplate, keys: KeyNames, key: KeySpec | None
+    blueprint: Blueprint, entity: str, index: str, pk: KeyTemplate, sk: KeyTemplate, keys: KeyNames, key: KeySpec | None
 ) -> Shape:
     """A shape with the sharding its key (`key.shards`) or its index (`indexes.<name>.shards`) asks for."""
-    settings = bp.indexes.get(index)
+    settings = blueprint.indexes.get(index)
     shards = (key.shards if key else None) or (settings.shards if settings else None)
     if not shards:
         return Shape(pk, sk, keys)
-    shard_by = (key.shard_by if key else None) or (settings.shard_by if settings else None) or identity(bp, entity)
+    shard_by = ((key.shard_by if key else None) or (settings.shard_by if settings else None)
+                or identity(blueprint, entity))
     return Shape(pk.sharded(shards), sk, keys, tuple(shard_by))
 
 
-def _free_index(bp: Blueprint, entity: str, pk: KeyTemplate, members: dict[str, dict[str, Shape]],
+def _free_index(blueprint: Blueprint, entity: str, pk: KeyTemplate, members: dict[str, dict[str, Shape]],
                 closed: frozenset[str], first: int) -> str:
     number = first
     while True:
         name = f"GSI{number}"
         taken = members.get(name, {})
-        local = name in bp.indexes and bp.indexes[name].type == "local"
+        local = name in blueprint.indexes and blueprint.indexes[name].type == "local"
         if name not in closed and not local and entity not in taken and not any(
-            may_share(bp, entity, pk, other, theirs.pk) for other, theirs in taken.items()
+            may_share(blueprint, entity, pk, other, theirs.pk) for other, theirs in taken.items()
         ):
             return name
         number += 1

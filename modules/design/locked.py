@@ -29,7 +29,7 @@ class LockedState:
     retiring: bool
 
 
-def locked_indexes(bp: Blueprint, lock: StackLock | None, declared: set[str],
+def locked_indexes(blueprint: Blueprint, lock: StackLock | None, declared: set[str],
                    removed: bool = False) -> dict[str, LockedState]:
     """The lock's global indexes the blueprint does not declare, with their shapes: those it keeps, or
     (`removed`) those it removes with `indexes.<name>.remove`."""
@@ -37,33 +37,33 @@ def locked_indexes(bp: Blueprint, lock: StackLock | None, declared: set[str],
         return {}
     found = {}
     for name, index in sorted(lock.indexes.items()):
-        settings = bp.indexes.get(name)
+        settings = blueprint.indexes.get(name)
         if index.type != "global" or name in declared or (settings is not None and settings.remove) != removed:
             continue
         keys = KeyNames(index.partition_key, index.sort_key)
-        names = current_names(bp, lock)
-        members = {names[entity]: _shape(bp, lock, name, entity, keys, names[entity])
+        names = current_names(blueprint, lock)
+        members = {names[entity]: _shape(blueprint, lock, name, entity, keys, names[entity])
                    for entity, locked in sorted(lock.entities.items())
-                   if name in locked.keys and names.get(entity) in bp.entities}
+                   if name in locked.keys and names.get(entity) in blueprint.entities}
         projection = Projection(index.projection.type, tuple(index.projection.attributes))
         found[name] = LockedState(members, keys, projection, index.status == "retiring")
     return found
 
 
-def current_names(bp: Blueprint, lock: StackLock) -> dict[str, str]:
+def current_names(blueprint: Blueprint, lock: StackLock) -> dict[str, str]:
     """Each locked entity's name in the blueprint: its own, or the new name a declared rename gives it (the new
     name must be new to the lock and the old one gone from the blueprint). A renamed entity keeps its place on
     the locked indexes, so a rename builds no index."""
-    renames = {m.renamed_from: m.entity for m in bp.migrations
-               if m.renamed_from in lock.entities and m.renamed_from not in bp.entities
-               and m.entity in bp.entities and m.entity not in lock.entities}
+    renames = {m.renamed_from: m.entity for m in blueprint.migrations
+               if m.renamed_from in lock.entities and m.renamed_from not in blueprint.entities
+               and m.entity in blueprint.entities and m.entity not in lock.entities}
     return {entity: renames.get(entity, entity) for entity in lock.entities}
 
 
-def _shape(bp: Blueprint, lock: StackLock, index: str, entity: str, keys: KeyNames, current: str) -> Shape:
+def _shape(blueprint: Blueprint, lock: StackLock, index: str, entity: str, keys: KeyNames, current: str) -> Shape:
     """The locked shape of `entity` (as the lock names it) on `index`, for the blueprint's entity `current`."""
     locked = lock.entities[entity].keys[index]
-    attributes = bp.entities[current].attributes
+    attributes = blueprint.entities[current].attributes
     try:
         pk, sk = parse_template(locked.pk), parse_template(locked.sk) if locked.sk else KeyTemplate(())
     except Invalid as error:
@@ -93,7 +93,7 @@ def _locked_key(shape: Shape) -> LockedKey:
 
 def lock_of(design: TableDesign) -> StackLock:
     """What the design deploys: the lock entry of its stack."""
-    bp = design.blueprint
+    blueprint = design.blueprint
     indexes = {
         index.name: LockedIndex(
             type="local" if index.local else "global", partition_key=index.keys.pk, sort_key=index.keys.sk,
@@ -103,12 +103,13 @@ def lock_of(design: TableDesign) -> StackLock:
     }
     entities = {}
     for entity, shapes in sorted(design.shapes.items()):
-        specs = bp.entities[entity].attributes
+        specs = blueprint.entities[entity].attributes
         in_keys = sorted({a for shape in shapes.values() for a in shape.pk.attributes + shape.sk.attributes})
         entities[entity] = LockedEntity(keys={index: _locked_key(shape) for index, shape in sorted(shapes.items())},
                                         encodings={a: key_encoding(specs[a]) for a in in_keys})
     keys = design.table_keys
-    return StackLock(table=bp.table.name, partition_key=keys.pk, sort_key=keys.sk, indexes=indexes, entities=entities)
+    return StackLock(table=blueprint.table.name, partition_key=keys.pk, sort_key=keys.sk, indexes=indexes,
+                     entities=entities)
 
 
 @dataclass(frozen=True)

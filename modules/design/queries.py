@@ -21,22 +21,22 @@ from modules.design.serve import Served
 from modules.errors import DesignError
 
 
-def is_local(bp: Blueprint, index: str) -> bool:
-    return index in bp.indexes and bp.indexes[index].type == "local"
+def is_local(blueprint: Blueprint, index: str) -> bool:
+    return index in blueprint.indexes and blueprint.indexes[index].type == "local"
 
 
-def needed_attributes(bp: Blueprint, pattern: AccessPattern) -> tuple[str, ...]:
+def needed_attributes(blueprint: Blueprint, pattern: AccessPattern) -> tuple[str, ...]:
     """What the pattern returns: its `returns`, else every attribute of its entities."""
     if pattern.returns is not None:
         return tuple(pattern.returns)
-    return tuple(sorted({a for e in pattern.entities for a in bp.entities[e].attributes}))
+    return tuple(sorted({a for e in pattern.entities for a in blueprint.entities[e].attributes}))
 
 
 def filter_conditions(
-    bp: Blueprint, pattern: AccessPattern, conditions: dict[str, Operator], entity_guard: bool
+    blueprint: Blueprint, pattern: AccessPattern, conditions: dict[str, Operator], entity_guard: bool
 ) -> tuple[str | None, tuple[tuple[str, dict[str, str]], ...], tuple[Parameter, ...]]:
     """A FilterExpression for `conditions` (values as the attributes are stored)."""
-    specs = bp.entities[pattern.entities[0]].attributes
+    specs = blueprint.entities[pattern.entities[0]].attributes
     clauses, values, parameters = [], [], []
     for attribute, op in sorted(conditions.items()):
         spec = specs[attribute]
@@ -60,7 +60,7 @@ def filter_conditions(
 
 
 def query_plan(
-    bp: Blueprint,
+    blueprint: Blueprint,
     name: str,
     route: tuple[str, Served],
     projections: dict[str, Projection],
@@ -68,9 +68,9 @@ def query_plan(
     until_ready: str | None = None,
 ) -> QueryPlan:
     index, served = route
-    pattern = bp.access_patterns[name]
-    returns = needed_attributes(bp, pattern)
-    local = is_local(bp, index)
+    pattern = blueprint.access_patterns[name]
+    returns = needed_attributes(blueprint, pattern)
+    local = is_local(blueprint, index)
     keys = members[index][pattern.entities[0]].keys
     follow_up = None
     projected = returns
@@ -96,7 +96,7 @@ def query_plan(
             projected = tuple(a for a in returns if a not in lacking)
     scan = served.operation == "Scan"
     conditions = pattern.conditions if scan else pattern.filter
-    filter_expression, filter_values, filter_parameters = filter_conditions(bp, pattern, conditions, scan)
+    filter_expression, filter_values, filter_parameters = filter_conditions(blueprint, pattern, conditions, scan)
     if pattern.filter and pattern.limit:
         notes.append(f"no Limit is sent (it would count items before the filter): read pages until "
                      f"{pattern.limit} items pass the filter")
@@ -126,7 +126,7 @@ def query_plan(
         summary=summary,
         notes=tuple(notes),
         until_ready=until_ready,
-        table_keys=key_names(bp, TABLE),
+        table_keys=key_names(blueprint, TABLE),
     )
 
 

@@ -45,28 +45,28 @@ class Served:
     fan_out: FanOut | None = None
 
 
-def serve(bp: Blueprint, pattern: AccessPattern, index: str, members: dict[str, Shape]) -> Served | Refusal:
+def serve(blueprint: Blueprint, pattern: AccessPattern, index: str, members: dict[str, Shape]) -> Served | Refusal:
     """The key condition `index` offers `pattern`, given every entity's shape on that index."""
     missing = [entity for entity in pattern.entities if entity not in members]
     if missing:
         return Refusal(f"{', '.join(missing)} has no keys on {_index_label(index)}")
     if len(pattern.entities) > 1:
-        return _serve_collection(bp, pattern, members)
-    return _serve_single(bp, pattern, index, members)
+        return _serve_collection(blueprint, pattern, members)
+    return _serve_single(blueprint, pattern, index, members)
 
 
 def _index_label(index: str) -> str:
     return "the base table" if index == TABLE else f"index {index}"
 
 
-def _domain(bp: Blueprint, entity: str, segment: Segment) -> frozenset[str] | None:
+def _domain(blueprint: Blueprint, entity: str, segment: Segment) -> frozenset[str] | None:
     if segment.literal is not None:
         return frozenset([segment.literal])
     if segment.shards is not None:
         return frozenset(shard_values(segment.shards))
     if segment.bucket is not None:
         return None
-    spec = bp.entities[entity].attributes[str(segment.attribute)]
+    spec = blueprint.entities[entity].attributes[str(segment.attribute)]
     if spec.values:
         return frozenset(spec.values)
     if spec.type == "boolean":
@@ -74,7 +74,7 @@ def _domain(bp: Blueprint, entity: str, segment: Segment) -> frozenset[str] | No
     return None
 
 
-def may_share(bp: Blueprint, x: str, a: KeyTemplate, y: str, b: KeyTemplate, count: int | None = None) -> bool:
+def may_share(blueprint: Blueprint, x: str, a: KeyTemplate, y: str, b: KeyTemplate, count: int | None = None) -> bool:
     """Whether the first `count` segments (all, when None) of two templates can render the same text."""
     if count is None:
         if len(a.segments) != len(b.segments):
@@ -83,28 +83,28 @@ def may_share(bp: Blueprint, x: str, a: KeyTemplate, y: str, b: KeyTemplate, cou
     if len(a.segments) < count or len(b.segments) < count:
         return False
     return all(
-        may_overlap(_domain(bp, x, left), _domain(bp, y, right))
+        may_overlap(_domain(blueprint, x, left), _domain(blueprint, y, right))
         for left, right in zip(a.segments[:count], b.segments[:count], strict=False)
     )
 
 
-def _neighbours(bp: Blueprint, entities: tuple[str, ...], members: dict[str, Shape]) -> list[str]:
+def _neighbours(blueprint: Blueprint, entities: tuple[str, ...], members: dict[str, Shape]) -> list[str]:
     """Other entities whose items can land in the same partitions as those of `entities`."""
     first = entities[0]
     return [
         other
         for other, shape in sorted(members.items())
-        if other not in entities and may_share(bp, first, members[first].pk, other, shape.pk)
+        if other not in entities and may_share(blueprint, first, members[first].pk, other, shape.pk)
     ]
 
 
-def _parameter(bp: Blueprint, entity: str, attribute: str, name: str | None = None) -> Parameter:
-    spec = bp.entities[entity].attributes[attribute]
+def _parameter(blueprint: Blueprint, entity: str, attribute: str, name: str | None = None) -> Parameter:
+    spec = blueprint.entities[entity].attributes[attribute]
     return Parameter(name or attribute, attribute, describe_encoding(spec))
 
 
 def _partition(
-    bp: Blueprint, pattern: AccessPattern, entity: str, shape: Shape
+    blueprint: Blueprint, pattern: AccessPattern, entity: str, shape: Shape
 ) -> tuple[list[Parameter], FanOut | None] | Refusal:
     """How the pattern addresses partitions: parameters derived from its values, or a fan-out."""
     equalities = set(pattern.equalities)
@@ -144,15 +144,17 @@ def _partition(
     return derived, (fan_outs[0] if fan_outs else None)
 
 
-def _serve_single(bp: Blueprint, pattern: AccessPattern, index: str, members: dict[str, Shape]) -> Served | Refusal:
+def _serve_single(
+    blueprint: Blueprint, pattern: AccessPattern, index: str, members: dict[str, Shape]
+) -> Served | Refusal:
     entity = pattern.entities[0]
     shape = members[entity]
-    partition = _partition(bp, pattern, entity, shape)
+    partition = _partition(blueprint, pattern, entity, shape)
     if isinstance(partition, Refusal):
         return partition
     derived, fan_out = partition
     if shape.keys.sk is None:
-        return _serve_partition_only(bp, pattern, index, members, derived, fan_out)
+        return _serve_partition_only(blueprint, pattern, index, members, derived, fan_out)
     equalities = set(pattern.equalities)
     sk = shape.sk.segments
     bound = 0
@@ -169,12 +171,12 @@ def _serve_single(bp: Blueprint, pattern: AccessPattern, index: str, members: di
     if ordering is not None and bound == len(sk) and ranged is not None:
         return Refusal(f"`{ordering}` is not a sort-key component of {shape.sk.text}")
 
-    neighbours = _neighbours(bp, (entity,), members)
-    collision = _collision(bp, entity, shape.sk, bound, neighbours, members)
+    neighbours = _neighbours(blueprint, (entity,), members)
+    collision = _collision(blueprint, entity, shape.sk, bound, neighbours, members)
     if collision:
         return collision
 
-    parameters = [_parameter(bp, entity, a) for a in sorted(equalities)] + derived
+    parameters = [_parameter(blueprint, entity, a) for a in sorted(equalities)] + derived
     values = [(":pk", shape.pk.text)]
     condition = "#pk = :pk"
     notes: list[str] = [f"fan-out: {fan_out.describe()}"] if fan_out else []
@@ -201,11 +203,11 @@ def _serve_single(bp: Blueprint, pattern: AccessPattern, index: str, members: di
     values.extend(range_values)
     if op == "between":
         parameters += [
-            _parameter(bp, entity, attribute, f"{attribute}.from"),
-            _parameter(bp, entity, attribute, f"{attribute}.to"),
+            _parameter(blueprint, entity, attribute, f"{attribute}.from"),
+            _parameter(blueprint, entity, attribute, f"{attribute}.to"),
         ]
     else:
-        parameters.append(_parameter(bp, entity, attribute))
+        parameters.append(_parameter(blueprint, entity, attribute))
     if not last and op in ("<=", ">", "between"):
         notes.append(
             f"the `{AFTER_SEPARATOR}` after a bound makes it cover every item whose {attribute} equals it "
@@ -214,7 +216,7 @@ def _serve_single(bp: Blueprint, pattern: AccessPattern, index: str, members: di
     return Served("Query", condition, tuple(values), tuple(parameters), order_attributes, tuple(notes), fan_out)
 
 
-def _serve_partition_only(bp: Blueprint, pattern: AccessPattern, index: str, members: dict[str, Shape],
+def _serve_partition_only(blueprint: Blueprint, pattern: AccessPattern, index: str, members: dict[str, Shape],
                           derived: list[Parameter], fan_out: FanOut | None) -> Served | Refusal:
     """A key without a sort key: the partition key alone addresses the items (one on the table)."""
     entity = pattern.entities[0]
@@ -225,12 +227,12 @@ def _serve_partition_only(bp: Blueprint, pattern: AccessPattern, index: str, mem
         return Refusal(f"`{stray[0]} =` is not part of the partition key {shape.pk.text}, and {label} has no sort key")
     if pattern.range_condition is not None or pattern.ordering_attribute is not None:
         return Refusal(f"{label} has no sort key to range over or order by")
-    neighbours = _neighbours(bp, (entity,), members)
+    neighbours = _neighbours(blueprint, (entity,), members)
     if neighbours:
         return Refusal(f"{label} has no sort key, and {', '.join(neighbours)} items can have the same partition key "
                        f"{shape.pk.text}", f"start {entity}'s key with a literal of its own "
                        f"(`{entity_tag(entity)}#...`)", fatal=True)
-    parameters = tuple([_parameter(bp, entity, a) for a in sorted(pattern.equalities)] + derived)
+    parameters = tuple([_parameter(blueprint, entity, a) for a in sorted(pattern.equalities)] + derived)
     notes = (f"fan-out: {fan_out.describe()}",) if fan_out else ()
     operation: Literal["GetItem", "Query"] = "GetItem" if index == TABLE and fan_out is None else "Query"
     return Served(operation, "#pk = :pk", ((":pk", shape.pk.text),), parameters, (), notes, fan_out)
@@ -276,15 +278,15 @@ def _range_condition(
 
 
 def _collision(
-    bp: Blueprint, entity: str, sk: KeyTemplate, bound: int, neighbours: list[str], members: dict[str, Shape]
+    blueprint: Blueprint, entity: str, sk: KeyTemplate, bound: int, neighbours: list[str], members: dict[str, Shape]
 ) -> Refusal | None:
     """A neighbour whose sort keys the condition would also match."""
     for other in neighbours:
         theirs = members[other].sk
         if bound == len(sk.segments):
-            hit = may_share(bp, entity, sk, other, theirs)
+            hit = may_share(blueprint, entity, sk, other, theirs)
         else:
-            hit = len(theirs.segments) > bound and may_share(bp, entity, sk, other, theirs, bound)
+            hit = len(theirs.segments) > bound and may_share(blueprint, entity, sk, other, theirs, bound)
         if hit:
             shown = sk.prefix(bound).text + (SEPARATOR if bound < len(sk.segments) and bound else "")
             condition = f"SK = {sk.text}" if bound == len(sk.segments) else (
@@ -299,7 +301,7 @@ def _collision(
     return None
 
 
-def _serve_collection(bp: Blueprint, pattern: AccessPattern, members: dict[str, Shape]) -> Served | Refusal:
+def _serve_collection(blueprint: Blueprint, pattern: AccessPattern, members: dict[str, Shape]) -> Served | Refusal:
     entities = pattern.entities
     shapes = [members[e] for e in entities]
     if shapes[0].keys.sk is None:
@@ -323,11 +325,11 @@ def _serve_collection(bp: Blueprint, pattern: AccessPattern, members: dict[str, 
         common += 1
     condition = "#pk = :pk"
     values = [(":pk", shapes[0].pk.text)]
-    outsiders = _neighbours(bp, entities, members)
+    outsiders = _neighbours(blueprint, entities, members)
     if outsiders:
         reachable = [
             o for o in outsiders
-            if common == 0 or may_share(bp, entities[0], shapes[0].sk, o, members[o].sk, common)
+            if common == 0 or may_share(blueprint, entities[0], shapes[0].sk, o, members[o].sk, common)
         ]
         if reachable:
             return Refusal(
@@ -337,5 +339,5 @@ def _serve_collection(bp: Blueprint, pattern: AccessPattern, members: dict[str, 
             )
         values.append((":sk", shapes[0].sk.prefix(common).text + SEPARATOR))
         condition += " AND begins_with(#sk, :sk)"
-    parameters = tuple(_parameter(bp, entities[0], a) for a in sorted(pattern.equalities))
+    parameters = tuple(_parameter(blueprint, entities[0], a) for a in sorted(pattern.equalities))
     return Served("Query", condition, tuple(values), parameters, ())

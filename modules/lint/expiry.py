@@ -20,11 +20,11 @@ from modules.lint.findings import Context, Issue, rule
           "TTL deletes every item whose value is in the past",
       severity="error")
 def ttl_on_a_non_expiry(ctx: Context) -> Iterator[Issue]:
-    bp = ctx.design.blueprint
-    name = bp.table.ttl_attribute
+    blueprint = ctx.design.blueprint
+    name = blueprint.table.ttl_attribute
     if name is None:
         return
-    for entity_name, entity in sorted(bp.entities.items()):
+    for entity_name, entity in sorted(blueprint.entities.items()):
         spec = entity.attributes.get(name)
         if spec is None or expiry(name, spec):
             continue

@@ -150,14 +150,14 @@ def separator_in_values(ctx: Context) -> Iterator[Issue]:
       severity="warning; error when two entities can have the same primary key")
 def overlapping_sort_keys(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
-    bp = design.blueprint
+    blueprint = design.blueprint
     for index in [TABLE] + [i.name for i in design.indexes]:
         members = sorted((e, shapes[index]) for e, shapes in design.shapes.items() if index in shapes)
         for position, (first, one) in enumerate(members):
             for second, other in members[position + 1:]:
-                if not may_share(bp, first, one.pk, second, other.pk):
+                if not may_share(blueprint, first, one.pk, second, other.pk):
                     continue
-                if may_share(bp, first, one.sk, second, other.sk):
+                if may_share(blueprint, first, one.sk, second, other.sk):
                     yield Issue(
                         "error",
                         f"{place(index)}: {first} ({one}) and {second} ({other}) can have the same key: "
@@ -168,7 +168,7 @@ def overlapping_sort_keys(ctx: Context) -> Iterator[Issue]:
                     continue
                 shorter, longer = sorted([(first, one), (second, other)], key=lambda m: len(m[1].sk.segments))
                 leading = _leading_literals(shorter[1].sk)
-                if leading and may_share(bp, shorter[0], shorter[1].sk, longer[0], longer[1].sk, leading):
+                if leading and may_share(blueprint, shorter[0], shorter[1].sk, longer[0], longer[1].sk, leading):
                     prefix = shorter[1].sk.prefix(leading).text + SEPARATOR
                     yield Issue(
                         "warning",

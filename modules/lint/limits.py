@@ -206,7 +206,7 @@ def item_collection_size(ctx: Context) -> Iterator[Issue]:
       why="Autoscaling maximum below the estimated peak",
       severity="warning")
 def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
-    bp = ctx.design.blueprint
+    blueprint = ctx.design.blueprint
     for load in ctx.capacity.loads:
         policy = ctx.design.capacity[load.index]
         if policy.billing != "provisioned":
@@ -222,7 +222,7 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
                     "warning",
                     f"{where}: {direction} capacity max {bounds[1]:,} is below the estimated peak "
                     f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s x peak "
-                    f"factor {bp.traffic.peak_factor:g} at {policy.scaling(direction).target}% target)",
+                    f"factor {blueprint.traffic.peak_factor:g} at {policy.scaling(direction).target}% target)",
                     f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates",
                     (*path, direction, "max"),
                 )
@@ -314,13 +314,13 @@ def retiring_index(ctx: Context) -> Iterator[Issue]:
       why="No entities described (an adopted table): nothing can be checked, costed or verified",
       severity="warning")
 def nothing_described(ctx: Context) -> Iterator[Issue]:
-    bp = ctx.design.blueprint
-    if bp.entities:
+    blueprint = ctx.design.blueprint
+    if blueprint.entities:
         return
     keys = " and ".join(ctx.design.table_keys.names)
     yield Issue(
         "warning",
-        f"no entities: Tablewright manages table {bp.table.name} as it is, but cannot check its keys for hot "
+        f"no entities: Tablewright manages table {blueprint.table.name} as it is, but cannot check its keys for hot "
         "partitions, size its capacity from the traffic or verify any access pattern",
         f"under `entities:`, describe each kind of item and the templates written to {keys}, then the "
         "`access_patterns` that read them (the TODO block `adopt` wrote shows the form)",
@@ -360,15 +360,17 @@ def maxima_below_peak(design: TableDesign, capacity: CapacityReport) -> list[Bel
           "DynamoDB throttles the requests above it",
       severity="warning; error in production (and the review and gate hold the change for the window)")
 def on_demand_maximum(ctx: Context) -> Iterator[Issue]:
-    bp = ctx.design.blueprint
+    blueprint = ctx.design.blueprint
     for low in maxima_below_peak(ctx.design, ctx.capacity):
-        own = low.target != TABLE and low.target in bp.indexes and bp.indexes[low.target].max_throughput is not None
+        indexes = blueprint.indexes
+        own = low.target != TABLE and low.target in indexes and indexes[low.target].max_throughput is not None
         path: FieldPath = ("indexes", low.target, "max_throughput") if own else ("table", "max_throughput")
         yield Issue(
-            "error" if bp.production else "warning",
+            "error" if blueprint.production else "warning",
             f"{place(low.target)}: on-demand {low.direction} maximum {low.maximum:,} request units/s is below the "
-            f"estimated peak {low.peak:,} (average {low.average:,.0f} x peak factor {bp.traffic.peak_factor:g}): "
-            "requests above it are throttled" + (" (production: an error)" if bp.production else ""),
+            f"estimated peak {low.peak:,} (average {low.average:,.0f} x peak factor "
+            f"{blueprint.traffic.peak_factor:g}): "
+            "requests above it are throttled" + (" (production: an error)" if blueprint.production else ""),
             f"set `max_throughput: {{{low.direction}: {low.peak}}}` or more (with the other direction), or "
             "`suggested`, or lower the declared rates",
             (*path, low.direction),  # `suggested` is never below the peak: only numbers get here

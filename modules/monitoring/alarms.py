@@ -105,11 +105,11 @@ def filled(measured: Query, label: str) -> tuple[Query, ...]:
     return measured, Query("filled", expression=f"FILL({measured.id}, 0)", label=label)
 
 
-def settings(bp: Blueprint, kind: str) -> Defaults:
+def settings(blueprint: Blueprint, kind: str) -> Defaults:
     base = DEFAULTS[kind]
     if kind in ("user_errors", "account_utilization"):
-        base = replace(base, enabled=bp.alarms.account_level)
-    rule = getattr(bp.alarms, kind)
+        base = replace(base, enabled=blueprint.alarms.account_level)
+    rule = getattr(blueprint.alarms, kind)
     overrides = {field: value for field, value in (
         ("enabled", rule.enabled), ("threshold", rule.threshold), ("period", rule.period),
         ("evaluation_periods", rule.evaluation_periods), ("datapoints", rule.datapoints)) if value is not None}
@@ -137,11 +137,11 @@ def targets(design: TableDesign) -> list[tuple[str, dict[str, str]]]:
                               for index in design.global_indexes]
 
 
-def _throttle_text(bp: Blueprint, where: str, direction: str) -> str:
+def _throttle_text(blueprint: Blueprint, where: str, direction: str) -> str:
     noun = direction.capitalize()
     head = (f"{noun} requests to {where} were throttled ({noun}ThrottleEvents, every cause; periods without "
             "data count as 0). ")
-    if bp.table.billing == "provisioned":
+    if blueprint.table.billing == "provisioned":
         return head + (f"First check whether autoscaling reached its maximum (Provisioned{noun}CapacityUnits "
                        f"against capacity.{direction}.max) and raise it; if capacity is below the maximum, read "
                        "the key-range alarm: a hot partition.")
@@ -175,12 +175,12 @@ def alarm_specs(design: TableDesign, table_ref: str,
                 maxima: Mapping[str, tuple[int, int]] | None = None) -> list[AlarmSpec]:
     """Every alarm of the design; `table_ref` is the table name (a Terraform reference in synthesis);
     `maxima`: the on-demand maxima (read, write) per target ("table" or a GSI), named in the alarm texts."""
-    bp = design.blueprint
-    table = bp.table.name
+    blueprint = design.blueprint
+    table = blueprint.table.name
     specs: list[AlarmSpec] = []
 
     def add(kind: str, key: str, title: str, description: str, queries: tuple[Query, ...]) -> None:
-        rule = settings(bp, kind)
+        rule = settings(blueprint, kind)
         if rule.enabled:
             specs.append(AlarmSpec(kind, key, f"{table}-{title}", description, rule, queries))
 
@@ -191,7 +191,7 @@ def alarm_specs(design: TableDesign, table_ref: str,
         for position, direction in enumerate(DIRECTIONS):
             noun = direction.capitalize()
             add("throttles", f"{label}_{direction}_throttles", f"{suffix}{direction}-throttles",
-                _throttle_text(bp, where, direction),
+                _throttle_text(blueprint, where, direction),
                 filled(metric("m1", f"{noun}ThrottleEvents", "Sum", TableName=table_ref, **extra),
                        f"{direction} throttle events"))
             add("key_range_throttles", f"{label}_{direction}_key_range_throttles",
@@ -199,17 +199,19 @@ def alarm_specs(design: TableDesign, table_ref: str,
                 filled(metric("m1", f"{noun}KeyRangeThroughputThrottleEvents", "Sum", TableName=table_ref,
                               **extra), f"{direction} requests over a partition's limit"))
             maximum = maxima[label][position] if maxima and label in maxima else None
-            if has_maximum(bp, index) and (maximum is None or maximum > 0):  # not a direction left without one
-                own = index is not None and index in bp.indexes and bp.indexes[index].max_throughput is not None
+            if has_maximum(blueprint, index) and (maximum is None or maximum > 0):  # not a direction left without one
+                indexes = blueprint.indexes
+                own = index is not None and index in indexes and indexes[index].max_throughput is not None
                 setting = f"indexes.{index}.max_throughput" if own else "table.max_throughput"
                 add("max_throughput_throttles", f"{label}_{direction}_max_throughput_throttles",
                     f"{suffix}{direction}-max-throughput",
-                    _max_text(where, direction, setting, max_throughput_setting(bp, index) == "suggested", maximum),
+                    _max_text(where, direction, setting, max_throughput_setting(blueprint, index) == "suggested",
+                              maximum),
                     filled(metric("m1", f"{noun}MaxOnDemandThroughputThrottleEvents", "Sum", TableName=table_ref,
                                   **extra), f"{direction} requests over the on-demand maximum"))
             capacity = design.capacity[label]
             if capacity.billing == "provisioned":
-                threshold = settings(bp, "utilization").threshold
+                threshold = settings(blueprint, "utilization").threshold
                 add("utilization", f"{label}_{direction}_utilization", f"{suffix}{direction}-utilization",
                     f"{where} consumes over {threshold:g}% of its provisioned {direction} capacity while autoscaling "
                     f"targets {capacity.scaling(direction).target}%: it is at its maximum or cannot keep up. First "
@@ -228,9 +230,9 @@ def alarm_specs(design: TableDesign, table_ref: str,
                        "index build throttle events"))
 
     operations = operations_used(design)
-    latency = settings(bp, "latency")
+    latency = settings(blueprint, "latency")
     for operation in operations:
-        threshold = bp.alarms.latency.operations.get(operation) or latency.threshold or LATENCY_MS[operation]
+        threshold = blueprint.alarms.latency.operations.get(operation) or latency.threshold or LATENCY_MS[operation]
         rule = replace(latency, threshold=threshold)
         if rule.enabled:
             specs.append(AlarmSpec(
@@ -263,7 +265,7 @@ def alarm_specs(design: TableDesign, table_ref: str,
         "DynamoDB requests in this account and region returned HTTP 400 (UserErrors: validation errors, missing "
         "tables, bad signatures; not throttles or failed conditions). First find the caller in CloudTrail.",
         filled(metric("m1", "UserErrors", "Sum"), "user errors"))
-    if bp.table.billing == "provisioned":  # provisioned capacity against the account quota: nothing on demand
+    if blueprint.table.billing == "provisioned":  # provisioned capacity against the account quota: nothing on demand
         for direction in ("read", "write"):
             noun = direction.capitalize()
             add("account_utilization", f"account_{direction}_utilization", f"account-{direction}-utilization",

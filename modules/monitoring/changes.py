@@ -77,15 +77,16 @@ def trail_name(table_name: str) -> str:
     return f"tablewright-{clean}-changes"[:128].rstrip("-")
 
 
-def watched(bp: Blueprint) -> list[str]:
+def watched(blueprint: Blueprint) -> list[str]:
     """What the change rule watches and needs, in words (`explain` prints them)."""
-    table = bp.table.name
-    region = bp.region or "the stack's region"
+    table = blueprint.table.name
+    region = blueprint.region or "the stack's region"
     trail = (f"this stack creates the trail `{trail_name(table)}` (management write events, {region} only, logs "
-             "in its own S3 bucket)" if bp.change_rules.trail == "create" else
+             "in its own S3 bucket)" if blueprint.change_rules.trail == "create" else
              "`change_rules.trail: existing`: the account must already have one; "
              "Terraform cannot check it (hashicorp/aws 5.x has no trail data source)")
-    topics = "the alarm topic this stack creates" if bp.alarms.notify == "create" else ", ".join(bp.alarms.notify)
+    notify = blueprint.alarms.notify
+    topics = "the alarm topic this stack creates" if notify == "create" else ", ".join(notify)
     return [
         f"Watches CloudTrail API calls on {table}, by name or ARN: {', '.join(TABLE_EVENTS)}; and "
         f"{', '.join(RESOURCE_EVENTS)} on the table's ARN or its stream's.",

@@ -115,8 +115,8 @@ def cost_lines(cost: CostReport) -> list[str]:
 
 def maximum_lines(stack: Stack) -> list[str]:
     """On-demand tables: the maxima in force and the suggested ones."""
-    bp, report = stack.design.blueprint, stack.capacity
-    if bp.table.billing != "on_demand":
+    blueprint, report = stack.design.blueprint, stack.capacity
+    if blueprint.table.billing != "on_demand":
         return []
     maxima = on_demand_maxima(stack.design, report)
     lines = []
@@ -134,10 +134,11 @@ def maximum_lines(stack: Stack) -> list[str]:
 def render_text(stacks: Sequence[Stack]) -> str:
     parts = []
     for stack in stacks:
-        bp, report = stack.design.blueprint, stack.capacity
+        blueprint, report = stack.design.blueprint, stack.capacity
         parts += [
-            f"{bp.blueprint}: table {bp.table.name} ({bp.table.billing}, {bp.table.table_class}); "
-            f"rates are averages, peaks x{bp.traffic.peak_factor:g}",
+            f"{blueprint.blueprint}: table {blueprint.table.name} "
+            f"({blueprint.table.billing}, {blueprint.table.table_class}); "
+            f"rates are averages, peaks x{blueprint.traffic.peak_factor:g}",
             "", "Reads", text_table(READ_HEADERS, read_rows(report)),
             "", "Writes", text_table(WRITE_HEADERS, write_rows(report)),
             "", "Per index", text_table(LOAD_HEADERS, load_rows(report)),
@@ -190,15 +191,15 @@ def infracost_usage(stack: Stack) -> dict[str, dict[str, int]]:
     minimums within the configured bounds; Infracost's `capacity` key). Storage and point-in-time recovery in
     GB, rounded up."""
     design, report = stack.design, stack.capacity
-    bp = design.blueprint
-    base = logical_id(bp.blueprint)
+    blueprint = design.blueprint
+    base = logical_id(blueprint.blueprint)
     table: dict[str, int] = {
         "storage_gb": math.ceil(stored_bytes(design) / GIB),
         "pitr_backup_storage_gb": math.ceil(stored_bytes(design, table_only=True) / GIB)
-        if bp.table.point_in_time_recovery else 0,
+        if blueprint.table.point_in_time_recovery else 0,
     }
     usage = {f"{DynamodbTable.terraform_type}.{base}": table}
-    if bp.table.billing == "on_demand":
+    if blueprint.table.billing == "on_demand":
         table["monthly_read_request_units"] = round(
             sum(load.read_units_per_second for load in report.loads) * SECONDS_PER_MONTH)
         table["monthly_write_request_units"] = round(

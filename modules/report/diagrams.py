@@ -93,9 +93,9 @@ def _edge_label(design: TableDesign, index: str, entity: str) -> str:
 
 def layout(design: TableDesign) -> list[str]:
     """The flowchart of the table and its indexes (the diagram's lines, without the fence)."""
-    bp = design.blueprint
+    blueprint = design.blueprint
     lines = ["flowchart LR"]
-    lines += _index_box(design, "t", f"table {bp.table.name}, keys {' / '.join(design.table_keys.names)}", TABLE)
+    lines += _index_box(design, "t", f"table {blueprint.table.name}, keys {' / '.join(design.table_keys.names)}", TABLE)
     edges = []
     for number, index in enumerate(design.indexes, 1):
         box = f"i{number}"

@@ -87,9 +87,9 @@ def index_lines(design: TableDesign) -> list[str]:
 
 def render_text(stack: Stack) -> str:
     design = stack.design
-    bp = design.blueprint
+    blueprint = design.blueprint
     parts = [
-        f"{bp.blueprint} {bp.version}: table {bp.table.name} ({bp.table.billing})",
+        f"{blueprint.blueprint} {blueprint.version}: table {blueprint.table.name} ({blueprint.table.billing})",
         "",
         "Entities",
         text_table(entity_headers(design), entity_rows(design)),
@@ -100,8 +100,9 @@ def render_text(stack: Stack) -> str:
     if design.indexes:
         parts += ["", "Secondary indexes", *(f"  {line}" for line in index_lines(design))]
     parts += ["", "Where the figures come from", *(f"  {line}" for line in assumption_lines(stack.capacity))]
-    if bp.alarms.enabled:
-        parts += ["", "Change detection (EventBridge rule on CloudTrail)", *(f"  {line}" for line in watched(bp))]
+    if blueprint.alarms.enabled:
+        parts += ["", "Change detection (EventBridge rule on CloudTrail)",
+                  *(f"  {line}" for line in watched(blueprint))]
     return "\n".join(parts) + "\n"
 
 
@@ -109,9 +110,9 @@ def render_markdown(stack: Stack, hot_keys: bool = True) -> str:
     """The design as Markdown, with Mermaid diagrams (`hot_keys`: with the hot-key charts, which the review
     shows beside its lint findings instead)."""
     design = stack.design
-    bp = design.blueprint
+    blueprint = design.blueprint
     parts = [
-        f"### `{bp.blueprint}` {bp.version}: table `{bp.table.name}` ({bp.table.billing})",
+        f"### `{blueprint.blueprint}` {blueprint.version}: table `{blueprint.table.name}` ({blueprint.table.billing})",
         "",
         "#### Entities",
         "",
@@ -125,18 +126,18 @@ def render_markdown(stack: Stack, hot_keys: bool = True) -> str:
         parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
     parts += diagrams.markdown(stack, hot=hot_keys)
     parts += ["", "#### Where the figures come from", "", *assumption_lines(stack.capacity)]
-    if bp.alarms.enabled:
-        parts += ["", "#### Change detection", "", *(f"- {line}" for line in watched(bp))]
+    if blueprint.alarms.enabled:
+        parts += ["", "#### Change detection", "", *(f"- {line}" for line in watched(blueprint))]
     return sanitize("\n".join(parts) + "\n")
 
 
 def explain_data(stack: Stack) -> dict[str, Any]:
     design, capacity = stack.design, stack.capacity
-    bp = design.blueprint
-    table_name = bp.table.name
+    blueprint = design.blueprint
+    table_name = blueprint.table.name
     return {
-        "blueprint": bp.blueprint,
-        "version": bp.version,
+        "blueprint": blueprint.blueprint,
+        "version": blueprint.version,
         "table": table_name,
         "entities": [
             {
@@ -144,7 +145,7 @@ def explain_data(stack: Stack) -> dict[str, Any]:
                 "keys": {index: {"pk": shape.pk.text, "sk": shape.sk.text}
                          for index, shape in sorted(design.shapes[entity].items())},
             }
-            for entity in sorted(bp.entities)
+            for entity in sorted(blueprint.entities)
         ],
         "indexes": [
             {
@@ -189,8 +190,8 @@ def explain_data(stack: Stack) -> dict[str, Any]:
             for plan in design.plans
         ],
         "notes": list(design.notes),
-        "change_detection": {"watches": watched(bp), "event_pattern": event_pattern(table_name)}
-        if bp.alarms.enabled else None,
+        "change_detection": {"watches": watched(blueprint), "event_pattern": event_pattern(table_name)}
+        if blueprint.alarms.enabled else None,
     }
 
 

@@ -227,10 +227,10 @@ def _example_samples(design: TableDesign, entity: str) -> list[Sample]:
 
 def generate_samples(design: TableDesign, seed: int = 7) -> list[Sample]:
     """Sample items for every entity, deterministic for a given seed; unique primary keys."""
-    bp: Blueprint = design.blueprint
+    blueprint: Blueprint = design.blueprint
     samples: list[Sample] = []
     seen: set[tuple[str, str]] = set()
-    for entity in sorted(bp.entities):
+    for entity in sorted(blueprint.entities):
         rng = random.Random(f"{seed}:{entity}")
         key_attributes = {a for shape in design.shapes[entity].values()
                           for a in shape.pk.attributes + shape.sk.attributes}
