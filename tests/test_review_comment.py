@@ -156,3 +156,24 @@ def test_the_json_keeps_every_environment_in_full(repo, run_cli):
     subjects = {change["subject"] for change in dev["changes"]}
     assert {"GSI GSI3", "alarms: crm_gsi3_read_throttles", "alarms: crm_gsi3_read_max_throughput_throttles"} <= subjects
     assert "alarms: crm_gsi3_read_utilization" in {change["subject"] for change in prod["changes"]}
+
+
+def test_changes_are_compared_across_environments_by_what_they_do_not_by_the_tables_name():
+    from modules.review.classify import Change, Class
+    from modules.review.environments import change_differences
+    from modules.review.review import StackReview
+
+    def change(table: str, cls: Class = "safe", address: str = "aws_dynamodb_table.t") -> Change:
+        return Change(address, "update", "capacity", f"table {table}: on-demand maximum", cls,
+                      f"read 10 -> 20 on {table}")
+
+    prod = StackReview("s-prod", True, [change("prod-t", "window"), change("prod-t", address="aws_x.only_prod")],
+                       tables=("prod-t",))
+    dev = StackReview("s-dev", False, [change("dev-t"), change("dev-t", address="aws_x.only_prod")],
+                      tables=("dev-t",))
+    [differs] = change_differences(dev, prod)  # the same change on aws_x.only_prod, its table's name aside
+    assert (differs.how, differs.change.cls, differs.change.subject) == ("differs", "safe", "table dev-t: on-demand "
+                                                                                            "maximum")
+    lone = StackReview("s-lone", False, [], tables=("lone-t",))
+    assert [(d.how, d.change.address) for d in change_differences(lone, prod)] == [
+        ("not here", "aws_dynamodb_table.t"), ("not here", "aws_x.only_prod")]
