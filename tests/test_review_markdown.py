@@ -12,6 +12,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from modules.report.review import render_markdown
+from modules.review.environments import change_differences
 from modules.review.review import build_review
 from tests.conftest import ROOT
 from tests.review_corpus import BASE, CASES, Case, merged, write_case
@@ -97,10 +98,15 @@ def test_a_new_gsi_reads_as_one_window_change_with_the_backfill_it_needs(tmp_pat
     page, review = review_page(case_named("add_gsi"), tmp_path)
     assert page.headings[0] == "Tablewright review"
     assert page.paragraphs[0].startswith("**WINDOW: apply only inside the maintenance window** (0 blocked, 1 window")
-    # A new pattern is a new request the application sends, said before anything else.
-    assert page.paragraphs[1:3] == ["**Application:** requests the application sends change:",
+    # The month's cost before and after, then a new pattern: a new request the application sends.
+    [stack] = review.stacks
+    assert stack.cost_before is not None and stack.cost_after is not None
+    assert page.paragraphs[1] == (f"**Monthly cost: ${stack.cost_before.total:,.2f} -> ${stack.cost_after.total:,.2f} "
+                                  f"(+${stack.cost_after.total - stack.cost_before.total:,.2f})** over 1 stack(s) "
+                                  "(priced lines)")
+    assert page.paragraphs[2:4] == ["**Application:** requests the application sends change:",
                                     "`shop`: `orders_by_status` added: Query on GSI2 (GSI2PK = ORDER#{status})"]
-    assert "daily from 02:00 for 2h (UTC)" in page.paragraphs[3]
+    assert "daily from 02:00 for 2h (UTC)" in page.paragraphs[4]
     [row] = change_table(page).rows
     assert row[:3] == ["**window**", "create", "GSI GSI2"] and "backfilling every item" in row[4]
     # The safe changes are there, but collapsed, with their count and categories in the summary.
@@ -134,7 +140,7 @@ def test_a_key_template_change_reads_as_a_data_migration(tmp_path):
     page, _review = review_page(case_named("change_key_template"), tmp_path)
     # Terraform sees nothing, but items already written keep their old keys: blocked, and said at the top.
     assert page.paragraphs[0].startswith("**BLOCKED: a change would lose data or protection** (2 blocked, 0 window")
-    assert page.paragraphs[1].startswith("**Data migration:** `shop`: Order keys on the table change (NOT declared")
+    assert page.paragraphs[2].startswith("**Data migration:** `shop`: Order keys on the table change (NOT declared")
     attention = next(t for t in page.tables if t.header[:3] == ["Class", "Action", "Change"])
     assert [row[0] for row in attention.rows] == ["**blocked**", "**blocked**"]
     breaking = [p for p in page.paragraphs if "Breaking for items already written" in p]
@@ -158,14 +164,23 @@ def test_fifty_changes_stay_readable(tmp_path):
     review = build_review(str(base), str(head))
     page = rendered(render_markdown(review))
     assert len(review.changes) >= 50
-    attention = [c for c in review.changes if c.cls != "safe"]
-    change_tables = [t for t in page.tables if t.header[:3] == ["Class", "Action", "Change"]]
-    assert len(change_tables) == len(review.stacks) == 2
-    assert sum(len(t.rows) for t in change_tables) == len(attention) < 5
+    dev, prod = review.stacks
+    assert prod.production and not dev.production
+    attention = [c for c in prod.changes if c.cls != "safe"]
+    [change_table] = [t for t in page.tables if t.header[:3] == ["Class", "Action", "Change"]]
+    assert len(change_table.rows) == len(attention) < 5
+    # crm-dev's blocked and window changes are production's but for the table's name: said once, in production's
+    # table; what differs (other alarms, no autoscaling) folds away with its count in the summary.
+    assert sorted((c.cls, c.action, c.subject.replace("dev-", "prod-")) for c in dev.changes if c.cls != "safe") \
+        == sorted((c.cls, c.action, c.subject) for c in attention)
+    [differing] = [t for t in page.tables if t.header[0] == "Difference"]
+    assert differing.collapsed and len(differing.rows) == len(change_differences(dev, prod)) > 0
+    assert any(s.startswith(f"{len(differing.rows)} safe change(s) differ: alarms") for s in page.summaries)
     # What a reviewer must read is visible; the rest folds away behind one summary line per section.
     assert page.visible_lines <= 20 * len(review.stacks) + len(attention), page.visible_lines
-    visible = [t.header[1] for t in page.tables if not t.collapsed and t not in change_tables]
-    assert visible == ["Before"] * len(review.stacks)  # the cost before and after stays in view
+    visible = [t.header[1] for t in page.tables if not t.collapsed and t is not change_table]
+    assert visible == ["Before"]  # production's cost before and after stays in view; crm-dev's is one line
+    assert any(p.startswith("Monthly cost: $") and "(`crm-prod`: $" in p for p in page.paragraphs)
 
 
 @pytest.mark.parametrize("name", ["add_gsi", "rename_table", "change_key_template"])

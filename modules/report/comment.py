@@ -14,20 +14,23 @@ import json
 import re
 from typing import Any
 
-from modules.monitoring.window import describe
-from modules.report.markdown import sanitize
+from modules.report.markdown import fence_for, sanitize
 from modules.report.review import (
     VERDICT_TEXT,
     _summary,
     application_headlines,
     application_lines,
     data_migrations,
+    render_difference_markdown,
     render_stack_markdown,
     render_text,
     stack_data,
+    window_line,
 )
+from modules.report.review_cost import cost_headline
 from modules.report.tables import markdown_table
 from modules.review.classified import CLASSES, counts
+from modules.review.environments import in_order
 from modules.review.pull import PlanSummary, PullReview
 from modules.review.review import StackReview, verdict
 
@@ -65,15 +68,6 @@ def _stack_rows(pull: PullReview) -> list[list[str]]:
     return rows
 
 
-def _windows(stacks: list[StackReview]) -> str:
-    """Each maintenance window once, with the stacks it governs."""
-    groups: dict[str, list[str]] = {}
-    for stack in stacks:
-        groups.setdefault(describe(stack.window) if stack.window else "none declared", []).append(f"`{stack.stack}`")
-    parts = [f"{window}: {', '.join(sorted(names))}" for window, names in sorted(groups.items())]
-    return "Maintenance window" + ("s" if len(parts) > 1 else "") + ": " + "; ".join(parts) + "."
-
-
 def sanitized(markdown: str) -> str:
     """`sanitize` outside the plan's code blocks; inside them nothing renders, so the plan's text stays as
     Terraform wrote it (its lines hold no line break and no backtick run as long as the fence)."""
@@ -89,12 +83,6 @@ def sanitized(markdown: str) -> str:
     return "\n".join(result)
 
 
-def _fence(lines: list[str]) -> str:
-    """A code fence longer than any run of backticks in the lines (CommonMark), so none can close it."""
-    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
-    return "`" * max(3, longest + 1)
-
-
 def plan_block(plan: PlanSummary) -> list[str]:
     """Terraform's summary of the stack's plan, folded: one `+ create ADDRESS` line per resource."""
     lines = [f"{change.symbol} {change.action} {change.address}"
@@ -102,17 +90,31 @@ def plan_block(plan: PlanSummary) -> list[str]:
              for change in plan.changes[:MAX_PLAN_LINES]]
     if len(plan.changes) > MAX_PLAN_LINES:
         lines.append(f"... and {len(plan.changes) - MAX_PLAN_LINES} more")
-    fence = _fence(lines)
+    fence = fence_for(lines)
     body = [f"{fence}diff", *lines, fence] if lines else ["No changes: the infrastructure matches the configuration."]
     return ["<details>", f"<summary>Terraform plan of {plan.stack}: {plan.headline}</summary>", "", *body, "",
             "</details>", ""]
 
 
-def stack_section(stack: StackReview, plan: PlanSummary | None) -> str:
+def stack_section(stack: StackReview, plan: PlanSummary | None, full: StackReview | None = None) -> str:
+    """One stack folded: in full, or (`full` given) as its differences from `full`; with its plan, when given."""
     summary = f"{stack.stack}{' (production)' if stack.production else ''}: {_summary(stack.changes)}"
-    lines = ["<details>", f"<summary>{summary}</summary>", "", *render_stack_markdown(stack)]
+    body = render_stack_markdown(stack) if full is None else render_difference_markdown(stack, full)
+    lines = ["<details>", f"<summary>{summary}{'' if full is None else f'; differences from {full.stack}'}</summary>",
+             "", *body]
     lines += plan_block(plan) if plan is not None else []
     return "\n".join([*lines, "</details>", "", ""])
+
+
+def sections_in_order(pull: PullReview) -> list[tuple[StackReview, StackReview | None]]:
+    """(stack, the stack it is shown against) pairs: the blueprints that need attention first, and within each
+    production in full (against None), then its other environments."""
+    entries = sorted(pull.blueprints, key=lambda entry: (CLASSES.index(entry.review.verdict), entry.blueprint))
+    pairs: list[tuple[StackReview, StackReview | None]] = []
+    for entry in entries:
+        full, *others = in_order(entry.review.stacks)
+        pairs += [(full, None), *((stack, full) for stack in others)]
+    return pairs
 
 
 def _reasons(pull: PullReview) -> list[str]:
@@ -136,16 +138,17 @@ def render_comment(pull: PullReview, limit: int = MAX_COMMENT_CHARS) -> str:
         "## Tablewright review", "",
         f"**{VERDICT_TEXT[pull.verdict]}** ({_summary(pull.changes)} in {len(stacks)} stack(s) of "
         f"{len(pull.blueprints)} blueprint(s) changed since {since})", "",
+        cost_headline(stacks), "",
         markdown_table(STACK_HEADERS, _stack_rows(pull)), "",
         *(f"> **Data migration:** {line}" for line in migrations), *([""] if migrations else []),
         *application_lines(application_headlines(stacks)),
-        _windows(stacks), "",
+        window_line(stacks), "",
         *_reasons(pull),
     ]
     text = "\n".join(head) + "\n"
     left_out: list[str] = []
-    for _, stack in ordered_stacks(pull):
-        section = stack_section(stack, pull.plans.get(stack.stack))
+    for stack, full in sections_in_order(pull):
+        section = stack_section(stack, pull.plans.get(stack.stack), full)
         if left_out or len(text) + len(section) > limit:
             left_out.append(stack.stack)
         else:

@@ -106,9 +106,10 @@ def render_text(stack: Stack) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render_markdown(stack: Stack, hot_keys: bool = True) -> str:
+def render_markdown(stack: Stack, hot_keys: bool = True, notes: bool = True) -> str:
     """The design as Markdown, with Mermaid diagrams (`hot_keys`: with the hot-key charts, which the review
-    shows beside its lint findings instead)."""
+    shows beside its lint findings instead; `notes`: with where the figures come from and the change detection,
+    which the review leaves to `explain`)."""
     design = stack.design
     blueprint = design.blueprint
     parts = [
@@ -125,8 +126,9 @@ def render_markdown(stack: Stack, hot_keys: bool = True) -> str:
     if design.indexes:
         parts += ["", "#### Secondary indexes", "", *(f"- {line}" for line in index_lines(design))]
     parts += diagrams.markdown(stack, hot=hot_keys)
-    parts += ["", "#### Where the figures come from", "", *assumption_lines(stack.capacity)]
-    if blueprint.alarms.enabled:
+    if notes:
+        parts += ["", "#### Where the figures come from", "", *assumption_lines(stack.capacity)]
+    if notes and blueprint.alarms.enabled:
         parts += ["", "#### Change detection", "", *(f"- {line}" for line in watched(blueprint))]
     return sanitize("\n".join(parts) + "\n")
 

@@ -75,6 +75,12 @@ def _neutralise(text: str) -> str:
 MERMAID_FENCE, FENCE_END = "```mermaid", "```"
 
 
+def fence_for(lines: list[str]) -> str:
+    """A code fence longer than any run of backticks in the lines (CommonMark), so none can close it."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def sanitize(markdown: str) -> str:
     """The same Markdown with raw HTML and images from untrusted values made inert (idempotent)."""
     lines = []

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from modules.blueprint.language import Migration
@@ -19,11 +17,19 @@ from modules.design.design import place
 from modules.design.locked import KeyFacts
 from modules.monitoring.window import describe
 from modules.report import diagrams, explain
-from modules.report.capacity import cost_data, price_line
-from modules.report.markdown import one_line, sanitize
+from modules.report.capacity import cost_data
+from modules.report.markdown import fence_for, one_line, sanitize
+from modules.report.review_cost import cost_differences, cost_headline, cost_section
 from modules.report.tables import markdown_table, text_table
 from modules.review.classified import CLASSES, Change, counts
 from modules.review.data import DataChange
+from modules.review.environments import (
+    ChangeDifference,
+    change_differences,
+    in_order,
+    line_differences,
+    same_lines,
+)
 from modules.review.gate import Decision
 from modules.review.review import Review, StackReview
 
@@ -51,65 +57,22 @@ def _attention_rows(changes: list[Change]) -> list[list[str]]:
     return [[f"**{c.cls}**", c.action, c.subject, f"`{c.address}`", c.reason] for c in chosen]
 
 
+def _subject(change: Change) -> str:
+    """What changes, as a table cell beside its resource: `alarms` for `alarms: NAME` of the resource `TYPE.NAME`."""
+    named = f"{change.category}: {change.address.rsplit('.', 1)[-1]}"
+    return change.category if change.subject == named else change.subject
+
+
 def _safe_section(changes: list[Change]) -> list[str]:
     safe = [c for c in changes if c.cls == "safe"]
     if not safe:
         return []
     groups = Counter(c.category for c in safe)
     label = ", ".join(f"{category} {count}" for category, count in sorted(groups.items()))
-    rows = [[c.action, c.subject, f"`{c.address}`", c.reason]
+    rows = [[c.action, _subject(c), f"`{c.address}`", c.reason]
             for c in sorted(safe, key=lambda c: (c.category, c.address, c.subject))]
     return ["<details>", f"<summary>{len(safe)} safe change(s): {label}</summary>", "",
             markdown_table(SAFE_HEADERS, rows), "", "</details>", ""]
-
-
-def _money(value: float) -> str:
-    return f"${value:,.2f}"
-
-
-def _billed(cost: CostReport, items: tuple[str, ...]) -> float | None:
-    """The month's figure of the billed lines among `items`; None when one of them is not priced."""
-    lines = [line for line in cost.billed if line.item in items]
-    if any(line.monthly is None for line in lines):
-        return None
-    return round(sum(line.monthly or 0.0 for line in lines), 2)
-
-
-THROUGHPUT = ("provisioned read capacity", "provisioned write capacity", "on-demand read requests",
-              "on-demand write requests")
-
-
-def _cost_rows(before: CostReport | None, after: CostReport | None,
-               rows: list[tuple[str, Callable[[CostReport], float | None]]]) -> list[list[str]]:
-    def cell(cost: CostReport | None, pick: Callable[[CostReport], float | None]) -> str:
-        if cost is None:
-            return "-"
-        value = pick(cost)
-        return "not priced" if value is None else _money(value)
-
-    def delta(pick: Callable[[CostReport], float | None]) -> str:
-        old, new = (pick(before), pick(after)) if before and after else (None, None)
-        if old is None or new is None:
-            return "-"
-        change = new - old
-        return f"{'+' if change >= 0 else '-'}{_money(abs(change))}"
-
-    def billing(cost: CostReport | None) -> str:
-        return f"{cost.billing}, {cost.table_class}" if cost else "-"
-
-    return [["Billing", billing(before), billing(after), ""],
-            *([label, cell(before, pick), cell(after, pick), delta(pick)] for label, pick in rows)]
-
-
-def _summary_rows() -> list[tuple[str, Callable[[CostReport], float | None]]]:
-    return [("Total per month (priced lines)", lambda cost: cost.total)]
-
-
-def _item_rows(before: CostReport | None, after: CostReport | None) -> list[tuple[str, Callable[[CostReport],
-                                                                                                 float | None]]]:
-    items = list(dict.fromkeys(line.item for cost in (before, after) if cost for line in cost.billed))
-    return [("Throughput", partial(_billed, items=THROUGHPUT)),
-            *((f"{item[0].upper()}{item[1:]}", partial(_billed, items=(item,))) for item in items)]
 
 
 def _facts(facts: KeyFacts | None) -> str:
@@ -120,8 +83,7 @@ def _data_line(change: DataChange) -> str:
     """The lead of one data change in the review: what happens to the items already written."""
     where = place(change.index)
     if change.kind == "join":
-        return (f"- **{change.entity} joins {where}** (`{_facts(change.after)}`): items written before carry no "
-                f"{change.index} keys, so the index misses them until they are backfilled:")
+        return f"- **{change.entity} joins {where}** (`{_facts(change.after)}`), the backfill it needs:"
     declared = (f"Declared migration ({change.declared.method}):" if change.declared
                 else "Not declared under `migrations:`, so it is blocked. The migration it needs:")
     if change.kind == "rename":
@@ -152,20 +114,28 @@ def _application_section(stack: StackReview) -> list[str]:
     if not stack.application:
         return []
     return ["#### What the application sees", "",
-            "The requests the application sends for its access patterns (the query cookbook, `python main.py "
-            "explain --format json`) that this change adds, removes or changes:", "",
+            "The requests this change adds, removes or changes (the query cookbook: `python main.py explain "
+            "--format json`):", "",
             *(f"- {change.text}" for change in stack.application), ""]
+
+
+def _by_stacks(pairs: list[tuple[str, str]]) -> list[str]:
+    """(stack, line) pairs as lines, each line once with every stack it is said of: `a`, `b`: line."""
+    stacks: dict[str, list[str]] = {}
+    for stack, line in pairs:
+        stacks.setdefault(line, []).append(f"`{stack}`")
+    return [f"{', '.join(dict.fromkeys(names))}: {line}" for line, names in stacks.items()]
 
 
 def application_headlines(stacks: list[StackReview]) -> list[str]:
     """One line per changed request, for the top of the review; a new stack in one line (its section has them)."""
-    lines = []
+    pairs = []
     for stack in stacks:
         if stack.new and stack.application:
-            lines.append(f"`{stack.stack}`: a new table, {len(stack.application)} pattern(s) to serve")
+            pairs.append((stack.stack, f"a new table, {len(stack.application)} pattern(s) to serve"))
         elif not stack.new:
-            lines += [f"`{stack.stack}`: {change.headline}" for change in stack.application]
-    return lines
+            pairs += [(stack.stack, change.headline) for change in stack.application]
+    return _by_stacks(pairs)
 
 
 def application_lines(headlines: list[str]) -> list[str]:
@@ -185,8 +155,8 @@ def _lock_section(stack: StackReview) -> list[str]:
 
 def data_migrations(stacks: list[StackReview]) -> list[str]:
     """One line per data migration, for the top of the review: the change reviewers must not miss."""
-    return [f"`{stack.stack}`: {change.headline} ({_declared_how(change)})"
-            for stack in stacks for change in stack.data if change.breaking]
+    return _by_stacks([(stack.stack, f"{change.headline} ({_declared_how(change)})")
+                       for stack in stacks for change in stack.data if change.breaking])
 
 
 def _declared_how(change: DataChange) -> str:
@@ -208,6 +178,29 @@ def _lint_section(stack: StackReview) -> list[str]:
             markdown_table(("Code", "Severity", "Where", "Finding", "Fix"), rows), "", "</details>", ""]
 
 
+def _sections(stack: StackReview) -> list[tuple[str, list[str]]]:
+    """The sections of a stack's review between its changes and its cost, each with its name."""
+    warnings = [f"> **Warning:** {one_line(warning)}" for warning in stack.warnings] + ([""] if stack.warnings else [])
+    return [("warnings", warnings), ("what the application sees", _application_section(stack)),
+            ("data already in the table", _data_section(stack)), ("design lock", _lock_section(stack)),
+            ("lint", _lint_section(stack)),
+            ("hot keys", diagrams.hot_key_section(stack.head) if stack.head is not None else [])]
+
+
+def _design(stack: StackReview) -> list[str]:
+    if stack.head is None:
+        return []
+    return [*explain.render_markdown(stack.head, hot_keys=False, notes=False).split("\n"),
+            "Where the figures come from, and the change detection: `python main.py explain`.", ""]
+
+
+def _design_section(stack: StackReview) -> list[str]:
+    if stack.head is None:
+        return []
+    return ["<details>", "<summary>Design: entities, access patterns and indexes</summary>", "", *_design(stack),
+            "</details>", ""]
+
+
 def render_stack_markdown(stack: StackReview) -> list[str]:
     title = f"### `{stack.stack}`{' (production)' if stack.production else ''}: {_summary(stack.changes)}"
     lines = [title, ""]
@@ -217,33 +210,84 @@ def render_stack_markdown(stack: StackReview) -> list[str]:
     if attention:
         lines += [markdown_table(CHANGE_HEADERS, attention), ""]
     lines += _safe_section(stack.changes)
-    lines += [f"> **Warning:** {one_line(warning)}" for warning in stack.warnings] + ([""] if stack.warnings else [])
-    lines += _application_section(stack)
-    lines += _data_section(stack)
-    lines += _lock_section(stack)
-    lines += _lint_section(stack)
-    lines += diagrams.hot_key_section(stack.head) if stack.head is not None else []
-    cost = stack.cost_after or stack.cost_before
-    if cost:
-        before, after = stack.cost_before, stack.cost_after
-        headers = ("", "Before", "After", "Change")
-        lines += ["#### Capacity and cost", "", markdown_table(headers, _cost_rows(before, after, _summary_rows())),
-                  "", f"Estimated from the blueprint's rates ({price_line(cost)}; provisioned at the suggested "
-                      "autoscaling minimums, within the configured bounds). `python main.py capacity` has every "
-                      "line.",
-                  *(f"> {note}" for note in cost.notes), "",
-                  "<details>", "<summary>Monthly cost by item</summary>", "",
-                  markdown_table(headers, _cost_rows(before, after, _item_rows(before, after))), "", "</details>",
-                  ""]
-    if stack.head is not None:
-        lines += ["<details>", "<summary>Design: entities, access patterns and indexes</summary>", "",
-                  explain.render_markdown(stack.head, hot_keys=False), "</details>", ""]
+    for _, section in _sections(stack):
+        lines += section
+    return lines + cost_section(stack) + _design_section(stack)
+
+
+def _difference_rows(found: list[ChangeDifference], stack: StackReview, full: StackReview) -> list[list[str]]:
+    how = {"only here": f"only in `{stack.stack}`", "not here": f"only in `{full.stack}`",
+           "differs": f"differs in `{stack.stack}`"}
+    return [[how[d.how], *([] if d.change.cls == "safe" else [f"**{d.change.cls}**"]), d.change.action,
+             _subject(d.change), f"`{d.change.address}`", d.change.reason] for d in found]
+
+
+def _changes_differences(stack: StackReview, full: StackReview) -> list[str]:
+    found = change_differences(stack, full)
+    if not found:
+        return [f"Terraform changes: the same as `{full.stack}`.", ""]
+    attention = [d for d in found if d.change.cls != "safe"]
+    safe = [d for d in found if d.change.cls == "safe"]
+    lines = [markdown_table(("Difference", *CHANGE_HEADERS), _difference_rows(attention, stack, full)), ""] \
+        if attention else []
+    if safe:
+        groups = Counter(d.change.category for d in safe)
+        label = ", ".join(f"{category} {count}" for category, count in sorted(groups.items()))
+        lines += ["<details>", f"<summary>{len(safe)} safe change(s) differ: {label}</summary>", "",
+                  markdown_table(("Difference", *SAFE_HEADERS), _difference_rows(safe, stack, full)), "",
+                  "</details>", ""]
     return lines
 
 
-def _window_line(stacks: list[StackReview]) -> str:
-    windows = sorted({f"`{s.stack}` {describe(s.window)}" for s in stacks if s.window is not None})
-    return "Maintenance window: " + ("; ".join(windows) if windows else "none declared") + "."
+def _sections_differences(stack: StackReview, full: StackReview) -> tuple[list[str], list[str]]:
+    """The sections of `stack` that differ from `full`'s, in full, and the names of those that are the same."""
+    lines, same = [], []
+    for (name, mine), (_, theirs) in zip(_sections(stack), _sections(full), strict=True):
+        if same_lines(mine, stack, theirs, full):
+            same += [name] if mine else []
+        else:
+            lines += mine or [f"{name[0].upper()}{name[1:]}: none in `{stack.stack}`.", ""]
+    if full.head is None:
+        return lines + _design_section(stack), same
+    design = line_differences(_design(stack), stack, _design(full), full)
+    if stack.head is not None and not design:
+        same.append("design")
+    elif stack.head is not None:
+        fence = fence_for(design)
+        lines += ["<details>", f"<summary>Design: {len(design)} line(s) differ from `{full.stack}`</summary>", "",
+                  f"{fence}diff", *design, fence, "", "</details>", ""]
+    return lines, same
+
+
+def render_difference_markdown(stack: StackReview, full: StackReview) -> list[str]:
+    """A stack other than the one shown in full: only what differs from it (its table's name aside)."""
+    title = (f"### `{stack.stack}`{' (production)' if stack.production else ''}: {_summary(stack.changes)}; "
+             f"differences from `{full.stack}`")
+    changes = _changes_differences(stack, full)
+    sections, same = _sections_differences(stack, full)
+    cost = cost_differences(stack, full)
+    if not change_differences(stack, full) and not sections and not cost:
+        return [title, "", f"The same as `{full.stack}`.", ""]
+    said = [f"The same as `{full.stack}`: {', '.join(same)}.", ""] if same else []
+    return [title, "", *changes, *sections, *cost, *said]
+
+
+def render_environments(stacks: list[StackReview]) -> list[str]:
+    """The stacks of one blueprint: production (or the first) in full, each other one as its differences."""
+    full, *others = in_order(stacks)
+    lines = render_stack_markdown(full)
+    for stack in others:
+        lines += render_difference_markdown(stack, full)
+    return lines
+
+
+def window_line(stacks: list[StackReview]) -> str:
+    """Each maintenance window once, with the stacks it governs."""
+    groups: dict[str, list[str]] = {}
+    for stack in stacks:
+        groups.setdefault(describe(stack.window) if stack.window else "none declared", []).append(f"`{stack.stack}`")
+    parts = [f"{window}: {', '.join(sorted(names))}" for window, names in sorted(groups.items())]
+    return "Maintenance window" + ("s" if len(parts) > 1 else "") + ": " + "; ".join(parts) + "."
 
 
 def render_markdown(review: Review) -> str:
@@ -254,14 +298,15 @@ def render_markdown(review: Review) -> str:
         f"**{VERDICT_TEXT[review.verdict]}** ({_summary(review.changes)}; `{one_line(review.base)}` -> "
         f"`{one_line(review.head)}`)",
         "",
+        cost_headline(review.stacks),
+        "",
         *(f"> **Data migration:** {line}" for line in migrations),
         *([""] if migrations else []),
         *application_lines(application_headlines(review.stacks)),
-        _window_line(review.stacks),
+        window_line(review.stacks),
         "",
+        *render_environments(review.stacks),
     ]
-    for stack in review.stacks:
-        lines += render_stack_markdown(stack)
     return sanitize("\n".join(lines).rstrip() + "\n")
 
 

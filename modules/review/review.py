@@ -44,6 +44,7 @@ class StackReview:
     head: Stack | None = None  # the stack after the change: its design charts
     application: list[PatternChange] = field(default_factory=list)  # the requests the application sends
     new: bool = False  # the stack did not exist before (its patterns are all new)
+    tables: tuple[str, ...] = ()  # its table's physical name before and after (once when the same)
 
 
 @dataclass
@@ -137,7 +138,8 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     changes = acknowledge(changes + classify(from_configs(old_config, new_config), production), acknowledged)
     # The window in force is the base's: the gate judges the change by it, not by the one it brings.
     in_force = (old or current).source.model.maintenance_window
-    result = StackReview(name, production, changes, in_force, warnings=gsi_warning(changes))
+    result = StackReview(name, production, changes, in_force, warnings=gsi_warning(changes),
+                         tables=tuple(dict.fromkeys(side.source.model.table.name for side in (old, new) if side)))
     if old is not None and new is not None and new.source.model.maintenance_window != in_force:
         head_window = new.source.model.maintenance_window
         result.warnings.append(f"the maintenance window changes to {describe(head_window) if head_window else 'none'}"
