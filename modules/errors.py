@@ -58,10 +58,17 @@ class ErrorCode(StrEnum):
     UNSERVABLE_PATTERN = "E500"
     INDEX_SETTINGS = "E501"
     LINT_ERRORS = "E502"
-    ARGUMENT = "E600"
+    USAGE = "E600"
     GITREF = "E601"
     CDK_LIBRARY = "E602"
     OUTPUT_HOLDS_FILES = "E603"
+    PATH_ARGUMENT = "E604"
+    CDKTF_JSON = "E605"
+    TIME_ARGUMENT = "E606"
+    UNKNOWN_ENVIRONMENT = "E607"
+    NO_BLUEPRINTS = "E608"
+    PLAN_ARGUMENT = "E609"
+    PLATFORM_BASE = "E610"
     NOT_A_PLAN = "E700"
     FOREIGN_PLAN = "E701"
     ADOPT_INPUT = "E800"
@@ -140,10 +147,10 @@ CODE_DOCS: dict[ErrorCode, CodeDoc] = {
         "The base file is missing, outside the repository root, part of a cycle, or the chain is too long.",
         "Point `extends:` at a base inside the repository, and break any cycle."),
     ErrorCode.ENVIRONMENTS: CodeDoc(
-        "`environments`: a malformed overlay or an unknown environment",
-        "An environment overlay sets a field environments may not change, or `--env` names an environment the "
-        "blueprint does not declare.",
-        "Change only the overlay fields the message lists, or pass one of the declared environments."),
+        "`environments`: a malformed overlay",
+        "An environment overlay is not a mapping, has a name that is not valid, sets a field environments may not "
+        "change, or there are more environments than Tablewright accepts.",
+        "Change only the overlay fields the message lists (an unknown environment asked for is E607)."),
     ErrorCode.NAMING: CodeDoc(
         "names that would collide",
         "Naming or backend templates that do not render, physical names two stacks share, or Terraform addresses "
@@ -173,11 +180,11 @@ CODE_DOCS: dict[ErrorCode, CodeDoc] = {
         "the blueprint has lint errors",
         "`synth` and `verify` refuse a blueprint whose lint reports errors: it would deploy a design known to fail.",
         "Fix the finding (`python main.py lint` gives the fix), or pass `--allow-lint-errors` knowingly."),
-    ErrorCode.ARGUMENT: CodeDoc(
-        "a command-line argument or `cdktf.json`",
-        "An option that is unknown, missing its value or combined with one it excludes; an output path, a time "
-        "or a file argument that cannot be used; a malformed `cdktf.json`.",
-        "Follow the message; `python main.py COMMAND --help` lists the options with an example."),
+    ErrorCode.USAGE: CodeDoc(
+        "the command line is not one the command takes",
+        "An option that is unknown, missing its value or combined with one it excludes, a name argument that is "
+        "not valid, or a request the format cannot answer (an Infracost usage file of several stacks).",
+        "Follow the message; `python main.py COMMAND --help` lists the options, the exit codes and an example."),
     ErrorCode.GITREF: CodeDoc(
         "a git revision or path",
         "`GITREF:path` or `--changed-since GITREF` names a revision git does not know (a shallow clone lacks "
@@ -192,6 +199,37 @@ CODE_DOCS: dict[ErrorCode, CodeDoc] = {
         "A stack directory synth would replace or delete holds Terraform state, `.terraform` or other files of "
         "yours.",
         "Move what you keep out of the output directory (state belongs in a backend), then synthesize again."),
+    ErrorCode.PATH_ARGUMENT: CodeDoc(
+        "a path argument cannot be used",
+        "An output path (`--out`, `new --dir`) that is a file, a link, a repository or the working directory, "
+        "that exists already or cannot be created; a directory to read (`list DIR`, `--plan-dir`) that is not one.",
+        "Pass a directory Tablewright may write (an earlier output, or a new path), or the directory to read."),
+    ErrorCode.CDKTF_JSON: CodeDoc(
+        "`cdktf.json` is malformed",
+        "`cdktf.json` is not valid JSON, or its `context.blueprints` is not a non-empty list of blueprint paths.",
+        'Correct it (cdktf reads it too): `{"context": {"blueprints": ["blueprints/orders.yaml"]}}`, or remove '
+        "the list to take every blueprint under blueprints/."),
+    ErrorCode.TIME_ARGUMENT: CodeDoc(
+        "`--now` is not a time the gate can use",
+        "The gate's `--now` is not ISO 8601, has no time zone, or lies outside the years the gate plans for.",
+        "Write e.g. `--now 2026-03-01T02:30:00+00:00`, with its offset; leave it out for the current time."),
+    ErrorCode.UNKNOWN_ENVIRONMENT: CodeDoc(
+        "the environment asked for is not declared",
+        "`--env` names an environment the blueprint (or neither side of a review) declares, or a blueprint with "
+        "several environments is read where one must be chosen.",
+        "Pass one of the environments the message lists, or leave out `--env` for every stack."),
+    ErrorCode.NO_BLUEPRINTS: CodeDoc(
+        "no blueprint to work on",
+        "No blueprint was named and none lies under `blueprints/` (or `cdktf.json` lists none).",
+        "Write one with `python main.py new NAME`, or name the blueprints on the command line."),
+    ErrorCode.PLAN_ARGUMENT: CodeDoc(
+        "a `--plan` or `--plan-dir` argument cannot be used",
+        "`--plan` is not `STACK=PLAN.json`, names a stack the review does not have, or two plans name one stack.",
+        "Write `--plan crm-prod=plan.json` (`terraform show -json` of that stack), one per stack."),
+    ErrorCode.PLATFORM_BASE: CodeDoc(
+        "`new --base` cannot be extended",
+        "The platform base `new` would extend is missing, or outside the repository the blueprint goes into.",
+        "Pass `--base` with the shared blueprint to extend, inside the same repository."),
     ErrorCode.NOT_A_PLAN: CodeDoc(
         "not a Terraform plan in JSON",
         "The file given to `gate --plan` or `review --plan` is not `terraform show -json` output, or is malformed "
@@ -230,6 +268,21 @@ class SourceLocation:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+def closest_name(name: str, options: Sequence[str]) -> str | None:
+    """The option a misspelt name most likely meant: the same name in another case or spelling (`orderBy` for
+    `order_by`) first, else the nearest by difflib's ratio."""
+    import difflib
+
+    def folded(text: str) -> str:
+        return text.replace("_", "").replace("-", "").lower()
+
+    same = [option for option in options if folded(option) == folded(name)]
+    if same:
+        return same[0]
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return close[0] if close else None
+
+
 def render_path(path: Sequence[str | int]) -> str:
     """`("entities", "Customer", "key", "pk")` -> `entities.Customer.key.pk`; list items as `[2]`."""
     text = ""
@@ -248,7 +301,7 @@ class TablewrightError(Exception):
     """
 
     exit_code = EXIT_BAD_INPUT
-    default_code = ErrorCode.ARGUMENT
+    default_code = ErrorCode.USAGE
 
     def __init__(
         self,
@@ -257,7 +310,7 @@ class TablewrightError(Exception):
         path: Sequence[str | int] = (),
         hint: str | None = None,
         location: SourceLocation | None = None,
-        code: ErrorCode | str | None = None,
+        code: ErrorCode | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message

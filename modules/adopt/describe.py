@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from modules.blueprint.language import TableName
 from modules.blueprint.yamlsource import load_yaml
-from modules.errors import MAX_REPORTED, BlueprintError, ErrorList, TablewrightError, render_path
+from modules.errors import MAX_REPORTED, BlueprintError, ErrorCode, ErrorList, TablewrightError, render_path
 
 
 class Aws(BaseModel):
@@ -164,7 +164,7 @@ MAX_INPUT_FILES = 10
 
 
 def adopt_error(message: str, hint: str, file: str | None = None) -> BlueprintError:
-    return BlueprintError(f"{file}: {message}" if file else message, code="E800", hint=hint)
+    return BlueprintError(f"{file}: {message}" if file else message, code=ErrorCode.ADOPT_INPUT, hint=hint)
 
 
 def _read_file(path: Path, merged: dict[str, Any], origin: dict[str, str]) -> None:

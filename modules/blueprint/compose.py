@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from modules.blueprint.yamlsource import SourceMap, load_yaml
-from modules.errors import BlueprintError, FieldPath, SourceLocation
+from modules.errors import BlueprintError, ErrorCode, FieldPath, SourceLocation
 
 ADDITIVE_LISTS: frozenset[FieldPath] = frozenset({("required_tags",)})
 ENVIRONMENT_NAME = r"[a-z][a-z0-9-]{0,30}"
@@ -133,7 +133,7 @@ def repository_root(blueprint: Path) -> Path:
 
 
 def resolve_inside(root: Path, entry: str, relative_to: Path, location: SourceLocation, field: str,
-                   code: str) -> Path:
+                   code: ErrorCode) -> Path:
     """The file `entry` names, relative to the directory `relative_to`, refused unless it stays inside `root`
     (checked before the file is looked up, and again after symbolic links are resolved)."""
     def refuse(problem: str, hint: str) -> BlueprintError:
@@ -165,7 +165,8 @@ def _extends_entries(data: dict[str, Any], source: SourceMap) -> list[tuple[str,
     entries = [raw] if isinstance(raw, str) else raw
     if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
         raise BlueprintError("`extends` must be a path or a list of paths", location=source.locate(("extends",)),
-                             code="E400", hint="write `extends: shared/platform-base.yaml`, relative to this file")
+                             code=ErrorCode.EXTENDS,
+                             hint="write `extends: shared/platform-base.yaml`, relative to this file")
     return [(entry, source.locate(("extends", position) if isinstance(raw, list) else ("extends",)))
             for position, entry in enumerate(entries)]
 
@@ -179,7 +180,7 @@ class Composer:
 
     def _resolve(self, entry: str, extending: Path, location: SourceLocation, chain: tuple[Path, ...]) -> Path:
         def refuse(problem: str, hint: str) -> BlueprintError:
-            return BlueprintError(f"`extends: {entry}` {problem}", location=location, code="E400", hint=hint)
+            return BlueprintError(f"`extends: {entry}` {problem}", location=location, code=ErrorCode.EXTENDS, hint=hint)
 
         relative = "paths in `extends` are relative to the file that names them"
         if not entry or Path(entry).is_absolute():
@@ -196,7 +197,7 @@ class Composer:
         except FileNotFoundError:
             trail = " -> ".join(str(p) for p in (*chain, extending, candidate))
             raise BlueprintError(f"extended file not found: {candidate} (chain: {trail})", location=location,
-                                 code="E400", hint=relative) from None
+                                 code=ErrorCode.EXTENDS, hint=relative) from None
         except (OSError, RuntimeError):
             raise refuse("cannot be resolved (a symbolic link loop?)", "point it at a real file") from None
         if not resolved.is_relative_to(self.root):
@@ -220,22 +221,23 @@ class Composer:
             return self.documents[resolved]
         if len(self.documents) >= MAX_EXTENDED_FILES:
             raise BlueprintError(f"more than {MAX_EXTENDED_FILES} files in the `extends` tree",
-                                 location=SourceLocation(str(path), 1, 1), code="E400",
+                                 location=SourceLocation(str(path), 1, 1), code=ErrorCode.EXTENDS,
                                  hint="flatten the shared blueprints into fewer files")
         data, source = load_yaml(path)
         if not isinstance(data, dict):
-            raise BlueprintError("a blueprint must be a mapping of fields", location=source.locate(()), code="E202",
+            raise BlueprintError("a blueprint must be a mapping of fields", location=source.locate(()),
+                                 code=ErrorCode.WRONG_TYPE,
                                  hint="start with `blueprint: <name>` or `extends: <file>`")
         composed = Document({}, SourceMap(str(path)))
         for entry, location in _extends_entries(data, source):
             parent = self._resolve(entry, path, location, chain)
             trail = " -> ".join(str(p) for p in (*chain, resolved, parent))
             if parent in (*chain, resolved):
-                raise BlueprintError(f"`extends` forms a cycle: {trail}", location=location, code="E400",
+                raise BlueprintError(f"`extends` forms a cycle: {trail}", location=location, code=ErrorCode.EXTENDS,
                                      hint="remove one of the `extends` entries")
             if len(chain) >= MAX_EXTENDS_DEPTH:
                 raise BlueprintError(f"`extends` chains more than {MAX_EXTENDS_DEPTH} files deep: {trail}",
-                                     location=location, code="E400", hint="flatten the shared blueprints")
+                                     location=location, code=ErrorCode.EXTENDS, hint="flatten the shared blueprints")
             shown = Path(os.path.relpath(parent)) if parent.is_relative_to(Path.cwd()) else parent
             composed = merge(composed, self._read(shown, parent, (*chain, resolved)))
         document = merge(composed, Document(data, source))
@@ -246,7 +248,7 @@ class Composer:
 def blueprint_files(directory: Path) -> list[Path]:
     """The .yaml and .yml files under `directory`, without following symbolic links to directories (no loops)."""
     if not directory.is_dir():
-        raise BlueprintError(f"{directory} is not a directory", code="E600",
+        raise BlueprintError(f"{directory} is not a directory", code=ErrorCode.PATH_ARGUMENT,
                                hint="pass the directory that holds the blueprints (default: blueprints/)")
     found = []
     for parent, directories, files in os.walk(directory, followlinks=False):
@@ -283,11 +285,11 @@ def environment_documents(document: Document) -> dict[str | None, Document]:
     base = Document(data, SourceMap(document.source.file, base_positions))
     if not isinstance(environments, dict):
         raise BlueprintError("`environments` must map names to overlays",
-                             location=document.source.locate(("environments",)), code="E401",
+                             location=document.source.locate(("environments",)), code=ErrorCode.ENVIRONMENTS,
                              hint="write `environments: {dev: {...}, prod: {...}}`")
     if len(environments) > MAX_ENVIRONMENTS:
         raise BlueprintError(f"{len(environments)} environments; at most {MAX_ENVIRONMENTS}",
-                             location=document.source.locate(("environments",)), code="E303",
+                             location=document.source.locate(("environments",)), code=ErrorCode.OVER_LIMIT,
                              hint="split the blueprint, or remove environments nobody deploys")
     if not environments:
         return {None: base}
@@ -296,17 +298,17 @@ def environment_documents(document: Document) -> dict[str | None, Document]:
         where = ("environments", name)
         if not re.fullmatch(ENVIRONMENT_NAME, name):
             raise BlueprintError(f"environment name {name!r} is not valid", location=document.source.locate(where),
-                                 code="E401",
+                                 code=ErrorCode.ENVIRONMENTS,
                                  hint="use lowercase letters, digits and '-', starting with a letter (e.g. `prod`)")
         if overlay is None:
             overlay = {}
         if not isinstance(overlay, dict):
             raise BlueprintError(f"environment `{name}` must be a mapping of overrides",
-                                 location=document.source.locate(where), code="E401",
+                                 location=document.source.locate(where), code=ErrorCode.ENVIRONMENTS,
                                  hint="write `{}` for no overrides")
         for key in sorted(OVERLAY_REFUSED & overlay.keys()):
             raise BlueprintError(f"`{key}` cannot be set per environment",
-                                 location=document.source.locate((*where, key)), code="E401",
+                                 location=document.source.locate((*where, key)), code=ErrorCode.ENVIRONMENTS,
                                  hint=f"move `{key}` to the top level of the blueprint")
         rerooted = {p[2:]: loc for p, loc in document.source.positions.items() if p[:2] == where}
         documents[name] = merge(base, Document(overlay, SourceMap(document.source.file, rerooted)))

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from modules.blueprint.load import LoadedBlueprint, load_blueprints
 from modules.blueprint.lock import lock_path
 from modules.blueprint.yamlsource import MAX_FILE_BYTES, parse_yaml
-from modules.errors import BlueprintError, ErrorList, SourceLocation, TablewrightError, combined
+from modules.errors import BlueprintError, ErrorCode, ErrorList, SourceLocation, TablewrightError, combined
 
 # A revision as people write them (branch, tag, sha, HEAD~2, origin/main, main@{1}): never an option,
 # never a range, no whitespace or control characters.
@@ -38,7 +38,7 @@ def is_git_spec(spec: str) -> bool:
 
 
 def _spec_error(spec: str, problem: str, hint: str) -> BlueprintError:
-    return BlueprintError(f"{spec!r}: {problem}", code="E601", hint=hint)
+    return BlueprintError(f"{spec!r}: {problem}", code=ErrorCode.GITREF, hint=hint)
 
 
 def _repository_path(spec: str, text: str) -> PurePosixPath:

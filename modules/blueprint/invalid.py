@@ -1,13 +1,15 @@
 """The exception model validators raise, so the loader can show the problem, its fix and its field."""
 
+from modules.errors import ErrorCode
+
 
 class Invalid(ValueError):
     def __init__(
-        self, message: str, hint: str | None = None, field: str | None = None, code: str | None = None
+        self, message: str, hint: str | None = None, field: str | None = None, code: ErrorCode | None = None
     ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
-        self.code = code  # an error code (modules/errors.py); default E204
+        self.code = code  # its error code (modules/errors.py); default E204 (CONTRADICTION)
         # For model-level checks: the field (of the model being validated) the problem is about.
         self.field = field

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -24,7 +23,7 @@ from modules.blueprint.lock import DEFAULT_ENVIRONMENT, StackLock, lock_path, re
 from modules.blueprint.prices import PriceBook
 from modules.blueprint.references import check_references
 from modules.blueprint.yamlsource import SourceMap, load_yaml
-from modules.errors import BlueprintError, ErrorList, FieldPath, TablewrightError, combined
+from modules.errors import BlueprintError, ErrorCode, ErrorList, FieldPath, TablewrightError, closest_name, combined
 
 # What each name pattern means, in words a blueprint author can act on.
 _PATTERN_MEANING = {
@@ -89,9 +88,9 @@ def _with_prices(stack: LoadedBlueprint, root: Path, books: dict[Path, PriceBook
         return stack
     location = stack.source.locate(("pricing", "file"))
     named_by = Path(location.file)
-    resolved = resolve_inside(root.resolve(), entry, named_by.parent, location, "pricing.file", "E400")
+    resolved = resolve_inside(root.resolve(), entry, named_by.parent, location, "pricing.file", ErrorCode.EXTENDS)
     if resolved.suffix not in (".json", ".yaml", ".yml"):
-        raise BlueprintError(f"`pricing.file: {entry}` is not a price file", location=location, code="E400",
+        raise BlueprintError(f"`pricing.file: {entry}` is not a price file", location=location, code=ErrorCode.EXTENDS,
                              hint="name a .json or .yaml file in the format of modules/capacity/prices.json")
     if resolved not in books:
         books[resolved] = read_price_file(named_by.parent / entry)
@@ -118,7 +117,7 @@ def _with_locks(stacks: list[LoadedBlueprint], path: Path) -> list[LoadedBluepri
     name = stacks[0].model.blueprint
     if lock.blueprint != name:
         raise BlueprintError(f"the design lock is for blueprint `{lock.blueprint}`, not `{name}`",
-                             location=source.locate(("blueprint",)), code="E403",
+                             location=source.locate(("blueprint",)), code=ErrorCode.LOCK_INVALID,
                              hint=f"restore {where.name} from git, or remove it to design `{name}` afresh")
     return [replace(stack, lock=lock.environments.get(stack.environment or DEFAULT_ENVIRONMENT)) for stack in stacks]
 
@@ -142,7 +141,7 @@ def load_blueprint(path: Path | str, environment: str | None = None) -> LoadedBl
             return candidate
     names = ", ".join(str(c.environment) for c in loaded)
     raise BlueprintError(f"{path} has no environment `{environment}`" if environment else
-                         f"{path} declares environments ({names}): choose one", code="E401",
+                         f"{path} declares environments ({names}): choose one", code=ErrorCode.UNKNOWN_ENVIRONMENT,
                          location=loaded[0].source.locate(("environments",)), hint=f"environments: {names}")
 
 
@@ -173,12 +172,12 @@ def substitute(template: str, values: dict[str, str], path: FieldPath, what: str
     known = ", ".join(f"{{{name}}}" for name in values)
     for literal in parts[0::2]:
         if "{" in literal or "}" in literal:
-            raise BlueprintError(f"{what} {template!r} has an unbalanced brace", path=path, code="E402",
+            raise BlueprintError(f"{what} {template!r} has an unbalanced brace", path=path, code=ErrorCode.NAMING,
                                  hint=f"write placeholders as {known}, and no other braces")
     for name in parts[1::2]:
         if name not in values:
             raise BlueprintError(f"{what} {template!r} uses the unknown placeholder {{{name}}}", path=path,
-                                 code="E402", hint=f"use only {known} (no format specifications)")
+                                 code=ErrorCode.NAMING, hint=f"use only {known} (no format specifications)")
     return "".join(values[part] if odd else part for odd, part in ((i % 2 == 1, p) for i, p in enumerate(parts)))
 
 
@@ -194,13 +193,15 @@ def _physical_names(model: Blueprint, environment: str | None) -> Blueprint:
     name = substitute(template, values, ("naming", "table"), "naming template")
     if not re.fullmatch(r"[A-Za-z0-9_.-]{3,255}", name):
         raise BlueprintError(f"naming gives the table name {name!r}, which DynamoDB does not accept",
-                             path=("naming", "table"), code="E402", hint="3-255 letters, digits, '_', '.' or '-'")
+                             path=("naming", "table"),
+                                   code=ErrorCode.NAMING, hint="3-255 letters, digits, '_', '.' or '-'")
     backend = model.terraform.backend
     key = substitute(backend.key, {"blueprint": model.blueprint, "env": environment or "default",
                                    "stack": stack_name(model.blueprint, environment)},
                      ("terraform", "backend", "key"), "state key")
     if not STATE_KEY.fullmatch(key) or key.startswith("/"):
-        raise BlueprintError(f"the state key becomes {key!r}", path=("terraform", "backend", "key"), code="E402",
+        raise BlueprintError(f"the state key becomes {key!r}", path=("terraform", "backend", "key"),
+                             code=ErrorCode.NAMING,
                              hint="use letters, digits and ! _ . * ' ( ) / - (S3's safe characters), not starting "
                                   "with '/'")
     terraform = model.terraform.model_copy(update={"backend": backend.model_copy(update={"key": key})})
@@ -222,7 +223,7 @@ def _implicit_orders(model: Blueprint) -> Blueprint:
             raise BlueprintError(
                 f"`order: {pattern.order}` says which direction but not by what: `{pattern.entities[0]}` has "
                 f"{'no timestamp' if not candidates else 'several timestamps (' + ', '.join(candidates) + ')'}",
-                path=("access_patterns", name, "order"), code="E204",
+                path=("access_patterns", name, "order"), code=ErrorCode.CONTRADICTION,
                 hint=f"add `order_by:` with one of {', '.join(candidates or keys)}")
         patterns[name] = pattern.model_copy(update={"order_by": candidates[0]})
     return model.model_copy(update={"access_patterns": patterns})
@@ -243,7 +244,7 @@ def _check_distinct_stacks(stacks: list[LoadedBlueprint]) -> None:
                 placeholder = "{env}"
                 raise loaded.locate(BlueprintError(
                     f"environments `{other.environment}` and `{loaded.environment}` would both manage {what}",
-                    path=path, code="E402",
+                    path=path, code=ErrorCode.NAMING,
                     hint=f"put {placeholder} in the {'naming template' if kind == 'table' else 'state key'}, "
                          "e.g. `{table}-{env}`" if kind == "table" else
                          f"put {placeholder} in the {'state key'}, e.g. `tablewright/{{blueprint}}/{{env}}.tfstate`"))
@@ -255,7 +256,7 @@ def check_required_tags(model: Blueprint) -> None:
         raise BlueprintError(
             f"missing required tag{'s' if len(missing) > 1 else ''} {', '.join(missing)} (required_tags)",
             path=("tags",) if model.tags else ("blueprint",),
-            code="E302",
+            code=ErrorCode.TAGS,
             hint=f"add `tags: {{{missing[0]}: ...}}`",
         )
 
@@ -322,7 +323,7 @@ _BOUNDS = {"greater_than": "above {gt}", "greater_than_equal": "at least {ge}", 
            "less_than_equal": "at most {le}", "multiple_of": "a multiple of {multiple_of}"}
 
 
-def _describe(detail: dict[str, Any], path: FieldPath, root: type[BaseModel]) -> tuple[str, str, str]:
+def _describe(detail: dict[str, Any], path: FieldPath, root: type[BaseModel]) -> tuple[str, str, ErrorCode]:
     """(message, fix, error code) for one pydantic error."""
     kind = detail["type"]
     value = detail.get("input")
@@ -332,33 +333,35 @@ def _describe(detail: dict[str, Any], path: FieldPath, root: type[BaseModel]) ->
     about = f" ({field.description.rstrip('.')})" if field and field.description else ""
     example = f"e.g. `{name}: {_flow(field.examples[0])}`" if field and field.examples else ""
     if kind == "missing":
-        return f"missing required field `{name}`{about}", f"add `{name}:` {example}".rstrip(), "E201"
+        return f"missing required field `{name}`{about}", f"add `{name}:` {example}".rstrip(), ErrorCode.MISSING_FIELD
     if kind == "extra_forbidden":
         allowed = _allowed_fields(path[:-1], root)
-        close = difflib.get_close_matches(name, allowed, n=1)
-        hint = f"did you mean `{close[0]}`? " if close else ""
+        close = closest_name(name, allowed)
+        hint = f"did you mean `{close}`? " if close else ""
         return f"unknown field `{name}`", f"{hint}allowed here: {', '.join(allowed)}" if allowed else \
-            f"{hint}remove `{name}`", "E200"
+            f"{hint}remove `{name}`", ErrorCode.UNKNOWN_FIELD
     if kind == "value_error":
         cause = ctx.get("error")
         hint = getattr(cause, "hint", None) or f"correct `{name}`{about}"
-        return getattr(cause, "message", str(cause)), hint, getattr(cause, "code", None) or "E204"
+        return getattr(cause, "message", str(cause)), hint, getattr(cause, "code", None) or ErrorCode.CONTRADICTION
     if kind in ("literal_error", "enum"):
-        return f"{_show(value)} is not allowed for `{name}`", f"use one of: {ctx.get('expected')}", "E203"
+        return (f"{_show(value)} is not allowed for `{name}`", f"use one of: {ctx.get('expected')}",
+                ErrorCode.VALUE_NOT_ALLOWED)
     if kind == "string_pattern_mismatch":
         meaning = _PATTERN_MEANING.get(ctx.get("pattern", ""), f"a value matching {ctx.get('pattern')}")
-        return f"{_show(value)} is not valid for `{name}`", f"use {meaning}", "E203"
+        return f"{_show(value)} is not valid for `{name}`", f"use {meaning}", ErrorCode.VALUE_NOT_ALLOWED
     if kind in _BOUNDS:
         bound = _BOUNDS[kind].format(**ctx)
-        return f"`{name}` must be {bound}, not {_show(value)}", f"write a value {bound}{about}", "E203"
+        return (f"`{name}` must be {bound}, not {_show(value)}", f"write a value {bound}{about}",
+                ErrorCode.VALUE_NOT_ALLOWED)
     if kind in ("too_short", "too_long", "string_too_short", "string_too_long"):
         return f"`{name}`: {detail['msg'][0].lower()}{detail['msg'][1:]}", \
-            f"shorten or extend `{name}` to fit{about}", "E203"
+            f"shorten or extend `{name}` to fit{about}", ErrorCode.VALUE_NOT_ALLOWED
     expected = _EXPECTED.get(kind.split("_")[0])
     if expected:
         hint = example or f"write {expected}{about}"
-        return f"expected {expected} for `{name}`, got {_show(value)}", hint, "E202"
-    return f"`{name}`: {detail['msg'][0].lower()}{detail['msg'][1:]}", f"correct `{name}`{about}", "E202"
+        return f"expected {expected} for `{name}`, got {_show(value)}", hint, ErrorCode.WRONG_TYPE
+    return f"`{name}`: {detail['msg'][0].lower()}{detail['msg'][1:]}", f"correct `{name}`{about}", ErrorCode.WRONG_TYPE
 
 
 def _flow(value: Any) -> str:

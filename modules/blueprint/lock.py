@@ -31,7 +31,7 @@ from modules.blueprint.language import (
 from modules.blueprint.references import index_name_problem
 from modules.blueprint.templates import parse_template
 from modules.blueprint.yamlsource import SourceMap, load_yaml
-from modules.errors import BlueprintError, FieldPath, SourceLocation
+from modules.errors import BlueprintError, ErrorCode, FieldPath, SourceLocation
 
 LOCK_VERSION: Literal[1] = 1
 DEFAULT_ENVIRONMENT = "default"
@@ -106,26 +106,27 @@ def read_lock(path: Path) -> tuple[LockFile, SourceMap] | None:
         return None
     if path.is_symlink() or not path.is_file():
         raise BlueprintError(f"the design lock {path} is not a regular file", location=SourceLocation(str(path), 1, 1),
-                             code="E403", hint=f"remove it: `python main.py synth` writes {path.name} as a file")
+                             code=ErrorCode.LOCK_INVALID,
+                             hint=f"remove it: `python main.py synth` writes {path.name} as a file")
     try:
         data, source = load_yaml(path)  # JSON is YAML: same bounds, same located errors
     except BlueprintError as error:  # said of a lock, with the lock's way back (not a blueprint's fix)
         location = error.location or SourceLocation(str(path), 1, 1)
         raise error.rewritten(message=f"the design lock cannot be read: {error.message}", location=location,
-                              code="E403", hint=_restore(path)) from None
+                              code=ErrorCode.LOCK_INVALID, hint=_restore(path)) from None
     try:
         lock = LockFile.model_validate(data)
     except ValidationError as error:
         detail = error.errors()[0]
         where = tuple(step for step in detail["loc"] if isinstance(step, (str, int)))
         raise BlueprintError(f"the design lock is not valid: {'.'.join(map(str, where))}: {detail['msg']}",
-                             location=source.locate(where), code="E403", hint=_restore(path)) from None
+                             location=source.locate(where), code=ErrorCode.LOCK_INVALID, hint=_restore(path)) from None
     for environment, entry in lock.environments.items():
         problem = inconsistency(entry)
         if problem is not None:
             where, message = ("environments", environment, *problem[0]), problem[1]
             raise BlueprintError(f"the design lock is not consistent: {'.'.join(map(str, where))}: {message}",
-                                 location=source.locate(where), code="E403",
+                                 location=source.locate(where), code=ErrorCode.LOCK_INVALID,
                                  hint=f"the lock is written by `python main.py synth`, never by hand: {_restore(path)}")
     return lock, source
 

@@ -17,6 +17,7 @@ from pydantic import Field, StringConstraints, field_validator
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.language import Region, Strict
+from modules.errors import ErrorCode
 
 Price = Annotated[float, Field(ge=0, le=1_000_000)]
 Source = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
@@ -66,9 +67,11 @@ class RegionPrices(Strict):
         try:
             date.fromisoformat(value)
         except ValueError:
-            raise Invalid(f"{value!r} is not a date", "write YYYY-MM-DD, e.g. 2024-11-01", code="E203") from None
+            raise Invalid(f"{value!r} is not a date", "write YYYY-MM-DD, e.g. 2024-11-01",
+                          code=ErrorCode.VALUE_NOT_ALLOWED) from None
         if len(value) != 10:
-            raise Invalid(f"{value!r} is not a date", "write YYYY-MM-DD, e.g. 2024-11-01", code="E203")
+            raise Invalid(f"{value!r} is not a date", "write YYYY-MM-DD, e.g. 2024-11-01",
+                          code=ErrorCode.VALUE_NOT_ALLOWED)
         return value
 
 

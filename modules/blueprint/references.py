@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from collections import Counter
@@ -19,7 +18,7 @@ from modules.blueprint.provider import (
     supports_warm_throughput,
 )
 from modules.blueprint.templates import entity_tag, parse_template
-from modules.errors import BlueprintError, FieldPath, TablewrightError, combined
+from modules.errors import BlueprintError, ErrorCode, FieldPath, TablewrightError, closest_name, combined
 
 TABLE = "table"
 MAX_TAGS = 50
@@ -70,7 +69,7 @@ def _check_entity_tags(blueprint: Blueprint) -> None:
                 f"entities `{tags[tag]}` and `{name}` both key their items as {tag}",
                 path=("entities", name),
                 hint="rename one of them",
-                code="E204",
+                code=ErrorCode.CONTRADICTION,
             )
         tags[tag] = name
 
@@ -80,19 +79,20 @@ def _check_migration(blueprint: Blueprint, position: int, migration: Migration) 
     if migration.kind == "removal":
         if migration.entity in blueprint.entities:
             raise BlueprintError(f"the removal of `{migration.entity}` names an entity the blueprint still declares",
-                                 path=(*base, "entity"), code="E204",
+                                 path=(*base, "entity"), code=ErrorCode.CONTRADICTION,
                                  hint=f"remove `entities.{migration.entity}`, or this entry if it stays")
         if migration.removal == "expire" and blueprint.table.ttl_attribute is None:
             raise BlueprintError("`removal: expire` needs the table's TTL (`table.ttl_attribute`)",
-                                 path=(*base, "removal"), code="E204",
+                                 path=(*base, "removal"), code=ErrorCode.CONTRADICTION,
                                  hint="set `table.ttl_attribute`, or use `delete` (a job deletes the items)")
         return
     if migration.entity not in blueprint.entities:
-        raise BlueprintError(f"unknown entity `{migration.entity}`", path=(*base, "entity"), code="E300",
+        raise BlueprintError(f"unknown entity `{migration.entity}`", path=(*base, "entity"),
+                             code=ErrorCode.UNKNOWN_NAME,
                              hint=_suggest(migration.entity, blueprint.entities))
     if migration.renamed_from is not None and migration.renamed_from in blueprint.entities:
         raise BlueprintError(f"`{migration.renamed_from}` is still an entity of the blueprint, so it was not renamed",
-                             path=(*base, "renamed_from"), code="E204",
+                             path=(*base, "renamed_from"), code=ErrorCode.CONTRADICTION,
                              hint=f"remove `entities.{migration.renamed_from}` (it is `{migration.entity}` now), or "
                                   "this entry")
     for side, key in (("from", migration.from_), ("to", migration.to)):
@@ -100,7 +100,8 @@ def _check_migration(blueprint: Blueprint, position: int, migration: Migration) 
             try:
                 parse_template(getattr(key, part))
             except Invalid as error:
-                raise BlueprintError(error.message, path=(*base, side, part), code="E301", hint=error.hint) from None
+                raise BlueprintError(error.message, path=(*base, side, part),
+                                     code=ErrorCode.KEY_TEMPLATE, hint=error.hint) from None
 
 
 def _check_renamed_or_removed(blueprint: Blueprint) -> None:
@@ -110,14 +111,15 @@ def _check_renamed_or_removed(blueprint: Blueprint) -> None:
         if migration.removal is not None and migration.entity in renamed:
             raise BlueprintError(
                 f"`{migration.entity}` is declared both renamed (to `{renamed[migration.entity]}`) and removed",
-                path=("migrations", position, "entity"), code="E204",
+                path=("migrations", position, "entity"), code=ErrorCode.CONTRADICTION,
                 hint=f"keep the rename if `{renamed[migration.entity]}` holds its items, or the removal if they go")
 
 
 def _check_lint_codes(blueprint: Blueprint) -> None:
     for code in blueprint.lint.ignore:
         if not re.fullmatch(r"TW[0-9]{3}", code):
-            raise BlueprintError(f"`{code}` is not a finding code", path=("lint", "ignore", code), code="E300",
+            raise BlueprintError(f"`{code}` is not a finding code", path=("lint", "ignore", code),
+                                 code=ErrorCode.UNKNOWN_NAME,
                                  hint="codes look like TW101; `python main.py lint` prints them")
 
 
@@ -143,7 +145,7 @@ def _check_index_names(blueprint: Blueprint) -> None:
                                  | set(blueprint.indexes))
     if problem is not None:
         name, message, hint = problem
-        raise BlueprintError(message, path=_index_path(blueprint, name), code="E501", hint=hint)
+        raise BlueprintError(message, path=_index_path(blueprint, name), code=ErrorCode.INDEX_SETTINGS, hint=hint)
 
 
 def _index_path(blueprint: Blueprint, index: str) -> FieldPath:
@@ -159,15 +161,17 @@ def _check_patterns_per_entity(blueprint: Blueprint) -> None:
         if count > MAX_PATTERNS_PER_ENTITY:
             raise BlueprintError(
                 f"{count} access patterns read `{entity}`; Tablewright plans indexes for at most "
-                f"{MAX_PATTERNS_PER_ENTITY} per entity", path=("access_patterns",), code="E303",
+                f"{MAX_PATTERNS_PER_ENTITY} per entity", path=("access_patterns",), code=ErrorCode.OVER_LIMIT,
                 hint="merge patterns that differ only in their filters or limits (one index key serves them), or "
                      "split the entity")
 
 
 def _suggest(name: str, options: Iterable[str]) -> str:
     options = sorted(options)
-    close = difflib.get_close_matches(name, options, n=1)
-    prefix = f"did you mean `{close[0]}`? " if close else ""
+    if not options:
+        return "none is declared: declare it first"
+    close = closest_name(name, options)
+    prefix = f"did you mean `{close}`? " if close else ""
     return f"{prefix}known: {', '.join(options)}"
 
 
@@ -180,15 +184,15 @@ def _tag_text_allowed(text: str) -> bool:
 def _check_tags(blueprint: Blueprint) -> None:
     if len(blueprint.tags) > MAX_TAGS:
         raise BlueprintError(f"{len(blueprint.tags)} tags; AWS allows {MAX_TAGS} per resource", path=("tags",),
-                             code="E302",
+                             code=ErrorCode.TAGS,
                              hint="remove tags, or move them to a tag policy")
     allowed = "letters, digits, spaces and _ . : / = + - @ (AWS's tag rules)"
     for key, value in blueprint.tags.items():
         if not 1 <= len(key) <= 128 or key.lower().startswith("aws:") or not _tag_text_allowed(key):
-            raise BlueprintError(f"tag key {key!r} is not allowed", path=("tags", key), code="E302",
+            raise BlueprintError(f"tag key {key!r} is not allowed", path=("tags", key), code=ErrorCode.TAGS,
                                  hint=f"1-128 characters of {allowed}, not starting with aws:")
         if len(value) > 256 or not _tag_text_allowed(value):
-            raise BlueprintError(f"the value of tag {key!r} is not allowed", path=("tags", key), code="E302",
+            raise BlueprintError(f"the value of tag {key!r} is not allowed", path=("tags", key), code=ErrorCode.TAGS,
                                  hint=f"at most 256 characters of {allowed}")
 
 
@@ -200,7 +204,7 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
                 f"attribute name `{attribute}` is reserved for generated keys",
                 path=(*base, "attributes", attribute),
                 hint="rename it; PK, SK, GSI<n>PK, GSI<n>SK and names starting with '_' are taken",
-                code="E204",
+                code=ErrorCode.CONTRADICTION,
             )
     _check_templates(entity, entity.key, (*base, "key"))
     _check_shard_by(entity, entity.key.shard_by, (*base, "key", "shard_by"))
@@ -211,17 +215,18 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
             if attribute not in entity.attributes:
                 raise BlueprintError(
                     f"`{attribute}` is not an attribute of `{name}`", path=where,
-                    hint=_suggest(attribute, entity.attributes), code="E300",
+                    hint=_suggest(attribute, entity.attributes), code=ErrorCode.UNKNOWN_NAME,
                 )
             try:
                 parse_value(entity.attributes[attribute], raw)
             except ValueError as error:
-                raise BlueprintError(str(error), code="E203", path=where,
+                raise BlueprintError(str(error), code=ErrorCode.VALUE_NOT_ALLOWED, path=where,
                                      hint=f"write a value of `{attribute}` as its type says "
                                           f"({describe_stored(entity.attributes[attribute])})") from None
     for index, keys in entity.index_keys.items():
         if index == TABLE:
-            raise BlueprintError("`table` is not an index name", code="E501", path=(*base, "index_keys", index))
+            raise BlueprintError("`table` is not an index name",
+                                 code=ErrorCode.INDEX_SETTINGS, path=(*base, "index_keys", index))
         _check_templates(entity, keys, (*base, "index_keys", index))
         _check_shard_by(entity, keys.shard_by, (*base, "index_keys", index, "shard_by"))
 
@@ -236,7 +241,7 @@ def _check_template(entity: EntitySpec, text: str, path: FieldPath) -> None:
     try:
         template = parse_template(text)
     except Invalid as error:
-        raise BlueprintError(error.message, code="E301", path=path, hint=error.hint) from None
+        raise BlueprintError(error.message, code=ErrorCode.KEY_TEMPLATE, path=path, hint=error.hint) from None
     for segment in template.segments:
         attribute = segment.attribute
         if attribute is None:
@@ -247,32 +252,33 @@ def _check_template(entity: EntitySpec, text: str, path: FieldPath) -> None:
                 path=path,
                 hint=f"declare `{attribute}` under attributes, or fix the name; "
                 f"{_suggest(attribute, entity.attributes)}",
-                code="E300",
+                code=ErrorCode.UNKNOWN_NAME,
             )
         spec = entity.attributes[attribute]
         if spec.is_document:
             raise BlueprintError(
                 f"key template {text!r} uses `{{{attribute}}}`, a {spec.type}: keys hold strings, numbers, "
                 "timestamps, dates and booleans",
-                path=path, hint=f"key by a scalar attribute; keep `{attribute}` as a returned value", code="E301")
+                path=path, hint=f"key by a scalar attribute; keep `{attribute}` as a returned value",
+                code=ErrorCode.KEY_TEMPLATE)
         if spec.is_optional and path[-2] == "key":
             raise BlueprintError(
                 f"key template {text!r} uses `{{{attribute}}}`, which is optional, but every item has a table key",
                 path=path, hint=f"make `{attribute}` required, or use it in an index key (a sparse index)",
-                code="E301")
+                code=ErrorCode.KEY_TEMPLATE)
         if segment.bucket and spec.type not in ("timestamp", "date"):
             raise BlueprintError(
                 f"`{{{segment.placeholder}}}` buckets `{attribute}`, a {entity.attributes[attribute].type}",
                 path=path,
                 hint="time buckets apply to timestamp and date attributes",
-                code="E301",
+                code=ErrorCode.KEY_TEMPLATE,
             )
         if segment.bucket and path[-1] != "pk":
             raise BlueprintError(
                 f"`{{{segment.placeholder}}}`: time buckets belong in partition keys",
                 path=path,
                 hint=f"keep `{{{attribute}}}` itself in the sort key so ranges stay exact",
-                code="E301",
+                code=ErrorCode.KEY_TEMPLATE,
             )
 
 
@@ -280,7 +286,7 @@ def _check_writes(entity: EntitySpec, base: FieldPath) -> None:
     for position, attribute in enumerate(entity.writes.changes or () if entity.writes else ()):
         if attribute not in entity.attributes:
             raise BlueprintError(f"`writes.changes` names `{attribute}`, which is not an attribute of this entity",
-                                 path=(*base, "writes", "changes", position), code="E300",
+                                 path=(*base, "writes", "changes", position), code=ErrorCode.UNKNOWN_NAME,
                                  hint=_suggest(attribute, entity.attributes))
 
 
@@ -291,7 +297,7 @@ def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: FieldP
                 f"`shard_by` names `{attribute}`, which is not an attribute of this entity",
                 path=path,
                 hint=_suggest(attribute, entity.attributes),
-                code="E300",
+                code=ErrorCode.UNKNOWN_NAME,
             )
 
 
@@ -302,10 +308,10 @@ def _check_pattern(blueprint: Blueprint, name: str, pattern: AccessPattern) -> N
             raise BlueprintError(
                 f"unknown entity `{entity_name}`", path=(*base, "entity"),
                 hint=_suggest(entity_name, blueprint.entities),
-                code="E300",
+                code=ErrorCode.UNKNOWN_NAME,
             )
     if len(set(pattern.entities)) != len(pattern.entities):
-        raise BlueprintError("an entity is listed twice", code="E204", path=(*base, "entity"),
+        raise BlueprintError("an entity is listed twice", code=ErrorCode.CONTRADICTION, path=(*base, "entity"),
                              hint="list each entity once")
     entities = [blueprint.entities[e] for e in pattern.entities]
     common = set.intersection(*(set(e.attributes) for e in entities))
@@ -315,41 +321,43 @@ def _check_pattern(blueprint: Blueprint, name: str, pattern: AccessPattern) -> N
         for attribute, op in getattr(pattern, section).items():
             where = (*base, section, attribute)
             if attribute not in common:
-                raise BlueprintError(f"`{attribute}` is not an attribute of {what}", code="E300", path=where,
+                raise BlueprintError(f"`{attribute}` is not an attribute of {what}",
+                                     code=ErrorCode.UNKNOWN_NAME, path=where,
                                      hint=_suggest(attribute, common))
             spec = entities[0].attributes[attribute]
             if spec.is_document:
                 raise BlueprintError(
                     f"`{attribute}` is a {spec.type}: conditions compare strings, numbers, timestamps, dates and "
-                    "booleans", path=where, code="E204",
+                    "booleans", path=where, code=ErrorCode.CONTRADICTION,
                     hint=f"condition on a scalar attribute; `{attribute}` can still be returned")
             if op == "begins_with" and spec.type != "string":
                 raise BlueprintError(
                     f"begins_with needs a string attribute; `{attribute}` is a {spec.type}",
                     path=where,
                     hint="use `between` for a range of numbers, dates or timestamps",
-                    code="E204",
+                    code=ErrorCode.CONTRADICTION,
                 )
             if len({e.attributes[attribute].type for e in entities}) > 1:
                 raise BlueprintError(f"`{attribute}` has different types in the entities of this collection",
-                                     code="E204", path=where)
+                                     code=ErrorCode.CONTRADICTION, path=where)
             if section == "filter" and spec.type == "boolean":
                 raise BlueprintError(
                     f"filtering on the boolean `{attribute}` reads every item and discards some",
                     path=where,
                     hint="use a sparse index instead: write the index key only on items where it is true",
-                    code="E204",
+                    code=ErrorCode.CONTRADICTION,
                 )
     if pattern.order_by is not None and pattern.order_by not in common:
         raise BlueprintError(
             f"`{pattern.order_by}` is not an attribute of {what}",
             path=(*base, "order_by"),
             hint=_suggest(pattern.order_by, common),
-            code="E300",
+            code=ErrorCode.UNKNOWN_NAME,
         )
     if pattern.order_by is not None and entities[0].attributes[pattern.order_by].is_document:
         raise BlueprintError(f"`{pattern.order_by}` is a {entities[0].attributes[pattern.order_by].type}: results "
-                             "are ordered by a sort key, which holds scalars", path=(*base, "order_by"), code="E204",
+                             "are ordered by a sort key, which holds scalars", path=(*base, "order_by"),
+                                                                                     code=ErrorCode.CONTRADICTION,
                              hint="order by a string, number, timestamp or date attribute")
     for position, attribute in enumerate(pattern.returns or ()):
         if attribute not in every:
@@ -357,7 +365,7 @@ def _check_pattern(blueprint: Blueprint, name: str, pattern: AccessPattern) -> N
                 f"`{attribute}` is not an attribute of {what}",
                 path=(*base, "returns", position),
                 hint=_suggest(attribute, every),
-                code="E300",
+                code=ErrorCode.UNKNOWN_NAME,
             )
     _check_pinned_index(blueprint, base, pattern)
 
@@ -374,7 +382,7 @@ def _check_pinned_index(blueprint: Blueprint, base: FieldPath, pattern: AccessPa
                 "use `index: table`, remove `index:` to let the planner choose, or declare the keys under "
                 f"`entities.<Entity>.index_keys.{pattern.index}`"
             ),
-            code="E300",
+            code=ErrorCode.UNKNOWN_NAME,
         )
     for entity_name in pattern.entities:
         if pattern.index not in blueprint.entities[entity_name].index_keys:
@@ -382,7 +390,7 @@ def _check_pinned_index(blueprint: Blueprint, base: FieldPath, pattern: AccessPa
                 f"`{entity_name}` has no keys on index `{pattern.index}`",
                 path=(*base, "index"),
                 hint=f"declare `entities.{entity_name}.index_keys.{pattern.index}: {{pk: ..., sk: ...}}`",
-                code="E300",
+                code=ErrorCode.UNKNOWN_NAME,
             )
     local = pattern.index in blueprint.indexes and blueprint.indexes[pattern.index].type == "local"
     if pattern.consistent and not local:
@@ -390,14 +398,14 @@ def _check_pinned_index(blueprint: Blueprint, base: FieldPath, pattern: AccessPa
             "global secondary indexes only support eventually consistent reads",
             path=(*base, "consistent"),
             hint="remove `consistent: true` or use `index: table`",
-            code="E204",
+            code=ErrorCode.CONTRADICTION,
         )
 
 
 def _check_provider(blueprint: Blueprint) -> None:
     if lowest_version(blueprint.terraform.aws_provider) is None:
         raise BlueprintError(f"cannot read the version constraint {blueprint.terraform.aws_provider!r}",
-                             code="E203", path=("terraform", "aws_provider"),
+                             code=ErrorCode.VALUE_NOT_ALLOWED, path=("terraform", "aws_provider"),
                              hint="write e.g. \"~> 5.100\" or \">= 6.11\"")
     if blueprint.contributor_insights == "throttled_keys" and not supports_insights_mode(blueprint):
         raise BlueprintError(
@@ -406,7 +414,7 @@ def _check_provider(blueprint: Blueprint) -> None:
             "keys",
             path=("contributor_insights",),
             hint="set `terraform: {aws_provider: \">= 6.11\"}`, or use `accessed_and_throttled_keys` (or `off`)",
-            code="E204",
+            code=ErrorCode.CONTRADICTION,
         )
 
 
@@ -419,7 +427,7 @@ def _check_warm_throughput(blueprint: Blueprint) -> None:
             f"{blueprint.terraform.aws_provider!r} allows older versions, which do not know it",
             path=paths[0],
             hint="set `terraform: {aws_provider: \">= 6.13\"}`, or remove `warm_throughput`",
-            code="E204",
+            code=ErrorCode.CONTRADICTION,
         )
 
 
@@ -430,7 +438,7 @@ def _check_recovery_period(blueprint: Blueprint) -> None:
             f"{blueprint.terraform.aws_provider!r} allows older versions",
             path=("table", "point_in_time_recovery_days"),
             hint="set `terraform: {aws_provider: \"~> 5.100\"}` (or later), or remove `point_in_time_recovery_days`",
-            code="E204")
+            code=ErrorCode.CONTRADICTION)
 
 
 def _check_index_throughput(blueprint: Blueprint) -> None:
@@ -442,7 +450,7 @@ def _check_index_throughput(blueprint: Blueprint) -> None:
                 "`max_throughput` applies to on-demand tables only; this table is provisioned",
                 path=("indexes", name, "max_throughput"),
                 hint=f"remove it; the autoscaler stops at `indexes.{name}.capacity` (or the table's capacity)",
-                code="E204",
+                code=ErrorCode.CONTRADICTION,
             )
 
 
@@ -464,7 +472,7 @@ def _check_notify_region(blueprint: Blueprint) -> None:
                 "Terraform's environment says",
                 path=("alarms", "notify", position),
                 hint=f"set `region: {topic_region}` (the region the stack deploys to), or write `notify: create`",
-                code="E204",
+                code=ErrorCode.CONTRADICTION,
             )
         if topic_region != blueprint.region:
             raise BlueprintError(
@@ -473,7 +481,7 @@ def _check_notify_region(blueprint: Blueprint) -> None:
                 path=("alarms", "notify", position),
                 hint=f"use a topic in {blueprint.region} (one per region, subscribed to the same on-call), or write "
                      "`notify: create`",
-                code="E204",
+                code=ErrorCode.CONTRADICTION,
             )
 
 
@@ -487,7 +495,7 @@ def _check_ttl(blueprint: Blueprint) -> None:
             f"TTL attribute `{name}` is not an attribute of any entity",
             path=("table", "ttl_attribute"),
             hint="declare it (a number or a timestamp with `format: epoch_seconds`) on the entities that expire",
-            code="E300",
+            code=ErrorCode.UNKNOWN_NAME,
         )
     for spec in specs:
         if not (spec.type == "number" or (spec.type == "timestamp" and spec.timestamp_format == "epoch_seconds")):
@@ -495,5 +503,5 @@ def _check_ttl(blueprint: Blueprint) -> None:
                 f"TTL attribute `{name}` must hold epoch seconds as a number; it is a {spec.type}",
                 path=("table", "ttl_attribute"),
                 hint=f"declare `{name}: {{type: timestamp, format: epoch_seconds}}`",
-                code="E204",
+                code=ErrorCode.CONTRADICTION,
             )

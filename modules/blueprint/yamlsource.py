@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from modules.errors import BlueprintError, FieldPath, SourceLocation
+from modules.errors import BlueprintError, ErrorCode, FieldPath, SourceLocation
 
 _STANDARD = "tag:yaml.org,2002:"
 
@@ -73,7 +73,7 @@ class SourceMap:
         return self.positions.get(probe, SourceLocation(self.file, 1, 1))
 
 
-def read_text(path: Path, code_for_missing: str = "E100") -> str:
+def read_text(path: Path, code_for_missing: ErrorCode = ErrorCode.UNREADABLE_FILE) -> str:
     """The file's text, refusing anything that is not a small regular UTF-8 file before reading it."""
     where = SourceLocation(str(path), 1, 1)
     try:
@@ -82,17 +82,18 @@ def read_text(path: Path, code_for_missing: str = "E100") -> str:
         raise BlueprintError(f"file not found: {path}", code=code_for_missing,
                              hint="check the path; paths are relative to the current directory") from None
     except OSError as error:
-        raise BlueprintError(f"{path} cannot be read: {error.strerror}", code="E100",
+        raise BlueprintError(f"{path} cannot be read: {error.strerror}", code=ErrorCode.UNREADABLE_FILE,
                              hint="pass a readable blueprint file") from None
     if stat.S_ISDIR(status.st_mode):
-        raise BlueprintError(f"{path} is a directory, not a blueprint file", code="E100",
+        raise BlueprintError(f"{path} is a directory, not a blueprint file", code=ErrorCode.UNREADABLE_FILE,
                              hint="pass the .yaml file itself")
     if not stat.S_ISREG(status.st_mode):
-        raise BlueprintError(f"{path} is not a regular file", code="E100", hint="pass a blueprint .yaml file")
+        raise BlueprintError(f"{path} is not a regular file",
+                             code=ErrorCode.UNREADABLE_FILE, hint="pass a blueprint .yaml file")
     def too_big(size: str) -> BlueprintError:
         return BlueprintError(f"{path} is {size} bytes; blueprints are limited to {MAX_FILE_BYTES:,} bytes",
-                              location=where, code="E100", hint="split the file with `extends:` or remove generated "
-                                                                "content")
+                              location=where, code=ErrorCode.UNREADABLE_FILE,
+                              hint="split the file with `extends:` or remove generated content")
 
     if status.st_size > MAX_FILE_BYTES:
         raise too_big(f"{status.st_size:,}")
@@ -100,7 +101,7 @@ def read_text(path: Path, code_for_missing: str = "E100") -> str:
         with path.open("rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)  # a file may grow, or report no size (/proc)
     except OSError as error:
-        raise BlueprintError(f"{path} cannot be read: {error.strerror}", code="E100",
+        raise BlueprintError(f"{path} cannot be read: {error.strerror}", code=ErrorCode.UNREADABLE_FILE,
                              hint="pass a readable blueprint file") from None
     if len(raw) > MAX_FILE_BYTES:
         raise too_big(f"more than {MAX_FILE_BYTES:,}")
@@ -108,7 +109,8 @@ def read_text(path: Path, code_for_missing: str = "E100") -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
-        raise BlueprintError("the file is not valid UTF-8", location=SourceLocation(str(path), line, 1), code="E100",
+        raise BlueprintError("the file is not valid UTF-8", location=SourceLocation(str(path), line, 1),
+                             code=ErrorCode.UNREADABLE_FILE,
                              hint="save the file as UTF-8") from None
     text = text.removeprefix(BOM)
     _refuse_control_characters(text, str(path))
@@ -125,7 +127,8 @@ def _refuse_control_characters(text: str, file: str) -> None:
                f"{'a carriage return without a line feed' if found.group() == chr(13) else character} "
                "(a line break or byte order mark YAML reads differently from editors)")
     raise BlueprintError(f"{problem} is not allowed in a blueprint", location=_at(file, text, found.start()),
-                         code="E100", hint="remove it; blueprints are plain UTF-8 text with \\n (or \\r\\n) line ends")
+                         code=ErrorCode.UNREADABLE_FILE,
+                         hint="remove it; blueprints are plain UTF-8 text with \\n (or \\r\\n) line ends")
 
 
 def load_yaml(path: Path) -> tuple[Any, SourceMap]:
@@ -147,7 +150,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
             mark = error.context_mark  # an unclosed bracket or quote: point where it opened, not at the end
         location = _at(file, text, mark.index) if mark else SourceLocation(file, 1, 1)
         if "maximum nesting depth" in str(error.problem):  # libyaml's own limit, met before ours on one line
-            raise BlueprintError(f"nesting deeper than {MAX_DEPTH} levels", location=location, code="E103",
+            raise BlueprintError(f"nesting deeper than {MAX_DEPTH} levels", location=location, code=ErrorCode.TOO_LARGE,
                                  hint="flatten the structure; blueprints are shallow documents") from None
         problem = error.problem or error.context or "invalid YAML"
         if error.context and problem.startswith("but "):  # "expected a single document ..., but found another"
@@ -155,15 +158,16 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         raise BlueprintError(
             f"invalid YAML: {problem}",
             location=location,
-            code="E101",
+            code=ErrorCode.YAML_SYNTAX,
             hint="check indentation and quoting near this line; quote values that contain ': ' or '#'",
         ) from None
     except yaml.YAMLError as error:
         raise BlueprintError(f"invalid YAML: {str(error).splitlines()[0]}", location=SourceLocation(file, 1, 1),
-                             code="E101", hint="check the file is a YAML mapping of blueprint fields") from None
+                             code=ErrorCode.YAML_SYNTAX,
+                             hint="check the file is a YAML mapping of blueprint fields") from None
     if node is None:
         raise BlueprintError(
-            "the file is empty", location=SourceLocation(file, 1, 1), code="E101",
+            "the file is empty", location=SourceLocation(file, 1, 1), code=ErrorCode.YAML_SYNTAX,
             hint="start with `blueprint: <name>`"
         )
     converter = _Converter(source)
@@ -188,7 +192,8 @@ def _check_depth(text: str, file: str) -> None:
                 mark = event.start_mark
                 assert mark is not None  # the parser marks every event
                 raise BlueprintError(f"nesting deeper than {MAX_DEPTH} levels",
-                                     location=SourceLocation(file, mark.line + 1, mark.column + 1), code="E103",
+                                     location=SourceLocation(file, mark.line + 1, mark.column + 1),
+                                                             code=ErrorCode.TOO_LARGE,
                                      hint="flatten the structure; blueprints are shallow documents")
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
@@ -203,7 +208,7 @@ class _Converter:
     def _location(self, node: yaml.Node) -> SourceLocation:
         return SourceLocation(self.source.file, node.start_mark.line + 1, node.start_mark.column + 1)
 
-    def _error(self, node: yaml.Node, message: str, hint: str, code: str) -> BlueprintError:
+    def _error(self, node: yaml.Node, message: str, hint: str, code: ErrorCode) -> BlueprintError:
         return BlueprintError(message, location=self._location(node), hint=hint, code=code)
 
     def convert(self, node: yaml.Node, path: FieldPath, depth: int) -> Any:
@@ -212,14 +217,16 @@ class _Converter:
             raise self._error(
                 node,
                 f"the document expands to more than {MAX_NODES:,} values (anchors and aliases included)",
-                "shorten the document, or the aliases that repeat parts of it; blueprints are small documents", "E103",
+                "shorten the document, or the aliases that repeat parts of it; blueprints are small documents",
+                ErrorCode.TOO_LARGE,
             )
         if depth > MAX_DEPTH:  # aliases can nest deeper than the text does
-            raise self._error(node, f"nesting deeper than {MAX_DEPTH} levels", "flatten the structure", "E103")
+            raise self._error(node, f"nesting deeper than {MAX_DEPTH} levels", "flatten the structure",
+                              ErrorCode.TOO_LARGE)
         self.source.positions.setdefault(path, self._location(node))
         if node.tag not in _ALLOWED_TAGS:
             raise self._error(node, f"YAML tag {node.tag!r} is not allowed",
-                              "remove the tag; blueprints hold plain data only", "E102")
+                              "remove the tag; blueprints hold plain data only", ErrorCode.YAML_FEATURE)
         if isinstance(node, yaml.ScalarNode):
             value = self._scalar(node)
             if isinstance(value, str):
@@ -235,9 +242,10 @@ class _Converter:
         for key_node, value_node in node.value:
             if key_node.tag == _STANDARD + "merge":
                 raise self._error(key_node, "YAML merge keys (`<<`) are not supported",
-                                  "use `extends:` to share settings", "E102")
+                                  "use `extends:` to share settings", ErrorCode.YAML_FEATURE)
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag not in _ALLOWED_TAGS:
-                raise self._error(key_node, "mapping keys must be plain names", "write `name: value`", "E102")
+                raise self._error(key_node, "mapping keys must be plain names", "write `name: value`",
+                                  ErrorCode.YAML_FEATURE)
             key = self._scalar(key_node)
             if isinstance(key, str):
                 self._check_text(key_node, key, multiline=False)
@@ -245,7 +253,7 @@ class _Converter:
             if key in result:
                 first = self.source.positions[(*path, key)].line
                 raise self._error(key_node, f"duplicate key {key!r} (first defined on line {first})",
-                                  "remove one of them; YAML would silently keep only the last", "E102")
+                                  "remove one of them; YAML would silently keep only the last", ErrorCode.YAML_FEATURE)
             child = (*path, key)
             self.source.positions[child] = self._location(key_node)
             result[key] = self.convert(value_node, child, depth + 1)
@@ -258,12 +266,13 @@ class _Converter:
         self.text += len(text)
         if self.text > MAX_TEXT:
             raise self._error(node, f"the document's text expands to more than {MAX_TEXT:,} characters "
-                              "(anchors and aliases included)", "repeat long text less often", "E103")
+                              "(anchors and aliases included)", "repeat long text less often", ErrorCode.TOO_LARGE)
         allowed = "\n\t" if multiline else ""
         bad = next((ch for ch in text if unicodedata.category(ch) == "Cc" and ch not in allowed), None)
         if bad is not None:
             what = "a line break" if bad == "\n" else f"the control character U+{ord(bad):04X}"
-            raise self._error(node, f"the value contains {what}", "write it on one line, as plain text", "E203")
+            raise self._error(node, f"the value contains {what}", "write it on one line, as plain text",
+                              ErrorCode.VALUE_NOT_ALLOWED)
 
     def _scalar(self, node: yaml.ScalarNode) -> Any:
         text = node.value
@@ -277,12 +286,12 @@ class _Converter:
         if _INT.fullmatch(text):
             if len(text.lstrip("+-").lstrip("0")) > MAX_INTEGER_DIGITS:
                 raise self._error(node, f"the number {text[:20]}{'...' if len(text) > 20 else ''} has more than "
-                                  f"{MAX_INTEGER_DIGITS} digits", "write a realistic figure", "E103")
+                                  f"{MAX_INTEGER_DIGITS} digits", "write a realistic figure", ErrorCode.TOO_LARGE)
             return int(text)
         if _FLOAT.fullmatch(text):
             number = float(text)
             if not math.isfinite(number):
                 raise self._error(node, f"the number {text[:20]} is out of range",
-                                  "write a finite figure such as 1e6", "E103")
+                                  "write a finite figure such as 1e6", ErrorCode.TOO_LARGE)
             return number
         return text

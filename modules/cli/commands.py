@@ -22,7 +22,7 @@ from modules.cli.project import (
     state_notes,
 )
 from modules.cli.terminal import say, write
-from modules.errors import TablewrightError
+from modules.errors import ErrorCode, TablewrightError
 from modules.stacks.stack import Stack, build_stacks
 
 
@@ -152,7 +152,7 @@ def _with_breaking_changes(spec: str, loaded: list[LoadedBlueprint]) -> list[Sta
     from modules.blueprint.gitref import load_spec
     from modules.lint.versions import breaking_changes
     if len({stack.path for stack in loaded}) != 1:
-        raise TablewrightError("--against compares one blueprint: name exactly one",
+        raise TablewrightError("--against compares one blueprint: name exactly one", code=ErrorCode.USAGE,
                                hint="lint BLUEPRINT --against OLD")
     with tempfile.TemporaryDirectory(prefix="tablewright-old-") as scratch:
         old_loaded = load_spec(spec, Path(scratch), "--against")
@@ -248,7 +248,7 @@ def cdktf_app() -> int:
     real = Path(os.path.realpath(outdir))
     if (real / "stacks").is_symlink():
         raise TablewrightError(f"{outdir}/stacks is a symbolic link: the cdktf CLI deletes the stack directories it "
-                               "no longer writes through it", code="E603",
+                               "no longer writes through it", code=ErrorCode.OUTPUT_HOLDS_FILES,
                                hint=f"make {outdir}/stacks a directory (or remove it: synth writes it)")
     if real.is_dir():
         refuse_orphans(outdir, real, {stack.name for stack in stacks}, option="")

@@ -20,7 +20,7 @@ from modules.cli.commands import (
 )
 from modules.cli.project import PROJECT_ROOT
 from modules.cli.review_commands import command_gate, command_review
-from modules.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_WINDOW, TablewrightError
+from modules.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_WINDOW, ErrorCode, TablewrightError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -76,7 +76,7 @@ class ArgumentParser(argparse.ArgumentParser):
     """Usage errors in the same shape as every other error: `error: ...`, `fix: ...`, exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        raise TablewrightError(f"{self.prog}: {message}", code="E600", hint=f"see `{self.prog} --help`")
+        raise TablewrightError(f"{self.prog}: {message}", code=ErrorCode.USAGE, hint=f"see `{self.prog} --help`")
 
 
 ACKNOWLEDGEMENT_HELP = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from modules.blueprint.load import LoadedBlueprint, load_blueprints
 from modules.cli.terminal import progress, say
-from modules.errors import TablewrightError
+from modules.errors import ErrorCode, TablewrightError
 from modules.stacks.stack import Stack, build_stacks, lint_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -35,7 +35,7 @@ def listed_blueprints() -> list[str] | None:
     try:
         config = json.loads(CDKTF_JSON.read_text())
     except (OSError, ValueError) as error:
-        raise TablewrightError(f"{CDKTF_JSON} is not valid JSON ({error})", code="E600",
+        raise TablewrightError(f"{CDKTF_JSON} is not valid JSON ({error})", code=ErrorCode.CDKTF_JSON,
                                hint="correct it (cdktf reads it too), or remove it") from None
     context = config.get("context") if isinstance(config, dict) else None
     listed = context.get("blueprints") if isinstance(context, dict) else None
@@ -43,7 +43,8 @@ def listed_blueprints() -> list[str] | None:
         return None
     if not isinstance(listed, list) or not listed or not all(isinstance(path, str) and path for path in listed):
         raise TablewrightError(f"{CDKTF_JSON}: `context.blueprints` must list the blueprint files to synthesize",
-                               code="E600", hint='write e.g. {"context": {"blueprints": ["blueprints/orders.yaml"]}}'
+                               code=ErrorCode.CDKTF_JSON,
+                               hint='write e.g. {"context": {"blueprints": ["blueprints/orders.yaml"]}}'
                                                  ", or remove it to take every blueprint under blueprints/")
     return listed
 
@@ -62,7 +63,8 @@ def default_blueprints() -> list[Path]:
     listed = listed_blueprints()
     if listed is None:
         if not found:
-            raise TablewrightError(f"no blueprint under {os.path.relpath(blueprints_directory())}", code="E600",
+            raise TablewrightError(f"no blueprint under {os.path.relpath(blueprints_directory())}",
+                                   code=ErrorCode.NO_BLUEPRINTS,
                                    hint="write one with `python main.py new NAME`, or name the blueprints on the "
                                         "command line")
         return [Path(os.path.relpath(path)) for path in found]
@@ -86,7 +88,7 @@ def load_all(paths: Sequence[str], environment: str | None = None, label: str = 
     for path in dict.fromkeys(stack.path for stack in stacks):
         if not any(stack.path == path for stack in chosen):
             known = sorted(str(s.environment) for s in stacks if s.path == path and s.environment)
-            raise TablewrightError(f"{path} has no environment `{environment}`",
+            raise TablewrightError(f"{path} has no environment `{environment}`", code=ErrorCode.UNKNOWN_ENVIRONMENT,
                                    hint=f"its environments: {', '.join(known)}" if known else
                                    "it declares no environments: leave out --env for its one stack")
     return chosen

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from modules.cli.project import TOOL_FILES, default_blueprints, load_all
 from modules.cli.terminal import say, write
-from modules.errors import TablewrightError
+from modules.errors import ErrorCode, TablewrightError
 
 if TYPE_CHECKING:
     from modules.review.classified import Change
@@ -34,10 +34,10 @@ def _review_mode(args: argparse.Namespace) -> None:
             wrong = ("BLUEPRINT arguments" if args.blueprints else "--plan and --plan-dir" if plans
                      else "--base and --head together")
             raise TablewrightError(f"review: {wrong} " + ("go with --changed-since" if args.blueprints or plans
-                                                          else "are both needed"), code="E600", hint=usage)
+                                                          else "are both needed"), code=ErrorCode.USAGE, hint=usage)
     elif args.base is not None or args.head is not None:
         raise TablewrightError("review: --changed-since reviews every changed blueprint against the merge base; "
-                               "it does not take --base or --head", code="E600", hint=usage)
+                               "it does not take --base or --head", code=ErrorCode.USAGE, hint=usage)
 
 
 def _plans(specs: Sequence[str], directory: str | None) -> dict[str, dict[str, object]]:
@@ -48,18 +48,19 @@ def _plans(specs: Sequence[str], directory: str | None) -> dict[str, dict[str, o
     pairs = [spec.partition("=")[::2] for spec in specs]
     for spec, (stack, path) in zip(specs, pairs, strict=True):
         if not stack or not path:
-            raise TablewrightError(f"--plan {spec!r} is not STACK=PLAN.json", code="E600",
+            raise TablewrightError(f"--plan {spec!r} is not STACK=PLAN.json", code=ErrorCode.PLAN_ARGUMENT,
                                    hint="write e.g. --plan crm-prod=plan.json (`terraform show -json` of that stack)")
     if directory is not None:
         if not Path(directory).is_dir():
-            raise TablewrightError(f"--plan-dir {directory}: not a directory", code="E600",
+            raise TablewrightError(f"--plan-dir {directory}: not a directory", code=ErrorCode.PATH_ARGUMENT,
                                    hint="pass the directory holding <stack>.json plans")
         pairs += [(path.stem, str(path)) for path in sorted(Path(directory).glob("*.json"))
                   if re.fullmatch(r"[a-z0-9][a-z0-9-]*", path.stem)]
     plans: dict[str, dict[str, object]] = {}
     for stack, path in pairs:
         if stack in plans:
-            raise TablewrightError(f"two plans for stack `{stack}`", code="E600", hint="give one plan per stack")
+            raise TablewrightError(f"two plans for stack `{stack}`",
+                                   code=ErrorCode.PLAN_ARGUMENT, hint="give one plan per stack")
         plans[stack] = read_plan(Path(path))
     return plans
 

@@ -34,7 +34,7 @@ import jsii
 from constructs import Construct
 
 from modules.constructs.stablejson import stable_json
-from modules.errors import TablewrightError
+from modules.errors import ErrorCode, TablewrightError
 
 BACKEND_ENV = "TABLEWRIGHT_CDK"
 BACKENDS = ("cdktf", "cdktn")  # the CDK libraries Tablewright runs on; unset, the first one installed
@@ -49,16 +49,18 @@ def choose_backend(requested: str | None, installed: Callable[[str], bool] = _in
     if requested:
         if requested not in BACKENDS:
             raise TablewrightError(f"{BACKEND_ENV}={requested!r} is not a CDK library Tablewright runs on",
-                                   code="E602", hint=f"set {BACKEND_ENV} to cdktf or cdktn, or unset it (cdktf)")
+                                   code=ErrorCode.CDK_LIBRARY,
+                                   hint=f"set {BACKEND_ENV} to cdktf or cdktn, or unset it (cdktf)")
         if not installed(requested):
             raise TablewrightError(f"{BACKEND_ENV}={requested} but the `{requested}` package is not installed in "
-                                   "this Python environment", code="E602",
+                                   "this Python environment", code=ErrorCode.CDK_LIBRARY,
                                    hint=_install_hint(requested))
         return requested
     for name in BACKENDS:
         if installed(name):
             return name
-    raise TablewrightError("neither cdktf nor cdktn is installed in this Python environment", code="E602",
+    raise TablewrightError("neither cdktf nor cdktn is installed in this Python environment",
+                           code=ErrorCode.CDK_LIBRARY,
                            hint=_install_hint("cdktf"))
 
 

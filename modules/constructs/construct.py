@@ -32,7 +32,7 @@ from modules.constructs.cdk import Construct, TerraformFragment, TerraformOutput
 from modules.constructs.keys import ACCOUNT_DATA
 from modules.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
 from modules.constructs.terraform import addresses, fragment
-from modules.errors import TablewrightError
+from modules.errors import ErrorCode, TablewrightError
 
 if TYPE_CHECKING:
     from modules.stacks.stack import Stack
@@ -85,7 +85,7 @@ class TablewrightTable(Construct):
             raise TablewrightError(f"{self.node.path}: the stack already has the `{STACK_OUTPUT}` output, of {owner}",
                                    hint="the plan gate judges a stack with one Tablewright table: put each table "
                                         "you gate in a stack of its own",
-                                   code="E402")
+                                   code=ErrorCode.NAMING)
         stack.__dict__["_tablewright_gate_output"] = self.node.path
         return TerraformOutput(stack, STACK_OUTPUT, value=self.record, description=GATE_OUTPUT_DESCRIPTION)
 
@@ -124,6 +124,6 @@ def _claim(scope: Construct, owned: set[str], path: str) -> None:
         raise TablewrightError(
             f"{path} declares {', '.join(clash[:3])}, as {declared[clash[0]]} does",
             hint="Terraform addresses derive from the blueprint name: one table per blueprint and stack",
-            code="E402",
+            code=ErrorCode.NAMING,
         )
     declared.update(dict.fromkeys(owned, path))

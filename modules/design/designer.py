@@ -23,7 +23,7 @@ from modules.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_g
 from modules.design.locked import LockedState, locked_indexes
 from modules.design.queries import is_local, needed_attributes, query_plan
 from modules.design.serve import Refusal, Served, serve
-from modules.errors import DesignError, FieldPath
+from modules.errors import DesignError, ErrorCode, FieldPath
 
 MAX_LOCAL_INDEXES = 5
 
@@ -360,7 +360,7 @@ def _check_removals(blueprint: Blueprint, removed: dict[str, LockedState], route
                              serve(blueprint, blueprint.access_patterns[pattern], name, state.members), Served))
         if needing:
             raise DesignError(f"{name} still serves {', '.join(needing)}, so it cannot be removed",
-                              path=("indexes", name, "remove"), code="E501",
+                              path=("indexes", name, "remove"), code=ErrorCode.INDEX_SETTINGS,
                               hint=f"remove or change those patterns first (then {name} retires), or drop "
                                    "`remove: true`")
 

@@ -16,7 +16,7 @@ from modules.blueprint.language import Blueprint, Migration
 from modules.blueprint.lock import LockedEntity, LockedIndex, LockedKey, LockedProjection, StackLock
 from modules.blueprint.templates import KeyTemplate, parse_template
 from modules.design.design import KeyNames, Projection, Shape, TableDesign
-from modules.errors import DesignError
+from modules.errors import DesignError, ErrorCode
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,8 @@ def _shape(blueprint: Blueprint, lock: StackLock, index: str, entity: str, keys:
 
 
 def _lock_error(entity: str, index: str, problem: str) -> DesignError:
-    return DesignError(f"{entity} on locked index {index}: {problem}", path=("entities", entity), code="E403",
+    return DesignError(f"{entity} on locked index {index}: {problem}", path=("entities", entity),
+                       code=ErrorCode.LOCK_INVALID,
                        hint=f"keep the attribute, or retire the index (`indexes: {{{index}: {{remove: true}}}}`: it "
                             "is deleted in the maintenance window)")
 

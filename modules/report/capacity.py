@@ -17,7 +17,7 @@ from modules.capacity.throughput import MIN_SUGGESTED_MAXIMUM, on_demand_maxima,
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import AppautoscalingTarget, DynamodbTable
 from modules.design.design import TABLE
-from modules.errors import TablewrightError
+from modules.errors import ErrorCode, TablewrightError
 from modules.report.tables import text_table
 from modules.stacks.stack import Stack
 
@@ -222,7 +222,7 @@ def render_infracost(stacks: Sequence[Stack]) -> str:
             if address in owner:
                 raise TablewrightError(
                     f"stacks {owner[address]} and {stack.name} both have {address}: an Infracost usage file describes "
-                    "one Terraform project (one stack)", code="E600",
+                    "one Terraform project (one stack)", code=ErrorCode.USAGE,
                     hint="pass `--env NAME` to write the usage file of one environment (one file per stack)")
             owner[address] = stack.name
             resources[address] = dict(sorted(values.items()))

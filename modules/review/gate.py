@@ -13,7 +13,7 @@ from modules.blueprint.language import MaintenanceWindow
 from modules.blueprint.load import LoadedBlueprint
 from modules.constructs.record import STACK_OUTPUT
 from modules.design.locked import KeyFacts
-from modules.errors import PlanError, TablewrightError
+from modules.errors import ErrorCode, PlanError, TablewrightError
 from modules.monitoring.window import describe, is_open, next_opening
 from modules.review.changes import UNKNOWN, from_plan
 from modules.review.classified import ACKNOWLEDGEMENTS, Change, acknowledge, counts
@@ -48,13 +48,15 @@ def parse_now(text: str | None) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise TablewrightError(f"--now {text!r} is not an ISO 8601 time", hint=f"write e.g. {EXAMPLE_NOW}") from None
+        raise TablewrightError(f"--now {text!r} is not an ISO 8601 time", code=ErrorCode.TIME_ARGUMENT,
+                               hint=f"write e.g. {EXAMPLE_NOW}") from None
     if moment.tzinfo is None:
         local = moment.strftime("%Y-%m-%dT%H:%M:%S")
-        raise TablewrightError(f"--now {text!r} has no time zone",
+        raise TablewrightError(f"--now {text!r} has no time zone", code=ErrorCode.TIME_ARGUMENT,
                                hint=f"add an offset: {local}Z (UTC) or {local}+08:00")
     if moment.year not in YEARS:
         raise TablewrightError(f"--now {text!r} is not a year the gate can plan for ({YEARS[0]}-{YEARS[-1]})",
+                               code=ErrorCode.TIME_ARGUMENT,
                                hint=f"write e.g. {EXAMPLE_NOW}")
     return moment
 
@@ -91,7 +93,7 @@ def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any]) -> Loade
         found = ", ".join(sorted(names)) or "no DynamoDB table"
         where = f" at {len(tables)} addresses ({', '.join(sorted(tables))})" if len(tables) > 1 else ""
         raise PlanError(f"the plan manages {found}{where}, which is not the table of one stack of this blueprint "
-                        f"({known})", code="E701",
+                        f"({known})", code=ErrorCode.FOREIGN_PLAN,
                         hint="pass the plan of this blueprint's stack (and --env for its environment), or the "
                              "blueprint the plan was synthesized from")
     return matching[0]

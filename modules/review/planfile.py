@@ -25,7 +25,7 @@ from typing import Any
 import ijson
 
 from modules.constructs.record import STACK_OUTPUT
-from modules.errors import PlanError
+from modules.errors import ErrorCode, PlanError
 from modules.review.changes import entry_change, plan_error
 
 MAX_PLAN_BYTES = 200_000_000
@@ -308,9 +308,10 @@ def read_plan(path: Path) -> dict[str, Any]:
     try:
         if not path.is_file():
             if not path.exists():
-                raise PlanError(f"{path}: no such file", code="E600",
+                raise PlanError(f"{path}: no such file", code=ErrorCode.PATH_ARGUMENT,
                                 hint="write it with `terraform show -json PLAN > PLAN.json`")
-            raise PlanError(f"{path} is not a file", code="E600", hint="pass the file `terraform show -json` wrote")
+            raise PlanError(f"{path} is not a file", code=ErrorCode.PATH_ARGUMENT,
+                            hint="pass the file `terraform show -json` wrote")
         size = path.stat().st_size
         if size > MAX_PLAN_BYTES:
             raise PlanError(f"{path} is {size:,} bytes; plans are limited to {MAX_PLAN_BYTES:,}",
@@ -319,5 +320,5 @@ def read_plan(path: Path) -> dict[str, Any]:
     except PlanError as error:
         raise (error if error.message.startswith(f"{path}") else error.prefixed(f"{path}: ")) from None
     except OSError as error:
-        raise PlanError(f"{path}: cannot be read ({error.strerror})", code="E600",
+        raise PlanError(f"{path}: cannot be read ({error.strerror})", code=ErrorCode.USAGE,
                         hint="pass a readable file") from None

@@ -11,7 +11,7 @@ from typing import Any
 
 from modules.blueprint.changed import Affected, affected
 from modules.blueprint.gitref import ChangedFiles, changed_files, revision_spec
-from modules.errors import PlanError, TablewrightError
+from modules.errors import ErrorCode, PlanError, TablewrightError
 from modules.review.classified import Change
 from modules.review.gate import plan_tables
 from modules.review.review import Review, StackReview, build_review, verdict
@@ -88,7 +88,7 @@ def check_plan_of(stack: str, plan: Mapping[str, Any], review: StackReview) -> N
     names = sorted(set().union(*plan_tables(dict(plan)).values()))
     if table not in names:
         raise PlanError(f"--plan {stack}=...: the plan manages {', '.join(names) or 'no DynamoDB table'}, not the "
-                        f"table of {stack} ({table})", code="E701",
+                        f"table of {stack} ({table})", code=ErrorCode.FOREIGN_PLAN,
                         hint=f"pass `terraform show -json` of the plan of {stack}")
 
 
@@ -142,7 +142,7 @@ def build_pull_review(since: str, blueprints: Sequence[Path], environment: str |
         if stack not in known:
             raise TablewrightError(f"--plan {stack}=...: no stack `{stack}` in this review",
                                    hint=f"name one of the reviewed stacks ({', '.join(sorted(known)) or 'none'}), "
-                                        "or leave the plan out", code="E600")
+                                        "or leave the plan out", code=ErrorCode.PLAN_ARGUMENT)
         check_plan_of(stack, plan, next(review for review in result.stacks if review.stack == stack))
         result.plans[stack] = summarize_plan(stack, plan)
     return result

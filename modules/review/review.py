@@ -15,7 +15,7 @@ from modules.blueprint.load import LoadedBlueprint, with_base_locks
 from modules.capacity.cost import CostReport
 from modules.design.design import TABLE
 from modules.design.locked import key_facts, lock_changes, lock_of
-from modules.errors import TablewrightError
+from modules.errors import ErrorCode, TablewrightError
 from modules.lint.engine import LintResult
 from modules.lint.limits import maxima_below_peak
 from modules.lint.versions import breaking_changes
@@ -98,7 +98,7 @@ def below_peak(changes: list[Change], stack: Stack, production: bool) -> list[Ch
 
 
 def _side_error(error: TablewrightError, spec: str, side: str, scratch: Path) -> TablewrightError:
-    if error.code == "E601":
+    if error.code == ErrorCode.GITREF:
         return error  # about the revision itself, already named by its option
     where = f"{side} ({spec})" if is_git_spec(spec) else side
     return as_given(error, spec, scratch).prefixed(f"in the {where} blueprint: ")
@@ -182,6 +182,7 @@ def build_review(base: str | None, head: str, environment: str | None = None,
         new = _build_side(new_loaded, head, "head", root / "head")
         if not old and not new:
             raise TablewrightError(f"neither {base or NEW_BLUEPRINT} nor {head} has an environment `{environment}`",
+                                   code=ErrorCode.UNKNOWN_ENVIRONMENT,
                                    hint="pass an environment one of them declares, or leave out --env")
         old_configs = _configs(list(old.values()), root / "base.out")
         new_configs = _configs(list(new.values()), root / "head.out")

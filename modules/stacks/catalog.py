@@ -10,7 +10,7 @@ from pathlib import Path
 from modules.blueprint.compose import ROOT_ENVIRONMENT, blueprint_files, read_document, repository_root
 from modules.blueprint.load import load_blueprints
 from modules.blueprint.yamlsource import load_yaml
-from modules.errors import BlueprintError, TablewrightError
+from modules.errors import BlueprintError, ErrorCode, TablewrightError
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ access_patterns:
 def check_blueprint_name(name: str, option: str = "NAME") -> None:
     """A new blueprint's name (`new NAME`, `adopt --name`): its file name and stack name, so nothing else."""
     if not re.fullmatch(r"[a-z][a-z0-9-]{0,62}", name):
-        raise BlueprintError(f"{option} {name!r} is not a valid blueprint name", code="E600",
+        raise BlueprintError(f"{option} {name!r} is not a valid blueprint name", code=ErrorCode.USAGE,
                              hint="use lowercase letters, digits and '-', starting with a letter, at most 63 (e.g. "
                                   "`billing`); it names the file and the stack, never a path")
 
@@ -117,22 +117,23 @@ def scaffold(name: str, directory: Path, base: Path, schema: Path) -> Path:
     check_blueprint_name(name)
     path = directory / f"{name}.yaml"
     if path.exists() or path.is_symlink():
-        raise BlueprintError(f"{path} already exists", code="E600",
+        raise BlueprintError(f"{path} already exists", code=ErrorCode.PATH_ARGUMENT,
                              hint="choose another name or edit the existing blueprint")
     if directory.exists() and not directory.is_dir():
-        raise BlueprintError(f"--dir {directory} is not a directory", code="E600",
+        raise BlueprintError(f"--dir {directory} is not a directory", code=ErrorCode.PATH_ARGUMENT,
                              hint="pass the directory the blueprint goes into")
     if not base.is_file():
-        raise BlueprintError(f"platform base not found: {base}", code="E600",
+        raise BlueprintError(f"platform base not found: {base}", code=ErrorCode.PLATFORM_BASE,
                              hint="pass --base with the shared blueprint to extend")
     root = repository_root(path)
     if not base.resolve().is_relative_to(root):
-        raise BlueprintError(f"the platform base {base} is outside the repository root {root} of {path}", code="E600",
+        raise BlueprintError(f"the platform base {base} is outside the repository that holds {path} ({root})",
+                             code=ErrorCode.PLATFORM_BASE,
                              hint=f"keep both in one repository, or set {ROOT_ENVIRONMENT}")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise BlueprintError(f"cannot create --dir {directory}: {error.strerror}", code="E600",
+        raise BlueprintError(f"cannot create --dir {directory}: {error.strerror}", code=ErrorCode.PATH_ARGUMENT,
                              hint="pass a directory path") from None
     text = SCAFFOLD.format(
         name=name,
@@ -150,7 +151,7 @@ def create_new_file(path: Path, text: str) -> None:
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except OSError as error:
-        raise BlueprintError(f"cannot create {path}: {error.strerror}", code="E600",
+        raise BlueprintError(f"cannot create {path}: {error.strerror}", code=ErrorCode.PATH_ARGUMENT,
                              hint="choose another name or directory (an existing file is never overwritten)") from None
     with os.fdopen(descriptor, "w") as handle:
         handle.write(text)

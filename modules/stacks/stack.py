@@ -16,7 +16,7 @@ from modules.capacity.estimate import CapacityReport, estimate
 from modules.capacity.prices import prices_of
 from modules.design.design import TableDesign
 from modules.design.designer import design
-from modules.errors import BlueprintError, TablewrightError
+from modules.errors import BlueprintError, ErrorCode, TablewrightError
 from modules.lint.engine import LintResult, lint_loaded
 from modules.lint.findings import Finding
 
@@ -60,7 +60,7 @@ def build_stacks(blueprints: Sequence[LoadedBlueprint]) -> list[Stack]:
                 f"stack `{loaded.stack_name}` is also produced by {other.path}",
                 path=("blueprint",),
                 hint="stack names must be unique: rename one blueprint",
-                code="E402",
+                code=ErrorCode.NAMING,
             ).located(loaded.source.locate(("blueprint",)))
     return [build_stack(loaded) for loaded in blueprints]
 
@@ -75,4 +75,4 @@ def lint_errors(stack: Stack, override: str = "--allow-lint-errors") -> Tablewri
     more = f" (and {len(errors) - 1} more: `python main.py lint`)" if len(errors) > 1 else ""
     return TablewrightError(f"lint {first.finding.code}: {first.finding.message}{more}", path=first.finding.path,
                             hint=f"{first.finding.fix}; or pass {override}", location=first.location,
-                            code="E502")
+                            code=ErrorCode.LINT_ERRORS)

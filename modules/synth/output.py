@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from modules.errors import TablewrightError
+from modules.errors import ErrorCode, TablewrightError
 
 MARKER = ".tablewright-output"
 MARKER_TEXT = "Written by `python main.py synth`: replaced as a whole on the next synth.\n"
@@ -49,7 +49,7 @@ def state_file(output: Path, stack_name: str) -> Path:
 
 
 def _refuse(outdir: Path, problem: str, hint: str) -> TablewrightError:
-    return TablewrightError(f"--out {outdir}: {problem}", code="E600", hint=hint)
+    return TablewrightError(f"--out {outdir}: {problem}", code=ErrorCode.PATH_ARGUMENT, hint=hint)
 
 
 def is_tablewright_output(directory: Path) -> bool:
@@ -206,7 +206,7 @@ def refuse_orphans(outdir: Path, output: Path, stacks: set[str], option: str = "
     gone = sorted({str(stack_of(entry)) for entry in lost})
     raise TablewrightError(
         f"{option}{outdir}: stack {', '.join(gone)} is not in this synthesis, and its directory holds what synth did "
-        f"not write ({named}{more}): replacing the output would delete it", code="E603",
+        f"not write ({named}{more}): replacing the output would delete it", code=ErrorCode.OUTPUT_HOLDS_FILES,
         hint="synthesize that stack too (its blueprint and environment), or move what you keep out of "
              f"{Path(outdir) / STACKS / gone[0]} and delete the directory yourself; Terraform state lives beside "
              "the output (see the README: Terraform state)")
@@ -251,7 +251,7 @@ def refuse_conflicts(outdir: Path, output: Path, staging: Path) -> None:
         named = ", ".join(str(Path(outdir) / entry) for entry in clashing[:MAX_NAMED])
         raise TablewrightError(
             f"--out {outdir}: {named} is not what synth writes there (a file, a link or a directory of yours where "
-            "it writes its own): replacing the output would delete it", code="E603",
+            "it writes its own): replacing the output would delete it", code=ErrorCode.OUTPUT_HOLDS_FILES,
             hint="move it out of the output directory, then synthesize again")
 
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, read_lock
 from modules.design.locked import lock_changes, lock_of
-from modules.errors import TablewrightError
+from modules.errors import ErrorCode, TablewrightError
 from modules.stacks.stack import Stack
 from modules.synth.output import replace_output
 
@@ -22,7 +22,7 @@ def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
     """Run cdktf (or cdktn) synthesis into `outdir` (None: wherever the CLI asked for)."""
     node = os.environ.get("JSII_NODE", "node")  # what jsii starts as the library loads
     if shutil.which(node) is None:
-        raise TablewrightError(f"Node.js (`{node}`) is not on PATH: cdktf runs on it", code="E602",
+        raise TablewrightError(f"Node.js (`{node}`) is not on PATH: cdktf runs on it", code=ErrorCode.CDK_LIBRARY,
                                hint="install Node.js 20 or later (https://nodejs.org) and put `node` on PATH")
     from modules.constructs.cdk import App, synth
     from modules.constructs.stack import construct_stack
@@ -44,7 +44,7 @@ def _derived(error: ValidationError) -> TablewrightError:
     argument = ".".join(str(step) for step in detail["loc"])
     return TablewrightError(
         f"the {error.title} `{argument}` Tablewright derives from the blueprint's names would be {shown!r} "
-        f"({len(value)} characters), which AWS refuses: {detail['msg']}", path=("table", "name"), code="E402",
+        f"({len(value)} characters), which AWS refuses: {detail['msg']}", path=("table", "name"), code=ErrorCode.NAMING,
         hint="shorten `table.name` (or the index names): alarm, topic, calendar and rule names are made from them")
 
 
@@ -82,20 +82,22 @@ def check_locks(stacks: Sequence[Stack]) -> None:
     for path, (text, lock, on_disk) in lock_texts(stacks).items():
         where = lock_path(path)
         if on_disk is None:
-            raise TablewrightError(f"{path} has no design lock ({where.name}) to check against", code="E404",
+            raise TablewrightError(f"{path} has no design lock ({where.name}) to check against",
+                                   code=ErrorCode.LOCK_CHANGED,
                                    hint=f"run `python main.py synth {path}` (without --locked) and commit {where}")
         if text == where.read_text():
             continue
         changes = [f"{environment}: {line}" for environment, entry in lock.environments.items()
                    for line in lock_changes(on_disk.environments.get(environment), entry)]
         if not changes:  # the same design, written otherwise (reformatted, a byte order mark)
-            raise TablewrightError(f"{where} holds the design of {path} but not as synth writes it", code="E404",
+            raise TablewrightError(f"{where} holds the design of {path} but not as synth writes it",
+                                   code=ErrorCode.LOCK_CHANGED,
                                    hint=f"run `python main.py synth {path}` (without --locked) to rewrite it, and "
                                         "commit it")
         shown = "; ".join(changes[:8]) + (f"; and {len(changes) - 8} more" if len(changes) > 8 else "")
         raise TablewrightError(
             f"the design of {path} differs from its lock {where.name}: {shown}",
-            code="E404",
+            code=ErrorCode.LOCK_CHANGED,
             hint=f"if the change is intended, run `python main.py synth {path}` (without --locked), review the "
                  f"diff of {where} and commit it; otherwise undo the blueprint change")
 

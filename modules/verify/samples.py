@@ -25,7 +25,7 @@ from modules.blueprint.language import AttributeSpec, Blueprint
 from modules.capacity.size import item_size
 from modules.design.design import TABLE, KeyNames, TableDesign
 from modules.design.items import build_item
-from modules.errors import BlueprintError
+from modules.errors import BlueprintError, ErrorCode
 
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 WINDOW_SECONDS = 60 * 24 * 3600
@@ -218,7 +218,7 @@ def _example_samples(design: TableDesign, entity: str) -> list[Sample]:
             samples.append(Sample(entity, values, build_item(design, entity, values)))
         except (KeyError, ValueError) as error:
             raise BlueprintError(
-                f"example cannot be written: {_why(error)}",
+                f"example cannot be written: {_why(error)}", code=ErrorCode.VALUE_NOT_ALLOWED,
                 path=("entities", entity, "examples", position),
                 hint="give every key attribute a value without '#'",
             ) from None

@@ -10,6 +10,7 @@ from pydantic import Field, StringConstraints, model_validator
 from modules.blueprint import regex
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.language.base import KEY_TYPES, AttributeName, AttributeType, KeyAttributeName, Strict
+from modules.errors import ErrorCode
 
 TIMESTAMP_PRESETS = ("iso8601", "epoch_seconds", "epoch_millis")
 _STRFTIME_DIRECTIVES = set("YymdHIMSpbBjf")
@@ -93,7 +94,7 @@ class AttributeSpec(Strict):
             separated = [value for value in self.values if "#" in value]
             if separated:
                 raise Invalid(f"the value {separated[0]!r} contains '#', the key separator", "use '-' or '_' instead",
-                              "values", code="E203")
+                              "values", code=ErrorCode.VALUE_NOT_ALLOWED)
         if self.expiry and self.type not in ("number", "timestamp"):
             raise Invalid("`expiry` applies to number and timestamp attributes only", "remove `expiry`", "expiry")
         if self.width is not None and self.type != "number":
@@ -110,7 +111,7 @@ class AttributeSpec(Strict):
             except regex.PatternError as error:
                 raise Invalid(f"`pattern` is not a regular expression Tablewright can run: {error}",
                               "write a shorter pattern without look-around, backreferences or large repetitions "
-                              "(RE2 syntax), e.g. \"^[^#]+$\"", "pattern", code="E203") from None
+                              "(RE2 syntax), e.g. \"^[^#]+$\"", "pattern", code=ErrorCode.VALUE_NOT_ALLOWED) from None
         return self
 
     @property
@@ -139,7 +140,8 @@ def _check_timestamp_format(fmt: str) -> None:
         return
     if "#" in fmt or len(fmt) > 64:
         raise Invalid(f"timestamp format {fmt!r} {'contains #, the key separator' if '#' in fmt else 'is too long'}",
-                      "use e.g. '%Y-%m-%dT%H:%M:%SZ' (no '#': values sit inside keys)", code="E203")
+                      "use e.g. '%Y-%m-%dT%H:%M:%SZ' (no '#': values sit inside keys)",
+                                                      code=ErrorCode.VALUE_NOT_ALLOWED)
     directives = re.findall(r"%(.)", fmt)
     if not directives:
         raise Invalid(

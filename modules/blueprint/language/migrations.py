@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.language.attributes import TemplateText
 from modules.blueprint.language.base import EntityName, Strict
+from modules.errors import ErrorCode
 
 
 class MigrationKey(Strict):
@@ -77,5 +78,5 @@ class Migration(Strict):
             missing = "to" if keyed == ["from"] else "from"
             raise Invalid(f"a key migration needs `from` and `to` (`{missing}` is missing)",
                           "write both keys, or `renamed_from` (a rename) or `removal` (a removed entity)",
-                          missing, code="E201")
+                          missing, code=ErrorCode.MISSING_FIELD)
         return self

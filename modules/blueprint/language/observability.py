@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.language.base import MAX_NOTIFY_TARGETS, PUBLISHED_EVERY, PUBLISHED_METRICS, Strict
+from modules.errors import ErrorCode
 
 Operation = Literal["GetItem", "BatchGetItem", "Query", "Scan", "PutItem", "UpdateItem", "DeleteItem",
                     "TransactWriteItems"]
@@ -68,7 +69,7 @@ class Alarms(Strict):
                 raise Invalid(
                     f"`{kind}.period: {period}`: DynamoDB publishes {PUBLISHED_METRICS[kind]} every {seconds} "
                     "seconds, so a shorter or unaligned period sees no data in most periods",
-                    f"use a multiple of {seconds}", kind, code="E203")
+                    f"use a multiple of {seconds}", kind, code=ErrorCode.VALUE_NOT_ALLOWED)
         return self
 
     @field_validator("notify")
@@ -79,7 +80,8 @@ class Alarms(Strict):
                 raise Invalid("`notify` lists no topic", "list SNS topic ARNs, or write `notify: create`")
             if len(value) > MAX_NOTIFY_TARGETS:
                 raise Invalid(f"`notify` lists {len(value)} topics; alarms and rules notify at most "
-                              f"{MAX_NOTIFY_TARGETS}", "fan out from one topic (SNS subscriptions)", code="E203")
+                              f"{MAX_NOTIFY_TARGETS}", "fan out from one topic (SNS subscriptions)",
+                                                                                code=ErrorCode.VALUE_NOT_ALLOWED)
             for arn in value:
                 if not re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}", arn):
                     raise Invalid(f"{arn!r} is not an SNS topic ARN", "arn:aws:sns:<region>:<account>:<topic>")

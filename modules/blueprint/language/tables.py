@@ -18,6 +18,7 @@ from modules.blueprint.language.base import (
     Strict,
     TableName,
 )
+from modules.errors import ErrorCode
 
 
 class CapacityRange(Strict):
@@ -63,7 +64,7 @@ class Throughput(Strict):
     def _one_direction_at_least(self) -> Throughput:
         if self.read is None and self.write is None:
             raise Invalid("a maximum names `read`, `write` or both", "write `{read: N, write: N}`, or `unlimited`",
-                          code="E201")
+                          code=ErrorCode.MISSING_FIELD)
         return self
 
 
