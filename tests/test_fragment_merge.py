@@ -19,15 +19,21 @@ SECOND = {"resource": {"aws_sns_topic": {"b": {"name": "b"}}, "aws_sqs_queue": {
           "output": {"o": {"value": "${aws_sns_topic.a.arn}"}}}
 
 
+def _add_fragments(stack: cdk.TerraformStack) -> None:
+    for construct_id, fragment in (("first", FIRST), ("second", SECOND)):
+        cdk.add_fragment(stack, construct_id, lambda fragment=fragment: fragment)
+
+
 def _written(tmp_path: Path, name: str, merged_by_tablewright: bool) -> str:
     app = cdk.App(outdir=str(tmp_path / name), stack_traces=False)
-    stack = cdk.FragmentStack(app, "fragments")
-    for construct_id, fragment in (("first", FIRST), ("second", SECOND)):
-        cdk.TerraformFragment(stack, construct_id, lambda fragment=fragment: fragment)
-    if merged_by_tablewright:
-        cdk.synth(app, [stack])
-    else:
-        app.synth()  # a user's own app: cdktf merges the fragments in Node.js
+    if merged_by_tablewright:  # a FragmentStack keeps its fragments in Python, for synth to merge
+        ours = cdk.FragmentStack(app, "fragments")
+        _add_fragments(ours)
+        assert len(ours.fragments) == 2
+        cdk.synth(app, [ours])
+    else:  # in any other stack (a user's own app) they are elements, merged by cdktf in Node.js
+        _add_fragments(cdk.TerraformStack(app, "fragments"))
+        app.synth()
     return (tmp_path / name / "stacks" / "fragments" / "cdk.tf.json").read_text()
 
 

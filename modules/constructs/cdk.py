@@ -104,6 +104,9 @@ __all__ = [
     "TerraformFragment",
     "TerraformOutput",
     "TerraformStack",
+    "add_fragment",
+    "path_of",
+    "stack_of",
     "synth",
 ]
 
@@ -115,22 +118,16 @@ CDKTF_FORMAT_VERSION = "0.21.0"
 def synth(app: App, stacks: Sequence[FragmentStack] = ()) -> None:
     """`app.synth()`, every JSON file written in cdktf's layout whichever library wrote it.
 
-    The fragments of `stacks` are not carried across jsii: they answer `{}` to cdktf, and each stack's
-    file is completed here with their JSON, merged as cdktf merges elements (`deep_merge`) and written in
-    its layout (`stable_json`): the same bytes, without sending every table to Node.js and back. Those
-    stacks take no raw overrides (cdktf would apply them after the fragments, this merge comes later)."""
+    The fragments of `stacks` never cross jsii: cdktf writes each stack's file without them, and it is
+    completed here with their JSON, merged as cdktf merges elements (`deep_merge`) and written in its
+    layout (`stable_json`): the same bytes, without sending every table to Node.js and back. Those stacks
+    take no raw overrides (cdktf would apply them after the fragments, this merge comes later)."""
     strangers = [stack for stack in stacks if not isinstance(stack, FragmentStack)]
     if strangers:
         raise TypeError(f"{strangers[0]} is not a FragmentStack: synthesize it with app.synth()")
-    for stack in stacks:
-        stack.merged_in_python = True
-    try:
-        app.synth()
-    finally:
-        for stack in stacks:
-            stack.merged_in_python = False
+    app.synth()
     outdir = Path(app.outdir)
-    ours = {outdir / "stacks" / stack.node.id / "cdk.tf.json": stack.fragments for stack in stacks}
+    ours = {outdir / "stacks" / stack.name / "cdk.tf.json": stack.fragments for stack in stacks}
     missing = [str(path) for path in ours if not path.is_file()]
     if missing:
         raise RuntimeError(f"cdktf wrote no {', '.join(missing)}: the fragments of those stacks are not in it")
@@ -138,8 +135,8 @@ def synth(app: App, stacks: Sequence[FragmentStack] = ()) -> None:
         if path not in ours and BACKEND == "cdktf":
             continue  # already in its own layout
         document = json.loads(path.read_text())
-        for fragment in ours.get(path, ()):
-            deep_merge(document, fragment.render())
+        for render in ours.get(path, ()):
+            deep_merge(document, render())
         document["//"]["metadata"]["version"] = CDKTF_FORMAT_VERSION
         path.write_text(stable_json(document))
     manifest = outdir / "manifest.json"
@@ -161,53 +158,55 @@ def deep_merge(target: dict[str, Any], source: Mapping[str, Any]) -> None:
             target[key] = value
 
 
+Render = Callable[[], Mapping[str, Any]]
+
+
 class TerraformFragment(TerraformElement):
     """An element whose Terraform JSON is computed in Python: `render()` returns it (a whole table's
     `resource`, `data`, `locals` and `import`, with the `//` metadata cdktf writes; or a stack's
-    outputs), merged into the stack by cdktf, or, in a `FragmentStack` that `synth` above
-    synthesizes, by `synth` itself.
+    outputs), merged into the stack by cdktf: one jsii callback per synthesis instead of one per resource.
+    `add_fragment` below spares a `FragmentStack` even that."""
 
-    One jsii callback per synthesis at most instead of one per resource. The JSON holds no cdktf tokens
-    (it is built from blueprint values), so a `FragmentStack` may skip it while cdktf prepares the stack.
-    """
-
-    def __init__(self, scope: Construct, construct_id: str, render: Callable[[], Mapping[str, Any]]) -> None:
+    def __init__(self, scope: Construct, construct_id: str, render: Render) -> None:
         super().__init__(scope, construct_id)
         self.render = render
-        self._stack = TerraformStack.of(self)
-        if isinstance(self._stack, FragmentStack):
-            self._stack.fragments.append(self)
 
     @jsii.member(jsii_name="toTerraform")
     def to_terraform(self) -> Any:
-        if FragmentStack.preparing or getattr(self._stack, "merged_in_python", False):
-            return {}
         return self.render()
 
 
 class FragmentStack(TerraformStack):
-    """A stack that spares its fragments cdktf's preparation pass, and (synthesized by `synth`) the trip
-    to Node.js and back.
-
-    `prepareStack` resolves every element's Terraform once before synthesis, only to find tokens that
-    refer to other stacks; fragments contain none, so they answer `{}` there instead of sending the
-    whole table across jsii twice. Everything else in the stack is prepared as usual.
-    """
-
-    preparing = False  # true while some FragmentStack prepares (preparation is synchronous, one stack at a time)
+    """A stack whose fragments (`add_fragment`) stay in Python: `synth` above merges them into the file cdktf
+    writes for it, so a whole table crosses jsii neither way. Synthesize it with `synth`: `app.synth()`
+    alone writes the stack without them."""
 
     def __init__(self, scope: Construct, name: str) -> None:
         super().__init__(scope, name)
-        self.fragments: list[TerraformFragment] = []
-        self.merged_in_python = False
+        self.name = name
+        # Its construct path, known without asking Node.js when it is a child of the app (the root, path "").
+        self.path = name if isinstance(scope, App) else f"{scope.node.path}/{name}"
+        self.fragments: list[Render] = []
 
-    @jsii.member(jsii_name="prepareStack")
-    def prepare_stack(self) -> None:
-        FragmentStack.preparing = True
-        try:
-            super().prepare_stack()
-        finally:
-            FragmentStack.preparing = False
+
+def add_fragment(scope: Construct, construct_id: str, render: Render, stack: TerraformStack | None = None) -> None:
+    """Add Terraform JSON computed in Python to `scope`'s stack (`stack`, when the caller knows it: finding it
+    is a trip to Node.js): kept for `synth` in a `FragmentStack`, a `TerraformFragment` in any other."""
+    stack = stack or stack_of(scope)
+    if isinstance(stack, FragmentStack):
+        stack.fragments.append(render)
+    else:
+        TerraformFragment(scope, construct_id, render)
+
+
+def stack_of(scope: Construct) -> TerraformStack:
+    """`TerraformStack.of(scope)`, without asking Node.js when `scope` is the stack itself."""
+    return scope if isinstance(scope, TerraformStack) else TerraformStack.of(scope)
+
+
+def path_of(scope: Construct) -> str:
+    """`scope.node.path`, without asking Node.js for a `FragmentStack`'s."""
+    return scope.path if isinstance(scope, FragmentStack) else scope.node.path
 
 
 class Provider(TerraformProvider):

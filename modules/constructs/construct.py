@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modules.constructs.assembly import TableReferences, table_blocks, table_references
-from modules.constructs.cdk import Construct, TerraformFragment, TerraformOutput, TerraformStack
+from modules.constructs.cdk import Construct, TerraformOutput, TerraformStack, add_fragment, path_of, stack_of
 from modules.constructs.keys import ACCOUNT_DATA
 from modules.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
 from modules.constructs.terraform import addresses, fragment
@@ -46,14 +46,15 @@ class TablewrightTable(Construct):
 
     def __init__(self, scope: Construct, id: str, *, stack: Stack) -> None:
         blocks = table_blocks(stack.design, stack.capacity)
-        scope_path = scope.node.path
-        _claim(scope, addresses(blocks) - _SHARED, f"{scope_path}/{id}")
+        scope_path = path_of(scope)
+        self._stack = stack_of(scope)
+        _claim(self._stack, addresses(blocks) - _SHARED, f"{scope_path}/{id}")
         super().__init__(scope, id)
         # Kept as text until synthesis: a thousand tables in one app stay small in memory.
         self._terraform = json.dumps(fragment(blocks, scope_path))
         self._references: TableReferences = table_references(stack.design)
         self._record = stack_record(stack.design)
-        TerraformFragment(self, "terraform", lambda: json.loads(self._terraform))
+        add_fragment(self, "terraform", lambda: json.loads(self._terraform), self._stack)
 
     @classmethod
     def from_blueprint(cls, scope: Construct, id: str, path: str | Path, env: str | None = None, *,
@@ -79,7 +80,7 @@ class TablewrightTable(Construct):
         reads from it what the state a plan starts from had (production, the maintenance window in force,
         every entity's keys), so it sees key migrations and a pull request widening its own window. One per
         stack: the gate judges plans that manage one Tablewright table."""
-        stack = TerraformStack.of(self)
+        stack = self._stack
         owner = stack.__dict__.get("_tablewright_gate_output")
         if owner is not None:
             raise TablewrightError(f"{self.node.path}: the stack already has the `{STACK_OUTPUT}` output, of {owner}",
@@ -114,10 +115,9 @@ class TablewrightTable(Construct):
         return self._references.alarm_topic_arn
 
 
-def _claim(scope: Construct, owned: set[str], path: str) -> None:
+def _claim(stack: TerraformStack, owned: set[str], path: str) -> None:
     """Record the Terraform addresses a table declares in its stack; two tables must not share one
     (cdktf would merge their blocks into one)."""
-    stack = TerraformStack.of(scope)
     declared: dict[str, str] = stack.__dict__.setdefault("_tablewright_addresses", {})
     clash = sorted(owned & declared.keys())
     if clash:

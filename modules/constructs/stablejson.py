@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from decimal import Decimal
+from json.encoder import encode_basestring
 from typing import Any
 
 INDENT = "  "
@@ -20,22 +21,45 @@ INDENT = "  "
 
 def stable_json(value: Any, level: int = 0) -> str:
     """`value` (parsed JSON: dicts, lists, strings, numbers, booleans, None) as cdktf writes it."""
-    indent = "\n" + INDENT * level
+    parts: list[str] = []
+    _write(value, "\n" + INDENT * level, parts)
+    return "".join(parts)
+
+
+def _write(value: Any, indent: str, parts: list[str]) -> None:
+    """Append the text of `value` to `parts` (one list for the whole document: a stack's file holds tens
+    of thousands of values)."""
     if isinstance(value, dict):
-        items = [f"{indent}{INDENT}{_string(key)}: {stable_json(value[key], level + 1)}"
-                 for key in sorted(value, key=_utf16)]
-        return "{" + ",".join(items) + indent + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(f"{indent}{INDENT}{stable_json(item, level + 1)}" for item in value) + indent + "]"
-    return _scalar(value)
+        inner = indent + INDENT
+        parts.append("{")
+        for position, key in enumerate(_sorted_keys(value)):
+            parts.append(f"{',' if position else ''}{inner}{_string(key)}: ")
+            _write(value[key], inner, parts)
+        parts.append(indent + "}")
+    elif isinstance(value, list):
+        inner = indent + INDENT
+        parts.append("[")
+        for position, item in enumerate(value):
+            parts.append(f",{inner}" if position else inner)
+            _write(item, inner, parts)
+        parts.append(indent + "]")
+    else:
+        parts.append(_scalar(value))
+
+
+def _sorted_keys(mapping: dict[str, Any]) -> list[str]:
+    # Code points and UTF-16 code units order ASCII keys alike; only other keys need the slower sort key.
+    if all(map(str.isascii, mapping)):
+        return sorted(mapping)
+    return sorted(mapping, key=_utf16)
 
 
 def _utf16(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
-def _string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+# `JSON.stringify`'s escapes: what `json.dumps(text, ensure_ascii=False)` writes, without its set-up per call.
+_string = encode_basestring
 
 
 def _scalar(value: Any) -> str:

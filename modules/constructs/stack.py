@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from modules.constructs.cdk import (
-    App,
-    FragmentStack,
-    LocalBackend,
-    Provider,
-    S3Backend,
-    TerraformFragment,
-    TerraformStack,
-)
+from modules.constructs.cdk import App, FragmentStack, LocalBackend, S3Backend, TerraformStack, add_fragment
 from modules.constructs.construct import TablewrightTable
 from modules.constructs.naming import logical_id
+from modules.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT
 from modules.synth.output import local_state_path
 
 if TYPE_CHECKING:
@@ -39,16 +32,29 @@ def construct_stack(app: App, plan: Stack) -> FragmentStack:
     blueprint = plan.design.blueprint
     stack = FragmentStack(app, plan.name)
     add_backend(stack, plan)
-    Provider(stack, "aws", AWS_PROVIDER_SOURCE, blueprint.terraform.aws_provider,
-             {"region": blueprint.region} if blueprint.region else {})
     table = TablewrightTable(stack, logical_id(blueprint.blueprint), stack=plan)
     outputs = {"table_name": table.table_name, "table_arn": table.table_arn, "stream_arn": table.stream_arn,
-               "change_calendar": table.change_calendar, "alarm_topic_arn": table.alarm_topic_arn}
-    # One element for the references, not one jsii object each: the JSON a TerraformOutput writes, with the
-    # entry cdktf adds to the stack's `//` metadata for it.
+               "change_calendar": table.change_calendar, "alarm_topic_arn": table.alarm_topic_arn,
+               STACK_OUTPUT: _without_nulls(table.record)}
+    # Plain data, not a jsii object each: the JSON the provider and each TerraformOutput write (the gate's as
+    # `add_gate_output` writes it), with the entries cdktf adds to the stack's `//` metadata for the outputs.
     names = [name for name, value in outputs.items() if value is not None]
-    written = {"//": {"outputs": {plan.name: {name: name for name in names}}},
-               "output": {name: {"value": outputs[name]} for name in names}}
-    TerraformFragment(stack, "outputs", lambda: written)
-    table.add_gate_output()
+    written: dict[str, Any] = {
+        "//": {"outputs": {plan.name: {name: name for name in names}}},
+        "output": {name: {"value": outputs[name]} for name in names},
+        "provider": {"aws": [{"region": blueprint.region} if blueprint.region else {}]},
+        "terraform": {"required_providers": {"aws": {"version": blueprint.terraform.aws_provider,
+                                                     "source": AWS_PROVIDER_SOURCE}}},
+    }
+    written["output"][STACK_OUTPUT]["description"] = GATE_OUTPUT_DESCRIPTION
+    add_fragment(stack, "outputs", lambda: written)
     return stack
+
+
+def _without_nulls(value: Any) -> Any:
+    """`value` as jsii hands it to Node.js: a None in an object is a missing key."""
+    if isinstance(value, dict):
+        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value

@@ -10,6 +10,7 @@ so the synthesized file is the one a construct per resource would write.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -103,17 +104,12 @@ def _evaluated(text: str) -> Iterator[int]:
 
 def check_expressions(value: Any, where: str) -> None:
     """Refuse any `${...}` or `%{...}` in `value` that Tablewright did not write itself."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, dict):
-            pending += [*item.keys(), *item.values()]
-        elif isinstance(item, list):
-            pending += item
-        elif isinstance(item, str):
-            for start in _evaluated(item):
-                if not OWN_EXPRESSIONS.match(item, start):
-                    raise UnexpectedExpression(f"{where}: {item[start:start + 40]!r} would be evaluated by Terraform")
+    # Scanned as one JSON text (keys and strings alike): JSON's own characters hold no `$`, `%` or `{` that
+    # could join two strings, and the expressions Tablewright writes hold nothing JSON escapes.
+    text = json.dumps(value, ensure_ascii=False)
+    for start in _evaluated(text):
+        if not OWN_EXPRESSIONS.match(text, start):
+            raise UnexpectedExpression(f"{where}: {text[start:start + 40]!r} would be evaluated by Terraform")
 
 
 def fragment(blocks: Iterable[Block], scope_path: str) -> dict[str, Any]:

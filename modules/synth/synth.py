@@ -64,11 +64,13 @@ def lock_texts(stacks: Sequence[Stack]) -> dict[Path, tuple[str, LockFile, LockF
     """Per blueprint file: the lock text its design deploys, that lock, and the lock on disk (if any).
     Environments not among `stacks` (`synth --env`) keep their entries."""
     found: dict[Path, tuple[str, LockFile, LockFile | None]] = {}
-    for path in dict.fromkeys(stack.source.path for stack in stacks):
+    by_path: dict[Path, list[Stack]] = {}
+    for stack in stacks:  # grouped in one pass: a fleet has thousands of blueprints
+        by_path.setdefault(stack.source.path, []).append(stack)
+    for path, ours in by_path.items():
         existing = read_lock(lock_path(path))
         on_disk = existing[0] if existing else None
         environments = dict(on_disk.environments) if on_disk else {}
-        ours = [stack for stack in stacks if stack.source.path == path]
         environments.update({stack.source.environment or DEFAULT_ENVIRONMENT: lock_of(stack.design) for stack in ours})
         lock = LockFile(lock_version=LOCK_VERSION, blueprint=ours[0].design.blueprint.blueprint,
                         environments=dict(sorted(environments.items())))
