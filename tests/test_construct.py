@@ -107,7 +107,7 @@ def test_a_blueprint_with_environments_needs_one_named(tmp_path):
     stack = TerraformStack(App(outdir=str(tmp_path)), "which")
     with pytest.raises(TablewrightError, match="environments") as error:
         TablewrightTable.from_blueprint(stack, "crm", CRM)
-    assert error.value.code == "E401"
+    assert error.value.code == "E607"
 
 
 def test_from_blueprint_refuses_lint_errors_unless_allowed(tmp_path, write_blueprint):

@@ -87,7 +87,7 @@ def test_no_blueprint_at_all_is_one_error(project, run_cli):
     shutil.rmtree(project / "blueprints")
     (project / "blueprints" / "shared").mkdir(parents=True)
     code, _, err = run_cli("synth", "--out", "out")
-    assert code == 2 and "error: no blueprint under blueprints [E600]" in err
+    assert code == 2 and "error: no blueprint under blueprints [E608]" in err
     assert "fix: write one with `python main.py new NAME`" in err
 
 

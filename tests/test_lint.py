@@ -404,14 +404,14 @@ def test_a_broken_cdktf_json_is_one_error_with_the_fix(config, tmp_path, monkeyp
     monkeypatch.setattr(cli.project, "CDKTF_JSON", tmp_path / "cdktf.json")
     code, _, stderr = run_cli()
     assert code == 2 and "cdktf.json: `context.blueprints` must list the blueprint files" in stderr, stderr
-    assert "[E600]" in stderr and "fix: " in stderr
+    assert "[E605]" in stderr and "fix: " in stderr
 
 
 def test_cdktf_json_that_is_not_json_is_one_error(tmp_path, monkeypatch, run_cli):
     (tmp_path / "cdktf.json").write_text('{"context": {"blueprints": ["a.yaml",]}}')
     monkeypatch.setattr(cli.project, "CDKTF_JSON", tmp_path / "cdktf.json")
     code, _, stderr = run_cli()
-    assert code == 2 and "cdktf.json is not valid JSON" in stderr and "[E600]" in stderr, stderr
+    assert code == 2 and "cdktf.json is not valid JSON" in stderr and "[E605]" in stderr, stderr
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])

@@ -365,19 +365,20 @@ def test_nothing_changed_is_a_short_comment(repo, run_cli):
     assert "No blueprint changed since `main`" in out and "(3 unchanged): nothing to review." in out
 
 
-@pytest.mark.parametrize(("arguments", "problem"), [
-    (["--base", "blueprints/shop.yaml"], "--base and --head together are both needed"),
-    (["blueprints/shop.yaml", "--base", "a.yaml", "--head", "b.yaml"], "BLUEPRINT arguments go with --changed-since"),
-    (["--changed-since", "main", "--base", "blueprints/shop.yaml"], "does not take --base or --head"),
-    (["--base", "a.yaml", "--head", "b.yaml", "--plan", "shop=p.json"], "--plan and --plan-dir go with"),
-    (["--base", "a.yaml", "--head", "b.yaml", "--plan-dir", "plans"], "--plan and --plan-dir go with"),
-    (["--changed-since", "main", "--plan-dir", "nowhere"], "--plan-dir nowhere: not a directory"),
-    (["--changed-since", "main", "--plan", "shop"], "--plan 'shop' is not STACK=PLAN.json"),
-    (["--changed-since", "main", "--plan", "nowhere=plan.json"], "plan.json: no such file"),
+@pytest.mark.parametrize(("arguments", "problem", "error_code"), [
+    (["--base", "blueprints/shop.yaml"], "--base and --head together are both needed", "E600"),
+    (["blueprints/shop.yaml", "--base", "a.yaml", "--head", "b.yaml"], "BLUEPRINT arguments go with --changed-since",
+     "E600"),
+    (["--changed-since", "main", "--base", "blueprints/shop.yaml"], "does not take --base or --head", "E600"),
+    (["--base", "a.yaml", "--head", "b.yaml", "--plan", "shop=p.json"], "--plan and --plan-dir go with", "E600"),
+    (["--base", "a.yaml", "--head", "b.yaml", "--plan-dir", "plans"], "--plan and --plan-dir go with", "E600"),
+    (["--changed-since", "main", "--plan-dir", "nowhere"], "--plan-dir nowhere: not a directory", "E604"),
+    (["--changed-since", "main", "--plan", "shop"], "--plan 'shop' is not STACK=PLAN.json", "E609"),
+    (["--changed-since", "main", "--plan", "nowhere=plan.json"], "plan.json: no such file", "E604"),
 ])
-def test_review_refuses_mixed_up_arguments(repo, run_cli, arguments, problem):
+def test_review_refuses_mixed_up_arguments(repo, run_cli, arguments, problem, error_code):
     code, out, err = run_cli("review", *arguments)
-    assert code == EXIT_BAD_INPUT and out == "" and problem in err and "[E600]" in err
+    assert code == EXIT_BAD_INPUT and out == "" and problem in err and f"[{error_code}]" in err
 
 
 def test_a_plan_for_a_stack_the_review_does_not_have_is_refused(repo, run_cli, tmp_path):

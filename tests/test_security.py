@@ -120,13 +120,13 @@ def test_synth_refuses_an_out_it_did_not_write(target, clone, run_cli):
 
 @pytest.mark.parametrize("target", ["/proc/tablewright-out", "/sys/tablewright-out", "x" * 300, "README.md/out"])
 def test_an_out_the_file_system_refuses_is_the_users_error(target, clone, run_cli):
-    """A virtual or read-only file system, a name too long, a file where a directory must be: exit 2, E600."""
+    """A virtual or read-only file system, a name too long, a file where a directory must be: exit 2, E604."""
     before = snapshot(clone.parent)
     code, stdout, stderr = run_cli("synth", "shop.yaml", "--out", target)
     assert code == 2 and stdout == "", stderr
     assert stderr.startswith(f"error: --out {target}: cannot be written: ") and stderr.rstrip().endswith(
-        "fix: pass a path to a writable directory (default: cdktf.out)\n  docs: docs/reference/errors.md#e600")
-    assert "[E600]" in stderr
+        "fix: pass a path to a writable directory (default: cdktf.out)\n  docs: docs/reference/errors.md#e604")
+    assert "[E604]" in stderr
     assert snapshot(clone.parent) == before
 
 
