@@ -456,7 +456,7 @@ def test_keys_that_do_not_fit_the_table_are_refused(tmp_path, capsys, case, part
         """)
     assert main(["lint", str(path)]) == 2
     err = capsys.readouterr().err
-    assert message in err and "[E500]" in err and "users.yaml:" in err, err
+    assert message in err and "[E301]" in err and "users.yaml:" in err, err
 
 
 def test_two_indexes_writing_one_attribute_differently_are_refused(tmp_path, capsys):

@@ -5,11 +5,11 @@ from modules.errors import ErrorCode
 
 class Invalid(ValueError):
     def __init__(
-        self, message: str, hint: str | None = None, field: str | None = None, code: ErrorCode | None = None
+        self, message: str, hint: str | None = None, field: str | None = None, *, code: ErrorCode
     ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
-        self.code = code  # its error code (modules/errors.py); default E204 (CONTRADICTION)
+        self.code = code
         # For model-level checks: the field (of the model being validated) the problem is about.
         self.field = field

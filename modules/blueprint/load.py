@@ -343,7 +343,7 @@ def _describe(detail: dict[str, Any], path: FieldPath, root: type[BaseModel]) ->
     if kind == "value_error":
         cause = ctx.get("error")
         hint = getattr(cause, "hint", None) or f"correct `{name}`{about}"
-        return getattr(cause, "message", str(cause)), hint, getattr(cause, "code", None) or ErrorCode.CONTRADICTION
+        return getattr(cause, "message", str(cause)), hint, getattr(cause, "code", None) or ErrorCode.VALUE_NOT_ALLOWED
     if kind in ("literal_error", "enum"):
         return (f"{_show(value)} is not allowed for `{name}`", f"use one of: {ctx.get('expected')}",
                 ErrorCode.VALUE_NOT_ALLOWED)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from modules.blueprint.invalid import Invalid
+from modules.errors import ErrorCode
 
 SEPARATOR = "#"
 # The character right after the separator: every key that starts with `X#` sorts below `X$`.
@@ -80,13 +81,15 @@ def parse_template(text: str) -> KeyTemplate:
     """Parse a key template; raises `Invalid` with the fix when it is malformed."""
     if not isinstance(text, str) or not text:
         raise Invalid("a key template cannot be empty",
-                      "write literals and {attribute} placeholders, e.g. USER#{userId}")
+                      "write literals and {attribute} placeholders, e.g. USER#{userId}",
+                      code=ErrorCode.KEY_TEMPLATE)
     segments = []
     for part in text.split(SEPARATOR):
         if part == "":
             raise Invalid(
                 f"key template {text!r} has an empty segment",
                 "separate segments with a single '#' and do not start or end with '#'",
+                code=ErrorCode.KEY_TEMPLATE,
             )
         match = _PLACEHOLDER.match(part)
         if match:
@@ -95,6 +98,7 @@ def parse_template(text: str) -> KeyTemplate:
                 raise Invalid(
                     f"unknown time bucket `{bucket}` in {part!r}",
                     f"write {{{match.group(1)}:month}} or {{{match.group(1)}:day}}",
+                    code=ErrorCode.KEY_TEMPLATE,
                 )
             segments.append(Segment(attribute=match.group(1), bucket=bucket))
         elif _LITERAL.match(part):
@@ -103,11 +107,13 @@ def parse_template(text: str) -> KeyTemplate:
             raise Invalid(
                 f"segment {part!r} of key template {text!r} mixes text and a placeholder",
                 "make it two segments, e.g. `V#{version}` instead of `V{version}`",
+                code=ErrorCode.KEY_TEMPLATE,
             )
         else:
             raise Invalid(
                 f"segment {part!r} of key template {text!r} has characters keys may not use",
                 "literals use letters, digits, '_', '.' and '-' only",
+                code=ErrorCode.KEY_TEMPLATE,
             )
     return KeyTemplate(tuple(segments))
 

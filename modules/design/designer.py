@@ -216,23 +216,27 @@ def _declared_shapes(blueprint: Blueprint) -> dict[str, dict[str, Shape]]:
                     f"{entity.key.pk!r} (unsharded)",
                     path=(*path, "pk"),
                     hint=f"write `pk: \"{entity.key.pk}\"` and vary only the sort key",
+                    code=ErrorCode.INDEX_SETTINGS,
                 )
             members.setdefault(index, {})[name] = _entity_shape(blueprint, name, index, keys, path)
     locals_declared = sorted(name for name, spec in blueprint.indexes.items() if spec.type == "local")
     if len(locals_declared) > MAX_LOCAL_INDEXES:
         raise DesignError(f"{len(locals_declared)} local indexes; a table may have at most {MAX_LOCAL_INDEXES}",
-                          path=("indexes", locals_declared[MAX_LOCAL_INDEXES]))
+                          path=("indexes", locals_declared[MAX_LOCAL_INDEXES]),
+                          code=ErrorCode.INDEX_SETTINGS)
     for name in locals_declared:
         if name not in members:
             raise DesignError(f"local index `{name}` has no entity keys",
                               path=("indexes", name),
                               hint=f"declare `entities.<Entity>.index_keys.{name}: {{pk: ..., sk: ...}}`, or its "
-                                   f"`keys: {{sk: ...}}`")
+                                   f"`keys: {{sk: ...}}`",
+                              code=ErrorCode.INDEX_SETTINGS)
         spec = blueprint.indexes[name].keys
         if spec is not None and (spec.partition.name != table_keys.pk or spec.sort is None):
             raise DesignError(f"local index `{name}` must have the table's partition key `{table_keys.pk}` and a "
                               "sort key of its own", path=("indexes", name, "keys"),
-                              hint=f"write `keys: {{pk: {table_keys.pk}, sk: <its sort key attribute>}}`")
+                              hint=f"write `keys: {{pk: {table_keys.pk}, sk: <its sort key attribute>}}`",
+                              code=ErrorCode.INDEX_SETTINGS)
     return members
 
 
@@ -243,10 +247,12 @@ def _entity_shape(blueprint: Blueprint, entity: str, index: str, keys: KeySpec, 
     label = "the table" if index == TABLE else f"index {index}"
     if names.sk is None and keys.sk is not None:
         raise DesignError(f"{label} has no sort key, so this key has no `sk`", path=(*path, "sk"),
-                          hint=f"remove `sk`: one item per `{names.pk}`")
+                          hint=f"remove `sk`: one item per `{names.pk}`",
+                          code=ErrorCode.KEY_TEMPLATE)
     if names.sk is not None and keys.sk is None:
         raise DesignError(f"{label} has a sort key (`{names.sk}`): write its template", path=path,
-                          hint="add `sk:`, e.g. a constant such as `PROFILE` for one item per partition")
+                          hint="add `sk:`, e.g. a constant such as `PROFILE` for one item per partition",
+                          code=ErrorCode.KEY_TEMPLATE)
     types = key_types(blueprint)
     typed = sorted(name for name in names.names if types.get(name, "S") != "S")
     if typed:
@@ -254,7 +260,8 @@ def _entity_shape(blueprint: Blueprint, entity: str, index: str, keys: KeySpec, 
             f"`{typed[0]}`, a key attribute of {label}, holds {'numbers' if types[typed[0]] == 'N' else 'binary'}; "
             "Tablewright's key templates write strings", path=path,
             hint="describe the entities of this table once it has string keys; the table itself is synthesized and "
-                 "imported without them")
+                 "imported without them",
+            code=ErrorCode.KEY_TEMPLATE)
     pk, sk = parse_template(keys.pk), parse_template(keys.sk) if keys.sk is not None else KeyTemplate(())
     attributes = blueprint.entities[entity].attributes
     for name, template, part in ((names.pk, pk, "pk"), (names.sk, sk, "sk")):
@@ -262,7 +269,8 @@ def _entity_shape(blueprint: Blueprint, entity: str, index: str, keys: KeySpec, 
             raise DesignError(
                 f"`{name}` is both an attribute of {entity} and the {part} attribute of {label}, so the key must "
                 f"be the attribute itself", path=(*path, part),
-                hint=f"write `{part}: \"{{{name}}}\"`, or rename the entity's attribute")
+                hint=f"write `{part}: \"{{{name}}}\"`, or rename the entity's attribute",
+                code=ErrorCode.KEY_TEMPLATE)
     return sharded_shape(blueprint, entity, index, pk, sk, names, keys)
 
 
@@ -280,7 +288,8 @@ def _check_shared_attributes(blueprint: Blueprint, shapes: dict[str, dict[str, S
                     raise DesignError(
                         f"{entity} writes `{attribute}` as {first[1]!r} for {first[0]} and as {template.text!r} for "
                         f"{index}; one attribute holds one value", path=("entities", entity),
-                        hint="give one of the indexes other key attributes, or the same template")
+                        hint="give one of the indexes other key attributes, or the same template",
+                        code=ErrorCode.KEY_TEMPLATE)
 
 
 def _route(
@@ -349,6 +358,7 @@ def _check_index_settings(blueprint: Blueprint, index_names: list[str]) -> None:
                 f"settings for index `{name}`, which this design does not have",
                 path=("indexes", name),
                 hint=f"remove them; the design has these indexes: {known}",
+                code=ErrorCode.UNKNOWN_NAME,
             )
 
 
@@ -370,7 +380,8 @@ def _check_migrations(blueprint: Blueprint, index_names: list[str]) -> None:
         if migration.index != TABLE and migration.index not in index_names:
             raise DesignError(f"the migration names index `{migration.index}`, which this design does not have",
                               path=("migrations", position, "index"),
-                              hint=f"use `table` or one of: {', '.join(index_names) or 'none'}")
+                              hint=f"use `table` or one of: {', '.join(index_names) or 'none'}",
+                              code=ErrorCode.UNKNOWN_NAME)
 
 
 def _projection(blueprint: Blueprint, index: str, patterns: list[str]) -> Projection:

@@ -86,26 +86,33 @@ class AttributeSpec(Strict):
         if self.values is not None:
             if self.type != "string":
                 raise Invalid("`values` applies to string attributes only", "remove `values` or set `type: string`",
-                              "values")
+                              "values",
+                              code=ErrorCode.CONTRADICTION)
             if not self.values:
-                raise Invalid("`values` must list at least one value", "list the values or remove `values`", "values")
+                raise Invalid("`values` must list at least one value", "list the values or remove `values`", "values",
+                              code=ErrorCode.VALUE_NOT_ALLOWED)
             if len(set(self.values)) != len(self.values):
-                raise Invalid("`values` lists a value twice", "remove the duplicate", "values")
+                raise Invalid("`values` lists a value twice", "remove the duplicate", "values",
+                              code=ErrorCode.VALUE_NOT_ALLOWED)
             separated = [value for value in self.values if "#" in value]
             if separated:
                 raise Invalid(f"the value {separated[0]!r} contains '#', the key separator", "use '-' or '_' instead",
                               "values", code=ErrorCode.VALUE_NOT_ALLOWED)
         if self.expiry and self.type not in ("number", "timestamp"):
-            raise Invalid("`expiry` applies to number and timestamp attributes only", "remove `expiry`", "expiry")
+            raise Invalid("`expiry` applies to number and timestamp attributes only", "remove `expiry`", "expiry",
+                          code=ErrorCode.CONTRADICTION)
         if self.width is not None and self.type != "number":
-            raise Invalid("`width` applies to number attributes only", "remove `width`", "width")
+            raise Invalid("`width` applies to number attributes only", "remove `width`", "width",
+                          code=ErrorCode.CONTRADICTION)
         if self.format is not None:
             if self.type != "timestamp":
-                raise Invalid("`format` applies to timestamp attributes only", "remove `format`", "format")
+                raise Invalid("`format` applies to timestamp attributes only", "remove `format`", "format",
+                              code=ErrorCode.CONTRADICTION)
             _check_timestamp_format(self.format)
         if self.pattern is not None:
             if self.type != "string":
-                raise Invalid("`pattern` applies to string attributes only", "remove `pattern`", "pattern")
+                raise Invalid("`pattern` applies to string attributes only", "remove `pattern`", "pattern",
+                              code=ErrorCode.CONTRADICTION)
             try:
                 regex.check(self.pattern)
             except regex.PatternError as error:
@@ -141,18 +148,20 @@ def _check_timestamp_format(fmt: str) -> None:
     if "#" in fmt or len(fmt) > 64:
         raise Invalid(f"timestamp format {fmt!r} {'contains #, the key separator' if '#' in fmt else 'is too long'}",
                       "use e.g. '%Y-%m-%dT%H:%M:%SZ' (no '#': values sit inside keys)",
-                                                      code=ErrorCode.VALUE_NOT_ALLOWED)
+                      code=ErrorCode.VALUE_NOT_ALLOWED)
     directives = re.findall(r"%(.)", fmt)
     if not directives:
         raise Invalid(
             f"unknown timestamp format {fmt!r}",
             f"use one of {', '.join(TIMESTAMP_PRESETS)} or a strftime pattern such as '%Y-%m-%dT%H:%M:%SZ'",
+            code=ErrorCode.VALUE_NOT_ALLOWED,
         )
     unknown = sorted(set(directives) - _STRFTIME_DIRECTIVES)
     if unknown:
         raise Invalid(
             f"unsupported strftime directive(s) {', '.join('%' + d for d in unknown)} in {fmt!r}",
             "use %Y %m %d %H %M %S (and %y %b %B %j %I %p %f)",
+            code=ErrorCode.VALUE_NOT_ALLOWED,
         )
 
 

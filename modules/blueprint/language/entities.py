@@ -18,6 +18,7 @@ from modules.blueprint.language.base import (
     IndexName,
     Strict,
 )
+from modules.errors import ErrorCode
 
 
 class WriteRates(Strict):
@@ -85,7 +86,8 @@ class EntitySpec(Strict):
         if self.writes is not None and self.writes_per_second:
             raise Invalid("both `writes_per_second` and `writes` are set",
                           "keep `writes:` (it names inserts, updates, deletes and expiries), or only "
-                          "`writes_per_second` for inserts", "writes_per_second")
+                          "`writes_per_second` for inserts", "writes_per_second",
+                          code=ErrorCode.CONTRADICTION)
         return self
 
     @field_validator("attributes", mode="before")

@@ -62,17 +62,20 @@ class Migration(Strict):
         keyed = [name for name, value in (("from", self.from_), ("to", self.to)) if value is not None]
         if self.removal is not None and self.renamed_from is not None:
             raise Invalid("a migration is a rename or a removal, not both",
-                          "write one entry for the removal and, if it is a rename, only `renamed_from`", "removal")
+                          "write one entry for the removal and, if it is a rename, only `renamed_from`", "removal",
+                          code=ErrorCode.CONTRADICTION)
         if self.removal is not None or self.renamed_from is not None:
             what = "a removal" if self.removal is not None else "a rename"
             extra = [*keyed, *(["index"] if "index" in self.model_fields_set else [])]
             extra += ["strategy"] if self.removal is not None and "strategy" in self.model_fields_set else []
             if extra:
                 raise Invalid(f"`{extra[0]}` does not apply to {what}", f"remove `{extra[0]}`: {what} covers the "
-                              "entity on the table and every index", extra[0])
+                              "entity on the table and every index", extra[0],
+                              code=ErrorCode.CONTRADICTION)
             if self.renamed_from == self.entity:
                 raise Invalid(f"`renamed_from` is the entity's own name `{self.entity}`",
-                              "write the name the entity had before this change", "renamed_from")
+                              "write the name the entity had before this change", "renamed_from",
+                              code=ErrorCode.VALUE_NOT_ALLOWED)
             return self
         if len(keyed) < 2:
             missing = "to" if keyed == ["from"] else "from"

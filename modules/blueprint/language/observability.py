@@ -28,7 +28,8 @@ class AlarmRule(Strict):
     @model_validator(mode="after")
     def _m_of_n(self) -> AlarmRule:
         if self.datapoints and self.evaluation_periods and self.datapoints > self.evaluation_periods:
-            raise Invalid("`datapoints` exceeds `evaluation_periods`", "use M of N with M <= N", "datapoints")
+            raise Invalid("`datapoints` exceeds `evaluation_periods`", "use M of N with M <= N", "datapoints",
+                          code=ErrorCode.CONTRADICTION)
         return self
 
 
@@ -77,14 +78,16 @@ class Alarms(Strict):
     def _arns(cls, value: object) -> object:
         if isinstance(value, list):
             if not value:
-                raise Invalid("`notify` lists no topic", "list SNS topic ARNs, or write `notify: create`")
+                raise Invalid("`notify` lists no topic", "list SNS topic ARNs, or write `notify: create`",
+                              code=ErrorCode.VALUE_NOT_ALLOWED)
             if len(value) > MAX_NOTIFY_TARGETS:
                 raise Invalid(f"`notify` lists {len(value)} topics; alarms and rules notify at most "
                               f"{MAX_NOTIFY_TARGETS}", "fan out from one topic (SNS subscriptions)",
                                                                                 code=ErrorCode.VALUE_NOT_ALLOWED)
             for arn in value:
                 if not re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}", arn):
-                    raise Invalid(f"{arn!r} is not an SNS topic ARN", "arn:aws:sns:<region>:<account>:<topic>")
+                    raise Invalid(f"{arn!r} is not an SNS topic ARN", "arn:aws:sns:<region>:<account>:<topic>",
+                                  code=ErrorCode.VALUE_NOT_ALLOWED)
         return value
 
 
@@ -108,7 +111,8 @@ class MaintenanceWindow(Strict):
     @classmethod
     def _start(cls, value: str) -> str:
         if not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", value):
-            raise Invalid(f"start {value!r} is not a time of day", "write HH:MM on a 24-hour clock, e.g. \"02:00\"")
+            raise Invalid(f"start {value!r} is not a time of day", "write HH:MM on a 24-hour clock, e.g. \"02:00\"",
+                          code=ErrorCode.VALUE_NOT_ALLOWED)
         return value
 
     @field_validator("duration")
@@ -117,7 +121,8 @@ class MaintenanceWindow(Strict):
         match = re.fullmatch(r"(?:([0-9]+)h)?(?:([0-9]+)m)?", value)
         minutes = int(match.group(1) or 0) * 60 + int(match.group(2) or 0) if match and value else 0
         if not 0 < minutes <= 24 * 60:
-            raise Invalid(f"duration {value!r} is not between 1m and 24h", "write e.g. `2h`, `90m` or `1h30m`")
+            raise Invalid(f"duration {value!r} is not between 1m and 24h", "write e.g. `2h`, `90m` or `1h30m`",
+                          code=ErrorCode.VALUE_NOT_ALLOWED)
         return value
 
     @field_validator("timezone")
@@ -129,7 +134,8 @@ class MaintenanceWindow(Strict):
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError, OSError):
             raise Invalid(f"unknown time zone {value!r}",
-                          "use an IANA name such as Europe/Berlin or Asia/Shanghai") from None
+                          "use an IANA name such as Europe/Berlin or Asia/Shanghai",
+                          code=ErrorCode.VALUE_NOT_ALLOWED) from None
         return value
 
     @property

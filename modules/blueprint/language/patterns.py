@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.language.base import MAX_RATE, RANGE_OPERATORS, AttributeName, EntityName, Operator, Strict
+from modules.errors import ErrorCode
 
 
 class AccessPattern(Strict):
@@ -65,25 +66,31 @@ class AccessPattern(Strict):
                 f"more than one range condition ({', '.join(ranges)}); a key condition allows one",
                 "keep one range condition and bind the others with `=`, or split the pattern",
                 "where",
+                code=ErrorCode.CONTRADICTION,
             )
         if ranges and self.order_by and self.order_by != ranges[0]:
             raise Invalid(
                 f"`order_by: {self.order_by}` differs from the range attribute `{ranges[0]}`",
                 f"results of a range query come ordered by `{ranges[0]}`; remove `order_by`",
                 "order_by",
+                code=ErrorCode.CONTRADICTION,
             )
         if self.returns is not None and len(set(self.returns)) != len(self.returns):
-            raise Invalid("`returns` lists an attribute twice", "remove the duplicate", "returns")
+            raise Invalid("`returns` lists an attribute twice", "remove the duplicate", "returns",
+                          code=ErrorCode.VALUE_NOT_ALLOWED)
         both = sorted(set(self.where) & set(self.filter))
         if both:
-            raise Invalid(f"`{both[0]}` appears in both `where` and `filter`", "keep it in one of them", "filter")
+            raise Invalid(f"`{both[0]}` appears in both `where` and `filter`", "keep it in one of them", "filter",
+                          code=ErrorCode.CONTRADICTION)
         if self.scan is not None and not (self.reason or "").strip():
-            raise Invalid("`scan: allowed` needs a `reason`", "say why reading the whole table is acceptable", "scan")
+            raise Invalid("`scan: allowed` needs a `reason`", "say why reading the whole table is acceptable", "scan",
+                          code=ErrorCode.MISSING_FIELD)
         if self.scan is not None and (self.limit is not None or self.order_by is not None or self.order != "asc"):
             raise Invalid(
                 "a Scan returns items in no particular order, so `order`, `order_by` and `limit` do not apply",
                 "remove them, or give the pattern a key that serves it",
                 "scan",
+                code=ErrorCode.CONTRADICTION,
             )
         return self
 

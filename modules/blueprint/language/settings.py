@@ -9,6 +9,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.language.base import MAX_INDEXES, S3_BUCKET, IndexName, Region, Strict, TableName
+from modules.errors import ErrorCode
 
 
 class LintSettings(Strict):
@@ -55,7 +56,8 @@ class Backend(Strict):
     @model_validator(mode="after")
     def _s3(self) -> Backend:
         if self.type == "s3" and not self.bucket:
-            raise Invalid("the s3 backend needs `bucket`", "name the state bucket", "bucket")
+            raise Invalid("the s3 backend needs `bucket`", "name the state bucket", "bucket",
+                          code=ErrorCode.MISSING_FIELD)
         return self
 
 
@@ -89,7 +91,8 @@ class Adopted(Strict):
             for name in directions.values():
                 if name is not None and not POLICY_NAME.fullmatch(name):
                     raise Invalid(f"policy name {name!r} holds characters Tablewright does not write into "
-                                  "Terraform", "1-256 printable ASCII characters, none of \" \\ { } $")
+                                  "Terraform", "1-256 printable ASCII characters, none of \" \\ { } $",
+                                  code=ErrorCode.VALUE_NOT_ALLOWED)
         return value
 
     def policy(self, index: str, direction: Direction) -> str | None:

@@ -37,7 +37,8 @@ class CapacityRange(Strict):
     @model_validator(mode="after")
     def _ordered(self) -> CapacityRange:
         if self.max < self.min:
-            raise Invalid(f"max ({self.max}) is below min ({self.min})", "make max at least min", "max")
+            raise Invalid(f"max ({self.max}) is below min ({self.min})", "make max at least min", "max",
+                          code=ErrorCode.CONTRADICTION)
         return self
 
 
@@ -129,27 +130,32 @@ class TableSpec(Strict):
             raise Invalid(
                 "provisioned billing needs `capacity`",
                 "add `capacity: {read: {min: 5, max: 100}, write: {min: 5, max: 100}}` or use `billing: on_demand`",
+                code=ErrorCode.MISSING_FIELD,
             )
         if self.billing == "on_demand" and self.capacity is not None:
             raise Invalid(
                 "`capacity` applies to provisioned billing only",
                 "remove `capacity` or set `billing: provisioned`",
                 "capacity",
+                code=ErrorCode.CONTRADICTION,
             )
         if self.point_in_time_recovery_days is not None and not self.point_in_time_recovery:
             raise Invalid("`point_in_time_recovery_days` needs `point_in_time_recovery: true`",
                           "remove `point_in_time_recovery_days`, or turn point-in-time recovery on",
-                          "point_in_time_recovery_days")
+                          "point_in_time_recovery_days",
+                          code=ErrorCode.CONTRADICTION)
         if self.kms_key_arn is not None and self.encryption != "customer_managed":
             raise Invalid(
                 "`kms_key_arn` needs `encryption: customer_managed`", "set `encryption: customer_managed`",
                 "kms_key_arn",
+                code=ErrorCode.CONTRADICTION,
             )
         if self.billing == "provisioned" and self.max_throughput is not None:
             raise Invalid(
                 "`max_throughput` applies to on-demand billing only; a provisioned table is bounded by its capacity",
                 "remove `max_throughput` (the autoscaler stops at `capacity.read.max` / `capacity.write.max`)",
                 "max_throughput",
+                code=ErrorCode.CONTRADICTION,
             )
         return self
 
@@ -201,5 +207,6 @@ class IndexSpec(Strict):
                         "a local index shares the table's partition key and throughput",
                         f"remove `{field}` from it (set it on the table)",
                         field,
+                        code=ErrorCode.CONTRADICTION,
                     )
         return self
