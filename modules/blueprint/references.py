@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -17,15 +16,12 @@ from modules.blueprint.provider import (
     supports_recovery_period,
     supports_warm_throughput,
 )
+from modules.blueprint.tags import check_tags
 from modules.blueprint.templates import entity_tag, parse_template
 from modules.errors import BlueprintError, ErrorCode, FieldPath, TablewrightError, closest_name, combined
 
 TABLE = "table"
-MAX_TAGS = 50
-
-
 MAX_PATTERNS_PER_ENTITY = 100
-TAG_PUNCTUATION = frozenset("_.:/=+-@")
 
 
 def check_references(blueprint: Blueprint) -> None:
@@ -38,7 +34,7 @@ def check_references(blueprint: Blueprint) -> None:
         except TablewrightError as error:
             errors.append(error)
 
-    collect(_check_tags, blueprint)
+    collect(check_tags, blueprint)
     collect(_check_entity_tags, blueprint)
     for name, entity in blueprint.entities.items():
         collect(_check_entity, name, entity)
@@ -173,27 +169,6 @@ def _suggest(name: str, options: Iterable[str]) -> str:
     close = closest_name(name, options)
     prefix = f"did you mean `{close}`? " if close else ""
     return f"{prefix}known: {', '.join(options)}"
-
-
-def _tag_text_allowed(text: str) -> bool:
-    """AWS tag keys and values: letters, digits, spaces and `_ . : / = + - @` (Unicode letters too)."""
-    return all((unicodedata.category(ch)[0] in "LNZ" and ch not in "\u2028\u2029") or ch in TAG_PUNCTUATION
-               for ch in text)
-
-
-def _check_tags(blueprint: Blueprint) -> None:
-    if len(blueprint.tags) > MAX_TAGS:
-        raise BlueprintError(f"{len(blueprint.tags)} tags; AWS allows {MAX_TAGS} per resource", path=("tags",),
-                             code=ErrorCode.TAGS,
-                             hint="remove tags, or move them to a tag policy")
-    allowed = "letters, digits, spaces and _ . : / = + - @ (AWS's tag rules)"
-    for key, value in blueprint.tags.items():
-        if not 1 <= len(key) <= 128 or key.lower().startswith("aws:") or not _tag_text_allowed(key):
-            raise BlueprintError(f"tag key {key!r} is not allowed", path=("tags", key), code=ErrorCode.TAGS,
-                                 hint=f"1-128 characters of {allowed}, not starting with aws:")
-        if len(value) > 256 or not _tag_text_allowed(value):
-            raise BlueprintError(f"the value of tag {key!r} is not allowed", path=("tags", key), code=ErrorCode.TAGS,
-                                 hint=f"at most 256 characters of {allowed}")
 
 
 def _check_entity(name: str, entity: EntitySpec) -> None:
