@@ -9,6 +9,18 @@ from modules.blueprint.references import check_references
 from modules.design.design import TableDesign
 from modules.design.designer import design
 
+# A blueprint whose one item is over DynamoDB's 400 KB: lint error TW303, on line 8 (`item_bytes`).
+OVERSIZED_ITEM = """\
+blueprint: traps
+version: 1.0.0
+table: {name: traps_main}
+entities:
+  User:
+    attributes: {userId: string}
+    key: {pk: "USER#{userId}", sk: PROFILE}
+    item_bytes: 500000
+"""
+
 
 def blueprint(entities: dict[str, Any], patterns: dict[str, Any], **extra: Any) -> Blueprint:
     data = {

@@ -17,6 +17,7 @@ import pytest
 from modules.cli import build_parser
 from modules.report.tables import fit_lines, text_table
 from tests.conftest import ROOT
+from tests.design_helpers import OVERSIZED_ITEM
 
 ESCAPE = "\033["
 
@@ -46,18 +47,7 @@ def test_help_shows_the_exit_codes_and_an_example(command, capsys):
         assert any(f"main.py {command[0]}" in line for line in examples), examples
 
 
-BAD = """\
-blueprint: traps
-version: 1.0.0
-table: {name: traps_main}
-entities:
-  User:
-    attributes: {userId: string}
-    key: {pk: "USER#{userId}", sk: PROFILE}
-    item_bytes: 500000
-access_patterns:
-  user: {entity: User, where: {userId: "="}}
-"""
+BAD = OVERSIZED_ITEM + 'access_patterns:\n  user: {entity: User, where: {userId: "="}}\n'
 
 
 def run_in_terminal(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:

@@ -19,6 +19,7 @@ from modules.errors import TablewrightError
 from modules.stacks.stack import build_stacks
 from modules.synth.synth import synthesize
 from tests.conftest import ROOT
+from tests.design_helpers import OVERSIZED_ITEM
 from tests.terraform_support import terraform_environment, validate
 
 CRM = ROOT / "blueprints" / "crm.yaml"
@@ -111,16 +112,7 @@ def test_a_blueprint_with_environments_needs_one_named(tmp_path):
 
 
 def test_from_blueprint_refuses_lint_errors_unless_allowed(tmp_path, write_blueprint):
-    path = write_blueprint("""\
-        blueprint: traps
-        version: 1.0.0
-        table: {name: traps_main}
-        entities:
-          User:
-            attributes: {userId: string}
-            key: {pk: "USER#{userId}", sk: PROFILE}
-            item_bytes: 500000
-        """)
+    path = write_blueprint(OVERSIZED_ITEM)
     stack = TerraformStack(App(outdir=str(tmp_path / "out")), "traps")
     with pytest.raises(TablewrightError, match="lint TW303") as error:
         TablewrightTable.from_blueprint(stack, "refused", path)

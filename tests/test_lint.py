@@ -17,7 +17,7 @@ from modules.lint.findings import RULES
 from modules.stacks.stack import build_stacks
 from modules.verify.verify import verify_stacks
 from tests.conftest import BUNDLED
-from tests.design_helpers import blueprint
+from tests.design_helpers import OVERSIZED_ITEM, blueprint
 
 
 def lint(table):
@@ -373,16 +373,7 @@ def test_sarif_output(run_cli, write_blueprint):
 
 
 def test_synth_refuses_lint_errors_unless_allowed(write_blueprint, run_cli, tmp_path, monkeypatch):
-    path = write_blueprint(textwrap.dedent("""\
-        blueprint: traps
-        version: 1.0.0
-        table: {name: traps_main}
-        entities:
-          User:
-            attributes: {userId: string}
-            key: {pk: "USER#{userId}", sk: PROFILE}
-            item_bytes: 500000
-        """))
+    path = write_blueprint(OVERSIZED_ITEM)
     code, _, stderr = run_cli("synth", path, "--out", tmp_path / "out")
     assert code == 2 and "lint TW303" in stderr and ":8:" in stderr
     assert not (tmp_path / "out").exists()
