@@ -103,7 +103,10 @@ def test_progress_on_a_terminal_for_several_blueprints_and_never_when_piped(tmp_
     arguments = ["lint", *map(str, paths)]
     code, shown = run_in_terminal(arguments, env={"NO_COLOR": "1"})
     assert code == 0
-    assert "\rlint 1/6 blueprints" in shown and "\rlint 6/6 blueprints\r\033[K" in shown
+    assert "\rlint reading 1/6 blueprints" in shown and "\rlint reading 6/6 blueprints\r\033[K" in shown
+    assert "\rlint designing 1/6 stacks" in shown and "\rlint designing 6/6 stacks\r\033[K" in shown
+    code, shown = run_in_terminal(["synth", *map(str, paths), "--out", str(tmp_path / "out")], env={"NO_COLOR": "1"})
+    assert code == 0 and "\rsynth writing 6 stack(s)\033[K" in shown and "6 stack(s) synthesized" in shown
     piped = subprocess.run([sys.executable, "main.py", *arguments], cwd=ROOT, capture_output=True, text=True)
     assert piped.returncode == 0 and "\r" not in piped.stderr and "blueprints\n" not in piped.stdout
     assert piped.stderr == "0 error(s), 0 warning(s) in 6 stack(s) of 6 blueprint(s) linted\n"

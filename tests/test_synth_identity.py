@@ -8,6 +8,7 @@ import json
 import pytest
 
 from modules.blueprint.load import load_blueprints
+from modules.constructs import halves
 from modules.constructs.resources import DynamodbTableData, KmsAlias
 from modules.constructs.terraform import DuplicateBlock, UnexpectedExpression, data_source, fragment, local, resource
 from modules.stacks.stack import build_stacks
@@ -15,7 +16,11 @@ from modules.synth.synth import synthesize
 from tests.synth_corpus import REFERENCE, digests, write_corpus
 
 
-def test_every_corpus_stack_is_byte_identical_to_the_reference(tmp_path):
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "in-process"])
+def test_every_corpus_stack_is_byte_identical_to_the_reference(tmp_path, monkeypatch, forked):
+    """Completed in two processes or in one (`halves.py`): the same bytes."""
+    monkeypatch.setattr(halves, "MIN_FORKED", 1 if forked else 10**9)
+    monkeypatch.setattr(halves, "can_fork", lambda: forked)
     paths = write_corpus(tmp_path / "corpus")
     out = tmp_path / "out"
     synthesize(build_stacks([stack for path in paths for stack in load_blueprints(path)]), out)

@@ -19,7 +19,7 @@ from modules.blueprint.compose import (
     resolve_inside,
 )
 from modules.blueprint.language import KMS_KEY_ARN, REGION, S3_BUCKET, SEMVER, Blueprint
-from modules.blueprint.lock import DEFAULT_ENVIRONMENT, StackLock, lock_path, read_lock
+from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LockFile, StackLock, lock_path, lock_source, read_lock
 from modules.blueprint.prices import PriceBook
 from modules.blueprint.references import check_references
 from modules.blueprint.yamlsource import SourceMap, load_yaml
@@ -50,6 +50,7 @@ class LoadedBlueprint:
     environment: str | None = None
     composed: dict[str, Any] | None = None  # the merged document, as written across files
     lock: StackLock | None = None  # this stack's entry in the design lock beside the blueprint
+    lock_file: LockFile | None = None  # that lock as read, every environment's entry
     prices: PriceBook | None = None  # the prices `pricing.file` names (None: the built-in prices)
     prices_file: str | None = None  # that file, as named (relative to the blueprint that names it)
 
@@ -72,10 +73,10 @@ def load_blueprints(path: Path | str, root: Path | None = None) -> list[LoadedBl
     `extends` stays inside `root` (default: the repository holding the file).
     Raises `TablewrightError` with file, line and fix."""
     path = Path(path)
+    root = root or repository_root(path)
     document = read_document(path, root)
     stacks = [_validate(doc, path, environment) for environment, doc in environment_documents(document).items()]
     _check_distinct_stacks(stacks)
-    root = root or repository_root(path)
     books: dict[Path, PriceBook] = {}
     return _with_locks([_with_prices(stack, root, books) for stack in stacks], path)
 
@@ -110,16 +111,16 @@ def _with_locks(stacks: list[LoadedBlueprint], path: Path) -> list[LoadedBluepri
     """Each stack with its entry of the design lock beside the blueprint (if there is one; `read_lock`
     refuses a symbolic link, so it cannot lead outside the repository)."""
     where = lock_path(path)
-    found = read_lock(where)
-    if found is None:
+    lock = read_lock(where)
+    if lock is None:
         return stacks
-    lock, source = found
     name = stacks[0].model.blueprint
     if lock.blueprint != name:
         raise BlueprintError(f"the design lock is for blueprint `{lock.blueprint}`, not `{name}`",
-                             location=source.locate(("blueprint",)), code=ErrorCode.LOCK_INVALID,
+                             location=lock_source(where).locate(("blueprint",)), code=ErrorCode.LOCK_INVALID,
                              hint=f"restore {where.name} from git, or remove it to design `{name}` afresh")
-    return [replace(stack, lock=lock.environments.get(stack.environment or DEFAULT_ENVIRONMENT)) for stack in stacks]
+    return [replace(stack, lock=lock.environments.get(stack.environment or DEFAULT_ENVIRONMENT), lock_file=lock)
+            for stack in stacks]
 
 
 def with_base_locks(head: list[LoadedBlueprint], base: list[LoadedBlueprint]) -> list[LoadedBlueprint]:

@@ -30,8 +30,8 @@ from modules.blueprint.language import (
 )
 from modules.blueprint.references import index_name_problem
 from modules.blueprint.templates import parse_template
-from modules.blueprint.yamlsource import SourceMap, load_yaml
-from modules.errors import BlueprintError, ErrorCode, FieldPath, SourceLocation
+from modules.blueprint.yamlsource import SourceMap, parse_plain_json, parse_yaml, read_text
+from modules.errors import BlueprintError, ErrorCode, FieldPath, SourceLocation, TablewrightError
 
 LOCK_VERSION: Literal[1] = 1
 DEFAULT_ENVIRONMENT = "default"
@@ -100,7 +100,7 @@ def _restore(path: Path) -> str:
             "synth` to write it again from the deployed design")
 
 
-def read_lock(path: Path) -> tuple[LockFile, SourceMap] | None:
+def read_lock(path: Path) -> LockFile | None:
     """The lock at `path`, validated (its models, then its consistency); None when there is none."""
     if not path.exists() and not path.is_symlink():
         return None
@@ -109,11 +109,38 @@ def read_lock(path: Path) -> tuple[LockFile, SourceMap] | None:
                              code=ErrorCode.LOCK_INVALID,
                              hint=f"remove it: `python main.py synth` writes {path.name} as a file")
     try:
-        data, source = load_yaml(path)  # JSON is YAML: same bounds, same located errors
-    except BlueprintError as error:  # said of a lock, with the lock's way back (not a blueprint's fix)
-        location = error.location or SourceLocation(str(path), 1, 1)
-        raise error.rewritten(message=f"the design lock cannot be read: {error.message}", location=location,
-                              code=ErrorCode.LOCK_INVALID, hint=_restore(path)) from None
+        text = read_text(path)
+    except BlueprintError as error:
+        raise _unreadable(path, error) from None
+    data = parse_plain_json(text)
+    if data is not None:  # a lock as synth writes it: no located reading needed unless it is wrong
+        try:
+            lock = LockFile.model_validate(data)
+        except ValidationError:
+            lock = None
+        if lock is not None and not any(map(inconsistency, lock.environments.values())):
+            return lock
+    return _located_lock(path, text)
+
+
+def lock_source(path: Path) -> SourceMap:
+    """Where each field of the (readable) lock at `path` is, for an error about it."""
+    return parse_yaml(read_text(path), str(path))[1]
+
+
+def _unreadable(path: Path, error: BlueprintError) -> TablewrightError:
+    """Said of a lock, with the lock's way back (not a blueprint's fix)."""
+    location = error.location or SourceLocation(str(path), 1, 1)
+    return error.rewritten(message=f"the design lock cannot be read: {error.message}", location=location,
+                           code=ErrorCode.LOCK_INVALID, hint=_restore(path))
+
+
+def _located_lock(path: Path, text: str) -> LockFile:
+    """The lock read by the YAML reader (JSON is YAML: same bounds), every problem raised with its place."""
+    try:
+        data, source = parse_yaml(text, str(path))
+    except BlueprintError as error:
+        raise _unreadable(path, error) from None
     try:
         lock = LockFile.model_validate(data)
     except ValidationError as error:
@@ -128,7 +155,7 @@ def read_lock(path: Path) -> tuple[LockFile, SourceMap] | None:
             raise BlueprintError(f"the design lock is not consistent: {'.'.join(map(str, where))}: {message}",
                                  location=source.locate(where), code=ErrorCode.LOCK_INVALID,
                                  hint=f"the lock is written by `python main.py synth`, never by hand: {_restore(path)}")
-    return lock, source
+    return lock
 
 
 def inconsistency(lock: StackLock) -> tuple[FieldPath, str] | None:

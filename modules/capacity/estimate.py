@@ -121,8 +121,29 @@ def _typical(spec: AttributeSpec) -> Any:
 
 
 def representative_item(design: TableDesign, entity: str) -> dict[str, dict[str, Any]]:
-    specs = design.blueprint.entities[entity].attributes
-    return build_item(design, entity, {name: _typical(spec) for name, spec in specs.items()})
+    """An item of typical values (shared: read it, do not change it)."""
+    memo = _memo(design)
+    if ("item", entity) not in memo:
+        specs = design.blueprint.entities[entity].attributes
+        memo["item", entity] = build_item(design, entity, {name: _typical(spec) for name, spec in specs.items()})
+    item: dict[str, dict[str, Any]] = memo["item", entity]
+    return item
+
+
+# Every size figure starts from an entity's representative item and its attributes' sizes, about 60 times per
+# table: computed once per design. Keyed by identity (a design holds dicts, so it has no hash); the memo holds
+# the designs it remembers, so an id is not reused while it is in the memo.
+_MEMO_SIZE = 64
+_MEMO: dict[int, tuple[TableDesign, dict[tuple[str, str], Any]]] = {}
+
+
+def _memo(design: TableDesign) -> dict[tuple[str, str], Any]:
+    found = _MEMO.get(id(design))
+    if found is None:
+        if len(_MEMO) >= _MEMO_SIZE:
+            del _MEMO[next(iter(_MEMO))]  # the oldest
+        found = _MEMO[id(design)] = (design, {})
+    return found[1]
 
 
 def item_bytes(design: TableDesign, entity: str) -> int:
@@ -145,6 +166,14 @@ def attribute_bytes(design: TableDesign, entity: str) -> dict[str, float]:
     goes to the free-text attributes outside every key (the payload), or to all attributes if the
     entity has none, in proportion to their size.
     """
+    memo = _memo(design)
+    if ("sizes", entity) not in memo:
+        memo["sizes", entity] = _attribute_bytes(design, entity)
+    sizes: dict[str, float] = memo["sizes", entity]
+    return sizes
+
+
+def _attribute_bytes(design: TableDesign, entity: str) -> dict[str, float]:
     sample = representative_item(design, entity)
     specs = design.blueprint.entities[entity].attributes
     sizes = {name: float(item_size({name: value})) for name, value in sample.items() if name in specs}

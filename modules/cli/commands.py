@@ -13,6 +13,7 @@ from modules.blueprint.load import LoadedBlueprint, with_base_locks
 from modules.cli.project import (
     PROJECT_ROOT,
     changed_blueprints,
+    designed,
     listed_blueprints,
     load_all,
     picked_up,
@@ -21,7 +22,7 @@ from modules.cli.project import (
     stacks_of,
     state_notes,
 )
-from modules.cli.terminal import say, write
+from modules.cli.terminal import say, status, write
 from modules.errors import ErrorCode, TablewrightError
 from modules.stacks.stack import Stack, build_stacks
 
@@ -51,13 +52,14 @@ def command_synth(args: argparse.Namespace) -> int:
         stacks = stacks_of(args)
     else:  # exactly the affected blueprints; none: an empty output, so no stale stack is planned
         chosen = changed_blueprints(args.changed_since, args.blueprints)
-        stacks = build_stacks(load_all(chosen, args.env)) if chosen else []
+        stacks = designed(load_all(chosen, args.env), args.command) if chosen else []
     refuse_lint_errors(stacks, args.allow_lint_errors)
     if args.locked:
         check_locks(stacks)
     # An inherited CDKTF_OUTDIR must not redirect an explicit synth away from --out.
     os.environ.pop("CDKTF_OUTDIR", None)
-    written, kept = synthesize_keeping(stacks, Path(args.out))
+    with status(f"synth writing {len(stacks):,} stack(s)", len(stacks)):
+        written, kept = synthesize_keeping(stacks, Path(args.out))
     for path in written:
         print(f"wrote {os.path.relpath(path)}")
     report_kept(Path(args.out), kept, stacks)
@@ -120,7 +122,7 @@ def command_lint(args: argparse.Namespace) -> int:
 
     try:
         loaded = load_all(args.blueprints, args.env, args.command)
-        stacks = [] if args.against else build_stacks(loaded)
+        stacks = [] if args.against else designed(loaded, args.command)
     except TablewrightError as error:
         return broken(error)
     if args.against:

@@ -81,7 +81,8 @@ def load_all(paths: Sequence[str], environment: str | None = None, label: str = 
     """Every stack of the given blueprints (default: `default_blueprints`); with `environment`, only that
     environment's stack of each. `label`: the command, for the progress line on a terminal."""
     chosen_paths: list[str | Path] = [*(paths or default_blueprints())]
-    stacks = [stack for path in progress(chosen_paths, len(chosen_paths), label) for stack in load_blueprints(path)]
+    stacks = [stack for path in progress(chosen_paths, len(chosen_paths), f"{label} reading")
+              for stack in load_blueprints(path)]
     if environment is None:
         return stacks
     chosen = [stack for stack in stacks if stack.environment == environment]
@@ -96,7 +97,12 @@ def load_all(paths: Sequence[str], environment: str | None = None, label: str = 
 
 def stacks_of(args: argparse.Namespace) -> list[Stack]:
     """The stacks a blueprint command works on, each computed once (modules/stacks/stack.py)."""
-    return build_stacks(load_all(args.blueprints, args.env, args.command))
+    return designed(load_all(args.blueprints, args.env, args.command), args.command)
+
+
+def designed(loaded: Sequence[LoadedBlueprint], label: str) -> list[Stack]:
+    """`build_stacks`, with progress on a terminal (`label`: the command)."""
+    return build_stacks(progress(loaded, len(loaded), f"{label} designing", "stacks"))
 
 
 def refuse_lint_errors(stacks: Sequence[Stack], allowed: bool) -> None:

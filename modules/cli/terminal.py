@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TextIO, TypeVar
 
 RED, YELLOW, GREEN = "31", "33", "32"
@@ -47,15 +48,38 @@ def say(text: str) -> None:
     write(text + "\n", stream=sys.stderr)
 
 
-def progress(items: Iterable[T], total: int, label: str) -> Iterator[T]:
-    """Each item, with `label N/total blueprints` updated in place on stderr when it is a terminal and there
-    are enough items for it to matter; the line is cleared at the end."""
-    shown = total >= PROGRESS_FROM and sys.stderr.isatty()
+def progress(items: Iterable[T], total: int, label: str, unit: str = "blueprints") -> Iterator[T]:
+    """Each item, with `label N/total unit` updated in place on stderr when it is a terminal and there are enough
+    items for it to matter; the line is cleared at the end."""
+    shown = _shown(total)
     for done, item in enumerate(items):
         if shown:
-            sys.stderr.write(f"\r{label} {done + 1}/{total} blueprints")
+            sys.stderr.write(f"\r{label} {done + 1}/{total} {unit}")
             sys.stderr.flush()
         yield item
     if shown:
-        sys.stderr.write("\r\033[K")
+        _clear()
+
+
+@contextmanager
+def status(text: str, total: int) -> Iterator[None]:
+    """`text` on stderr while the block runs (a step that counts nothing itself), under the same conditions as
+    `progress`; cleared after."""
+    shown = _shown(total)
+    if shown:
+        sys.stderr.write(f"\r{text}\033[K")
         sys.stderr.flush()
+    try:
+        yield
+    finally:
+        if shown:
+            _clear()
+
+
+def _shown(total: int) -> bool:
+    return total >= PROGRESS_FROM and sys.stderr.isatty()
+
+
+def _clear() -> None:
+    sys.stderr.write("\r\033[K")
+    sys.stderr.flush()

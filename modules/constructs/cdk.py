@@ -33,6 +33,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 import jsii
 from constructs import Construct
 
+from modules.constructs.halves import for_each
 from modules.constructs.stablejson import stable_json
 from modules.errors import ErrorCode, TablewrightError
 
@@ -131,14 +132,16 @@ def synth(app: App, stacks: Sequence[FragmentStack] = ()) -> None:
     missing = [str(path) for path in ours if not path.is_file()]
     if missing:
         raise RuntimeError(f"cdktf wrote no {', '.join(missing)}: the fragments of those stacks are not in it")
-    for path in sorted(outdir.glob("stacks/*/cdk.tf.json")):
-        if path not in ours and BACKEND == "cdktf":
-            continue  # already in its own layout
+    def complete(path: Path) -> None:
         document = json.loads(path.read_text())
         for render in ours.get(path, ()):
             deep_merge(document, render())
         document["//"]["metadata"]["version"] = CDKTF_FORMAT_VERSION
         path.write_text(stable_json(document))
+
+    # cdktf's own files are already in its layout
+    pending = [path for path in sorted(outdir.glob("stacks/*/cdk.tf.json")) if path in ours or BACKEND != "cdktf"]
+    for_each(pending, complete)  # the renders are plain Python: half of them may run in a forked child
     manifest = outdir / "manifest.json"
     if BACKEND != "cdktf" and manifest.is_file():
         manifest.write_text(stable_json(json.loads(manifest.read_text())))
@@ -191,7 +194,9 @@ class FragmentStack(TerraformStack):
 
 def add_fragment(scope: Construct, construct_id: str, render: Render, stack: TerraformStack | None = None) -> None:
     """Add Terraform JSON computed in Python to `scope`'s stack (`stack`, when the caller knows it: finding it
-    is a trip to Node.js): kept for `synth` in a `FragmentStack`, a `TerraformFragment` in any other."""
+    is a trip to Node.js): kept for `synth` in a `FragmentStack`, a `TerraformFragment` in any other. `render`
+    returns a fresh plain-data JSON value and must not call into the CDK library: `synth` may run it in a
+    forked process (`halves.py`)."""
     stack = stack or stack_of(scope)
     if isinstance(stack, FragmentStack):
         stack.fragments.append(render)

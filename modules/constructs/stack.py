@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
+from modules.constructs.assembly import table_blocks, table_references
 from modules.constructs.cdk import App, FragmentStack, LocalBackend, S3Backend, TerraformStack, add_fragment
-from modules.constructs.construct import TablewrightTable
-from modules.constructs.naming import logical_id
-from modules.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT
+from modules.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
+from modules.constructs.terraform import fragment
+from modules.errors import ErrorCode, TablewrightError
 from modules.synth.output import local_state_path
 
 if TYPE_CHECKING:
@@ -29,15 +32,32 @@ def add_backend(stack: TerraformStack, plan: Stack) -> None:
 
 
 def construct_stack(app: App, plan: Stack) -> FragmentStack:
-    blueprint = plan.design.blueprint
+    """The stack and its backend are cdktf's; the table, the provider and the outputs are plain data rendered
+    when `synth` writes the stack's file (what `TablewrightTable` emits, without a construct for it: a fleet
+    keeps its stacks, not a thousand rendered tables, and makes one jsii object per stack and its backend)."""
     stack = FragmentStack(app, plan.name)
     add_backend(stack, plan)
-    table = TablewrightTable(stack, logical_id(blueprint.blueprint), stack=plan)
+    add_fragment(stack, "terraform", lambda: table_terraform(plan, stack.path))
+    add_fragment(stack, "outputs", lambda: stack_terraform(plan))
+    return stack
+
+
+def table_terraform(plan: Stack, scope_path: str) -> dict[str, Any]:
+    """The Terraform JSON of the table's blocks, an argument AWS would refuse located in the blueprint."""
+    try:
+        return fragment(table_blocks(plan.design, plan.capacity), scope_path)
+    except ValidationError as error:  # an argument derived from the blueprint's names
+        raise plan.source.locate(_derived(error)) from None
+
+
+def stack_terraform(plan: Stack) -> dict[str, Any]:
+    """The JSON the provider and each `TerraformOutput` write (the gate's as `add_gate_output` writes it), with
+    the entries cdktf adds to the stack's `//` metadata for the outputs."""
+    blueprint = plan.design.blueprint
+    table = table_references(plan.design)
     outputs = {"table_name": table.table_name, "table_arn": table.table_arn, "stream_arn": table.stream_arn,
                "change_calendar": table.change_calendar, "alarm_topic_arn": table.alarm_topic_arn,
-               STACK_OUTPUT: _without_nulls(table.record)}
-    # Plain data, not a jsii object each: the JSON the provider and each TerraformOutput write (the gate's as
-    # `add_gate_output` writes it), with the entries cdktf adds to the stack's `//` metadata for the outputs.
+               STACK_OUTPUT: _without_nulls(stack_record(plan.design))}
     names = [name for name, value in outputs.items() if value is not None]
     written: dict[str, Any] = {
         "//": {"outputs": {plan.name: {name: name for name in names}}},
@@ -47,8 +67,18 @@ def construct_stack(app: App, plan: Stack) -> FragmentStack:
                                                      "source": AWS_PROVIDER_SOURCE}}},
     }
     written["output"][STACK_OUTPUT]["description"] = GATE_OUTPUT_DESCRIPTION
-    add_fragment(stack, "outputs", lambda: written)
-    return stack
+    return written
+
+
+def _derived(error: ValidationError) -> TablewrightError:
+    detail = error.errors()[0]
+    value = str(detail.get("input"))
+    shown = value if len(value) <= 60 else f"{value[:40]}...{value[-15:]}"
+    argument = ".".join(str(step) for step in detail["loc"])
+    return TablewrightError(
+        f"the {error.title} `{argument}` Tablewright derives from the blueprint's names would be {shown!r} "
+        f"({len(value)} characters), which AWS refuses: {detail['msg']}", path=("table", "name"), code=ErrorCode.NAMING,
+        hint="shorten `table.name` (or the index names): alarm, topic, calendar and rule names are made from them")
 
 
 def _without_nulls(value: Any) -> Any:

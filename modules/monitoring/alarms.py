@@ -179,8 +179,10 @@ def alarm_specs(design: TableDesign, table_ref: str,
     table = blueprint.table.name
     specs: list[AlarmSpec] = []
 
+    rules = {kind: settings(blueprint, kind) for kind in DEFAULTS}
+
     def add(kind: str, key: str, title: str, description: str, queries: tuple[Query, ...]) -> None:
-        rule = settings(blueprint, kind)
+        rule = rules[kind]
         if rule.enabled:
             specs.append(AlarmSpec(kind, key, f"{table}-{title}", description, rule, queries))
 

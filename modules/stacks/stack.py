@@ -7,7 +7,7 @@ them (modules/report); nothing downstream recomputes any of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from modules.blueprint.load import LoadedBlueprint
@@ -50,9 +50,10 @@ def build_stack(loaded: LoadedBlueprint) -> Stack:
     return Stack(loaded, table, capacity, monthly_cost(table, capacity), lint_loaded(loaded, table, capacity))
 
 
-def build_stacks(blueprints: Sequence[LoadedBlueprint]) -> list[Stack]:
+def build_stacks(blueprints: Iterable[LoadedBlueprint]) -> list[Stack]:
     """Every stack, in order; stack names must be unique across the blueprints given."""
     seen: dict[str, LoadedBlueprint] = {}
+    stacks = []
     for loaded in blueprints:
         other = seen.setdefault(loaded.stack_name, loaded)
         if other is not loaded:
@@ -62,7 +63,8 @@ def build_stacks(blueprints: Sequence[LoadedBlueprint]) -> list[Stack]:
                 hint="stack names must be unique: rename one blueprint",
                 code=ErrorCode.NAMING,
             ).located(loaded.source.locate(("blueprint",)))
-    return [build_stack(loaded) for loaded in blueprints]
+        stacks.append(build_stack(loaded))
+    return stacks
 
 
 def lint_errors(stack: Stack, override: str = "--allow-lint-errors") -> TablewrightError | None:

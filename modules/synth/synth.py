@@ -9,9 +9,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, read_lock
+from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path
 from modules.design.locked import lock_changes, lock_of
 from modules.errors import ErrorCode, TablewrightError
 from modules.stacks.stack import Stack
@@ -28,24 +26,7 @@ def synthesize_into(stacks: Sequence[Stack], outdir: str | None) -> None:
     from modules.constructs.stack import construct_stack
 
     app = App(outdir=outdir, stack_traces=False)
-    built = []
-    for stack in stacks:
-        try:
-            built.append(construct_stack(app, stack))
-        except ValidationError as error:  # an argument AWS would refuse, derived from the blueprint's names
-            raise stack.source.locate(_derived(error)) from None
-    synth(app, built)
-
-
-def _derived(error: ValidationError) -> TablewrightError:
-    detail = error.errors()[0]
-    value = str(detail.get("input"))
-    shown = value if len(value) <= 60 else f"{value[:40]}...{value[-15:]}"
-    argument = ".".join(str(step) for step in detail["loc"])
-    return TablewrightError(
-        f"the {error.title} `{argument}` Tablewright derives from the blueprint's names would be {shown!r} "
-        f"({len(value)} characters), which AWS refuses: {detail['msg']}", path=("table", "name"), code=ErrorCode.NAMING,
-        hint="shorten `table.name` (or the index names): alarm, topic, calendar and rule names are made from them")
+    synth(app, [construct_stack(app, stack) for stack in stacks])
 
 
 def synthesize(stacks: Sequence[Stack], outdir: Path) -> list[Path]:
@@ -68,8 +49,7 @@ def lock_texts(stacks: Sequence[Stack]) -> dict[Path, tuple[str, LockFile, LockF
     for stack in stacks:  # grouped in one pass: a fleet has thousands of blueprints
         by_path.setdefault(stack.source.path, []).append(stack)
     for path, ours in by_path.items():
-        existing = read_lock(lock_path(path))
-        on_disk = existing[0] if existing else None
+        on_disk = ours[0].source.lock_file  # as the blueprint was loaded with it
         environments = dict(on_disk.environments) if on_disk else {}
         environments.update({stack.source.environment or DEFAULT_ENVIRONMENT: lock_of(stack.design) for stack in ours})
         lock = LockFile(lock_version=LOCK_VERSION, blueprint=ours[0].design.blueprint.blueprint,
