@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from modules.blueprint.load import LoadedBlueprint
 from modules.capacity.cost import CostReport, monthly_cost
@@ -26,12 +27,16 @@ class Stack:
     source: LoadedBlueprint
     design: TableDesign
     capacity: CapacityReport
-    cost: CostReport
     lint: LintResult
 
     @property
     def name(self) -> str:
         return self.source.stack_name
+
+    @cached_property
+    def cost(self) -> CostReport:
+        """The monthly cost, computed on first use (synth has no use for it)."""
+        return monthly_cost(self.design, self.capacity)
 
     def with_findings(self, extra: Sequence[Finding]) -> Stack:
         """The same stack with findings that need more than this blueprint (`lint --against`, the review)."""
@@ -47,7 +52,7 @@ def build_stack(loaded: LoadedBlueprint) -> Stack:
     except TablewrightError as error:
         raise loaded.locate(error) from None
     capacity = estimate(table, prices_of(loaded.prices, loaded.prices_file))
-    return Stack(loaded, table, capacity, monthly_cost(table, capacity), lint_loaded(loaded, table, capacity))
+    return Stack(loaded, table, capacity, lint_loaded(loaded, table, capacity))
 
 
 def build_stacks(blueprints: Iterable[LoadedBlueprint]) -> list[Stack]:
