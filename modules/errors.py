@@ -215,8 +215,9 @@ CODE_DOCS: dict[ErrorCode, CodeDoc] = {
         "Write e.g. `--now 2026-03-01T02:30:00+00:00`, with its offset; leave it out for the current time."),
     ErrorCode.UNKNOWN_ENVIRONMENT: CodeDoc(
         "the environment asked for is not declared",
-        "`--env` names an environment the blueprint (or neither side of a review) declares, or a blueprint with "
-        "several environments is read where one must be chosen.",
+        "`--env` names an environment a blueprint named on the command line (or neither side of a review) does not "
+        "declare, or none of the default blueprints declares (those without it are otherwise left out, with a "
+        "note), or a blueprint with several environments is read where one must be chosen.",
         "Pass one of the environments the message lists, or leave out `--env` for every stack."),
     ErrorCode.NO_BLUEPRINTS: CodeDoc(
         "no blueprint to work on",

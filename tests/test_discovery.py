@@ -120,3 +120,17 @@ def test_a_plan_given_for_another_stack_is_refused(project, run_cli):
     code, _, err = run_cli("review", "--changed-since", "main", "--plan", "crm-dev=plan.json")
     assert code == 2 and "--plan crm-dev=...: the plan manages prod-crm_main, not the table of crm-dev" in err, err
     assert "[E701]" in err
+
+
+def test_env_takes_the_default_blueprints_that_declare_it_and_names_the_others(project, run_cli):
+    shutil.copy(ROOT / "tests" / "blueprints" / "hot.yaml", "blueprints/audit.yaml")  # declares no environments
+    code, _, err = run_cli("synth", "--env", "prod", "--out", "out")
+    assert code == 0, err
+    assert stacks(project / "out") == ["crm-prod", "orders-prod"]
+    assert "note: 1 blueprint(s) without environment `prod` left out: blueprints/audit.yaml" in err
+    code, _, err = run_cli("synth", "blueprints/audit.yaml", "--env", "prod", "--out", "out")  # named: refused
+    assert code == 2 and "blueprints/audit.yaml has no environment `prod`" in err
+    assert "it declares no environments: leave out --env for its one stack" in err
+    code, _, err = run_cli("synth", "--env", "prd", "--out", "out")  # none declares it: refused
+    assert code == 2 and "none of the 3 blueprint(s) declares environment `prd`" in err
+    assert "the environments they declare: dev, prod" in err

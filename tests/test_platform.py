@@ -159,7 +159,8 @@ def test_each_environment_is_a_stack_with_its_own_names_and_settings(run_cli, tm
     assert prod_config["terraform"]["backend"]["local"]["path"] == "../../../terraform-state/crm-prod.tfstate"
     assert "aws_appautoscaling_target" in prod_config["resource"]
     code, _, stderr = run_cli("synth", "--env", "staging", "--out", tmp_path / "out2")
-    assert code == 2 and "has no environment `staging`" in stderr
+    assert code == 2 and "none of the 2 blueprint(s) declares environment `staging`" in stderr
+    assert "the environments they declare: dev, prod" in stderr
 
 
 def test_environment_overlay_errors_point_at_the_overlay(tmp_path, run_cli):

@@ -79,20 +79,38 @@ def default_blueprints() -> list[Path]:
 
 def load_all(paths: Sequence[str], environment: str | None = None, label: str = "load") -> list[LoadedBlueprint]:
     """Every stack of the given blueprints (default: `default_blueprints`); with `environment`, only that
-    environment's stack of each. `label`: the command, for the progress line on a terminal."""
+    environment's stack of each. A blueprint named on the command line must declare it; of the default ones,
+    those that do not are left out with a note, unless none does. `label`: the command, for the progress line."""
     chosen_paths: list[str | Path] = [*(paths or default_blueprints())]
     stacks = [stack for path in progress(chosen_paths, len(chosen_paths), f"{label} reading")
               for stack in load_blueprints(path)]
     if environment is None:
         return stacks
     chosen = [stack for stack in stacks if stack.environment == environment]
-    for path in dict.fromkeys(stack.path for stack in stacks):
-        if not any(stack.path == path for stack in chosen):
-            known = sorted(str(s.environment) for s in stacks if s.path == path and s.environment)
-            raise TablewrightError(f"{path} has no environment `{environment}`", code=ErrorCode.UNKNOWN_ENVIRONMENT,
-                                   hint=f"its environments: {', '.join(known)}" if known else
-                                   "it declares no environments: leave out --env for its one stack")
+    without = [path for path in dict.fromkeys(stack.path for stack in stacks)
+               if not any(stack.path == path for stack in chosen)]
+    if without and paths:
+        raise _no_environment(without[0], environment, stacks)
+    if not chosen:
+        declared = sorted({str(stack.environment) for stack in stacks if stack.environment})
+        raise TablewrightError(f"none of the {len(without)} blueprint(s) declares environment `{environment}`",
+                               code=ErrorCode.UNKNOWN_ENVIRONMENT,
+                               hint=f"the environments they declare: {', '.join(declared)}" if declared else
+                               "none declares environments: leave out --env")
+    if without:
+        say(f"note: {len(without)} blueprint(s) without environment `{environment}` left out: "
+            + ", ".join(map(str, without[:MAX_LISTED])) + (" ..." if len(without) > MAX_LISTED else ""))
     return chosen
+
+
+MAX_LISTED = 5
+
+
+def _no_environment(path: Path, environment: str, stacks: Sequence[LoadedBlueprint]) -> TablewrightError:
+    known = sorted(str(s.environment) for s in stacks if s.path == path and s.environment)
+    return TablewrightError(f"{path} has no environment `{environment}`", code=ErrorCode.UNKNOWN_ENVIRONMENT,
+                            hint=f"its environments: {', '.join(known)}" if known else
+                            "it declares no environments: leave out --env for its one stack")
 
 
 def stacks_of(args: argparse.Namespace) -> list[Stack]:
