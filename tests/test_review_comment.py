@@ -177,3 +177,13 @@ def test_changes_are_compared_across_environments_by_what_they_do_not_by_the_tab
     lone = StackReview("s-lone", False, [], tables=("lone-t",))
     assert [(d.how, d.change.address) for d in change_differences(lone, prod)] == [
         ("not here", "aws_dynamodb_table.t"), ("not here", "aws_x.only_prod")]
+
+
+def test_the_comments_diagrams_keep_their_arrows(repo, run_cli):
+    """The comment sanitizes untrusted text, not a diagram's syntax: its arrows stay `-->`."""
+    add_patterns(repo)
+    code, out, err = run_cli("review", "blueprints/crm.yaml", "blueprints/orders.yaml", "--changed-since", "main")
+    assert code == 0, err
+    diagrams = [block.split("```", 1)[0] for block in out.split("```mermaid\n")[1:]]
+    assert diagrams and all("-->" in diagram for diagram in diagrams)
+    assert "&gt;" not in "".join(diagrams)

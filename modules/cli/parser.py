@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
         command = command_of(name, help)
         command.add_argument("blueprints", nargs="*",
                              help="blueprint files (default: every one under blueprints/, or cdktf.json's list)")
-        command.add_argument("--env", help="only this environment's stack of each blueprint (of the default blueprints, those without it are left out, with a note)")
+        command.add_argument("--env", help="only this environment's stack of each blueprint"
+                                     " (of the default blueprints, those without it are left out, with a note)")
         command.set_defaults(handler=handler)
         return command
 

@@ -69,18 +69,21 @@ def _stack_rows(pull: PullReview) -> list[list[str]]:
 
 
 def sanitized(markdown: str) -> str:
-    """`sanitize` outside the plan's code blocks; inside them nothing renders, so the plan's text stays as
-    Terraform wrote it (its lines hold no line break and no backtick run as long as the fence)."""
-    result, fence = [], None
+    """`sanitize` outside the plan's code blocks, each stretch of text as a whole (a diagram spans lines); inside
+    the plan's blocks nothing renders, so the plan's text stays as Terraform wrote it (its lines hold no line
+    break and no backtick run as long as the fence)."""
+    result, text, fence = [], [], None
     for line in markdown.split("\n"):
-        if fence is None:
-            opening = re.fullmatch(r"(`{3,})diff", line)
-            fence = opening.group(1) if opening else None
-            result.append(sanitize(line))
-        else:
-            fence = None if line == fence else fence
+        if fence is not None:
             result.append(line)
-    return "\n".join(result)
+            fence = None if line == fence else fence
+            continue
+        text.append(line)
+        opening = re.fullmatch(r"(`{3,})diff", line)
+        if opening:
+            result.append(sanitize("\n".join(text)))
+            text, fence = [], opening.group(1)
+    return "\n".join([*result, sanitize("\n".join(text))] if text else result)
 
 
 def plan_block(plan: PlanSummary) -> list[str]:
