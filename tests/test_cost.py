@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -300,11 +301,38 @@ def test_the_infracost_usage_file_follows_infracosts_schema(run_cli, tmp_path):
     assert usage["monthly_write_request_units"] == round(orders.cost.line("on-demand write requests").quantity)
 
 
+def test_infracost_out_dir_writes_each_stacks_usage_file(run_cli, tmp_path):
+    out = tmp_path / "usage"
+    code, said, err = run_cli("capacity", "--format", "infracost", "--out-dir", out)
+    assert code == 0, err
+    names = sorted(path.name for path in out.iterdir())
+    assert names == ["crm-dev.yml", "crm-prod.yml", "orders-dev.yml", "orders-prod.yml"]
+    for name in names:
+        blueprint, environment = name.removesuffix(".yml").split("-")
+        alone = run_cli("capacity", f"blueprints/{blueprint}.yaml", "--env", environment, "--format", "infracost")[1]
+        assert (out / name).read_text() == alone
+        assert f"wrote {os.path.relpath(out / name)}" in said
+    assert err.splitlines()[-1] == f"4 stack(s) of 2 blueprint(s) estimated, one usage file each in {out}"
+
+
+def test_infracost_out_dir_refuses_what_it_cannot_write(run_cli, tmp_path):
+    code, _, err = run_cli("capacity", "--out-dir", tmp_path / "usage")  # text: nothing to write there
+    assert code == 2 and "--out-dir writes Infracost usage files" in err and not (tmp_path / "usage").exists()
+    (tmp_path / "file").write_text("kept")
+    code, _, err = run_cli("capacity", "--format", "infracost", "--out-dir", tmp_path / "file")
+    assert code == 2 and f"--out-dir {tmp_path / 'file'} is a file" in err and (tmp_path / "file").read_text() == "kept"
+    (tmp_path / "usage").mkdir()
+    (tmp_path / "usage" / "crm-prod.yml").mkdir()
+    code, _, err = run_cli("capacity", "--format", "infracost", "--out-dir", tmp_path / "usage")
+    assert code == 2 and "crm-prod.yml is not a regular file" in err
+    assert sorted(path.name for path in (tmp_path / "usage").iterdir()) == ["crm-prod.yml"]  # nothing half-written
+
+
 def test_infracost_needs_one_stack_per_address(run_cli):
     code, out, err = run_cli("capacity", BUNDLED[0], "--format", "infracost")
     assert code == 2 and out == ""
     assert "stacks crm-dev and crm-prod both have aws_dynamodb_table.crm" in err and "[E600]" in err
-    assert "fix: pass `--env NAME`" in err
+    assert "fix: pass `--env NAME`" in err and "or `--out-dir DIR` for one file per stack" in err
 
 
 def crm_with(write_blueprint, capacity: dict) -> Stack:

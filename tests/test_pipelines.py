@@ -628,7 +628,7 @@ def test_a_changed_request_is_visible_at_the_top_of_the_pull_request_comment(rep
 def test_the_pull_request_job_of_the_github_workflow_runs(tmp_path):
     """The review job's own shell steps, run as GitHub runs them: the base branch's Tablewright (`../base`) on
     the pull request's checkout (`head`, which adds a blueprint), the lint report, the review comment, one
-    Infracost usage file per blueprint and the lock check all produced."""
+    Infracost usage file per stack and the lock check all produced."""
     workflow = yaml.safe_load((ROOT / "examples" / "github-actions.yml").read_text())
     steps = {step.get("name"): step for step in workflow["jobs"]["review"]["steps"]}
     (tmp_path / "base").symlink_to(ROOT)  # the tool, as `pip install -e base` leaves it
@@ -643,7 +643,7 @@ def test_the_pull_request_job_of_the_github_workflow_runs(tmp_path):
            "GITHUB_STEP_SUMMARY": str(summary),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     for name in ("Lint (annotations in the PR) and review",
-                 "Infracost usage files (one per blueprint, its production stack), for an Infracost step"):
+                 "Infracost usage files (one per stack, ../infracost/<stack>.yml), for an Infracost step"):
         done = subprocess.run(["bash", "-euo", "pipefail", "-c", steps[name]["run"]], cwd=head.root, env=env,
                               capture_output=True, text=True)
         assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
@@ -652,7 +652,8 @@ def test_the_pull_request_job_of_the_github_workflow_runs(tmp_path):
     assert review.startswith(MARKER) and "`blueprints/billing.yaml`" in review
     assert summary.read_text() == review  # what a fork's pull request shows instead of the comment
     assert sorted(path.name for path in (tmp_path / "infracost").iterdir()) == [
-        "billing.yml", "crm.yml", "orders.yml", "shop.yml"]
+        "billing-dev.yml", "billing-prod.yml", "crm-dev.yml", "crm-prod.yml", "orders-dev.yml", "orders-prod.yml",
+        "shop.yml"]
     locked = steps["The design locks are committed with the blueprints"]["run"]
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", locked], cwd=head.root, env=env, capture_output=True,
                           text=True)
@@ -672,8 +673,7 @@ def test_no_example_names_a_blueprint_so_every_one_discovers_them_as_tablewright
     for name in EXAMPLES:
         for words in tablewright_calls((ROOT / "examples" / name).read_text()):
             assert not any(word.startswith("blueprints/") for word in words), (name, words)
-            if words[0] != "capacity":  # an Infracost usage file is one stack's: one call per blueprint `list` names
-                assert getattr(build_parser().parse_args(words), "blueprints", None) in (None, []), (name, words)
+            assert getattr(build_parser().parse_args(words), "blueprints", None) in (None, []), (name, words)
 
 
 def test_the_github_apply_job_applies_the_saved_plans_of_the_plan_job():

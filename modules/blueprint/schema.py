@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 from modules.blueprint.language import Blueprint
-from modules.errors import ErrorCode, TablewrightError
 
 SCHEMA_URL = "https://json-schema.org/draft/2020-12/schema"
 BLUEPRINT_FILE = "blueprint.schema.json"
@@ -76,23 +74,3 @@ def schema_texts() -> dict[str, str]:
     blueprint, base = _schemas()
     return {name: json.dumps(schema, indent=2, sort_keys=True) + "\n"
             for name, schema in ((BLUEPRINT_FILE, blueprint), (BASE_FILE, base))}
-
-
-def write_schemas(directory: Path) -> list[Path]:
-    if directory.exists() and not directory.is_dir():
-        raise TablewrightError(f"--out {directory} is a file",
-                               code=ErrorCode.PATH_ARGUMENT, hint="pass a directory (default: schema/)")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise TablewrightError(f"--out {directory}: cannot create it ({error.strerror})", code=ErrorCode.PATH_ARGUMENT,
-                               hint="pass a writable directory") from None
-    written = []
-    for name, text in schema_texts().items():
-        path = directory / name
-        if path.is_symlink() or (path.exists() and not path.is_file()):
-            raise TablewrightError(f"{path} is not a regular file", code=ErrorCode.PATH_ARGUMENT,
-                                   hint="remove it, or pass another --out directory")
-        path.write_text(text)
-        written.append(path)
-    return written

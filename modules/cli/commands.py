@@ -21,6 +21,7 @@ from modules.cli.project import (
     report_kept,
     stacks_of,
     state_notes,
+    write_files,
 )
 from modules.cli.terminal import say, status, write
 from modules.errors import ErrorCode, TablewrightError
@@ -173,16 +174,25 @@ def command_capacity(args: argparse.Namespace) -> int:
     from modules.report import capacity as report
 
     render = {"text": report.render_text, "json": report.render_json, "infracost": report.render_infracost}[args.format]
+    if args.out_dir is not None and args.format != "infracost":
+        raise TablewrightError("--out-dir writes Infracost usage files", code=ErrorCode.USAGE,
+                               hint="add `--format infracost`, or leave out --out-dir to write to stdout")
     stacks = stacks_of(args)
-    write(fitted(render(stacks), args.format), styled=False)
-    say(stacks_line(stacks, "estimated"))
+    if args.out_dir is None:
+        write(fitted(render(stacks), args.format), styled=False)
+        say(stacks_line(stacks, "estimated"))
+        return 0
+    usage = {f"{stack.name}.yml": report.render_infracost([stack]) for stack in stacks}
+    for path in write_files(Path(args.out_dir), usage, "--out-dir"):
+        print(f"wrote {os.path.relpath(path)}")
+    say(stacks_line(stacks, f"estimated, one usage file each in {args.out_dir}"))
     return 0
 
 
 def command_schema(args: argparse.Namespace) -> int:
-    from modules.blueprint.schema import write_schemas
+    from modules.blueprint.schema import schema_texts
 
-    for path in write_schemas(Path(args.out)):
+    for path in write_files(Path(args.out), schema_texts(), "--out"):
         print(f"wrote {os.path.relpath(path)}")
     return 0
 

@@ -50,7 +50,9 @@ EPILOGS: dict[str, str] = {
                     "lint.sarif", "python main.py lint blueprints/orders.yaml --against "
                     "origin/main:blueprints/orders.yaml"]),
     "capacity": epilog(None, ["python main.py capacity blueprints/orders.yaml --env prod",
-                              "python main.py capacity blueprints/orders.yaml --format infracost > usage.yml"]),
+                              "python main.py capacity blueprints/orders.yaml --env prod --format infracost "
+                              "> usage.yml",
+                              "python main.py capacity --format infracost --out-dir infracost"]),
     "review": epilog("with --detailed-exitcode: a change is blocked (it would lose data or protection)",
                      ["python main.py review --base origin/main:blueprints/orders.yaml --head blueprints/orders.yaml",
                       "python main.py review --changed-since origin/main --plan-dir plans --detailed-exitcode"],
@@ -139,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     capacity = add("capacity", "read/write units, suggested autoscaling bounds, monthly cost", command_capacity)
     capacity.add_argument("--format", choices=("text", "json", "infracost"), default="text",
                           help="infracost: an Infracost usage file (YAML) from the declared rates")
+    capacity.add_argument("--out-dir", metavar="DIR",
+                          help="with --format infracost: one usage file per stack, DIR/<stack>.yml, instead of stdout")
     review = command_of("review", help="classify the Terraform changes between two blueprint versions")
     review.add_argument("blueprints", nargs="*",
                         help="with --changed-since: the blueprints to consider (default: every one under "

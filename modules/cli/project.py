@@ -184,3 +184,24 @@ def picked_up(path: Path, listed: list[str] | None) -> str:
     return (f"synth, review --changed-since and gate take it with every blueprint under "
             f"{os.path.relpath(directory)}; commit it with its design lock once `synth` has written it")
 
+
+
+def write_files(directory: Path, texts: dict[str, str], option: str) -> list[Path]:
+    """Write each of `texts` (file name -> text) into `directory` (`option` names it on the command line), made
+    if missing; other files there stay. Returns the files written."""
+    if directory.exists() and not directory.is_dir():
+        raise TablewrightError(f"{option} {directory} is a file", code=ErrorCode.PATH_ARGUMENT,
+                               hint=f"pass a directory to {option}")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise TablewrightError(f"{option} {directory}: cannot create it ({error.strerror})",
+                               code=ErrorCode.PATH_ARGUMENT, hint="pass a writable directory") from None
+    for name in texts:
+        path = directory / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise TablewrightError(f"{path} is not a regular file", code=ErrorCode.PATH_ARGUMENT,
+                                   hint=f"remove it, or pass another {option} directory")
+    for name, text in texts.items():
+        (directory / name).write_text(text)
+    return [directory / name for name in texts]

@@ -223,7 +223,8 @@ def render_infracost(stacks: Sequence[Stack]) -> str:
                 raise TablewrightError(
                     f"stacks {owner[address]} and {stack.name} both have {address}: an Infracost usage file describes "
                     "one Terraform project (one stack)", code=ErrorCode.USAGE,
-                    hint="pass `--env NAME` to write the usage file of one environment (one file per stack)")
+                    hint="pass `--env NAME` to write the usage file of one environment, or `--out-dir DIR` for one "
+                         "file per stack")
             owner[address] = stack.name
             resources[address] = dict(sorted(values.items()))
     header = [
