@@ -115,7 +115,7 @@ def test_the_blueprint_reproduces_every_described_setting(tmp_path, capsys):
         "(read 3, write 2 units, min = max), and the stack registers a scalable target at that capacity; raise `max` "
         "to let it scale\n")
     assert "    # TODO(adopt): no autoscaling on email-index for read 3 and write 2 units today" in path.read_text()
-    blueprint = load_blueprint(path).model
+    blueprint = load_blueprint(path).blueprint
     table = blueprint.table
     assert (table.name, blueprint.blueprint, blueprint.region, blueprint.production) == (
         "orders.live", "orders-live", "eu-west-1", True)
@@ -212,7 +212,7 @@ def test_each_missing_description_is_a_warning_and_a_todo(tmp_path, capsys):
         "no describe-time-to-live output", "no list-tags-of-resource output"]
     text = path.read_text()
     assert text.count("TODO(adopt): ") >= 5  # tags, TTL, PITR, production, window, entities
-    blueprint = load_blueprint(path).model
+    blueprint = load_blueprint(path).blueprint
     assert blueprint.table.point_in_time_recovery is True and blueprint.table.ttl_attribute is None
     assert blueprint.tags == {}
 
@@ -241,7 +241,7 @@ def test_a_point_in_time_recovery_period_is_kept(tmp_path, capsys):
     backups = _backups(RecoveryPeriodInDays=7, EarliestRestorableDateTime="2026-11-25T00:00:00+00:00")
     code, path = adopt(tmp_path, {**FULL, "backups.json": backups})
     assert code == 0, capsys.readouterr().err
-    assert load_blueprint(path).model.table.point_in_time_recovery_days == 7
+    assert load_blueprint(path).blueprint.table.point_in_time_recovery_days == 7
     [table] = _synthesized(path, tmp_path)["resource"]["aws_dynamodb_table"].values()
     assert table["point_in_time_recovery"] == {"enabled": True, "recovery_period_in_days": 7}
     default = _backups(RecoveryPeriodInDays=35)

@@ -20,7 +20,7 @@ FEATURES = Path(__file__).parent / "blueprints" / "features.yaml"
 
 @pytest.fixture(scope="module")
 def features():
-    return design(load_blueprint(FEATURES).model)
+    return design(load_blueprint(FEATURES).blueprint)
 
 
 def test_sharded_partition_keys_fan_out_or_compute_the_shard(features):

@@ -109,11 +109,11 @@ def test_tw103_the_issue_scenario_and_its_computed_fix(write_blueprint):
                       returns: [orderId, placedAt]}
         """)
     sharded = load_blueprint(write_blueprint(body + "indexes:\n  GSI1: {shards: 5}\n", "sharded.yaml"))
-    after, _ = lint(design(sharded.model))
+    after, _ = lint(design(sharded.blueprint))
     assert not [f for f in after if f.severity == "error"], after
     [result] = verify_stacks(build_stacks([sharded]))
     assert result.passed, [r.failure for r in result.results]
-    assert design(sharded.model).plan("by_status").fan_out.shards == 5
+    assert design(sharded.blueprint).plan("by_status").fan_out.shards == 5
 
 
 def test_tw104_near_the_limit_is_a_warning():
@@ -408,7 +408,7 @@ def test_cdktf_json_that_is_not_json_is_one_error(tmp_path, monkeypatch, run_cli
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
 def test_bundled_findings_are_the_expected_notes(path):
     for loaded in load_blueprints(path):
-        found, _ = lint(design(loaded.model))
+        found, _ = lint(design(loaded.blueprint))
         assert all(f.severity == "info" for f in found)
 
 

@@ -238,7 +238,7 @@ def test_max_throughput_suggested_has_a_floor_of_100_units(write_blueprint, tmp_
 
 def test_system_errors_split_at_ten_metrics(monkeypatch):
     monkeypatch.setattr(alarm_module, "MAX_METRICS_PER_ALARM", 3)
-    bundled = design(load_blueprint(BUNDLED[0], "prod").model)
+    bundled = design(load_blueprint(BUNDLED[0], "prod").blueprint)
     specs = [s for s in alarm_module.alarm_specs(bundled, "t") if s.kind == "system_errors"]
     assert [s.name for s in specs] == ["prod-crm_main-system-errors-1", "prod-crm_main-system-errors-2"]
     assert [s.metric_count for s in specs] == [3, 1]

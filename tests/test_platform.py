@@ -55,7 +55,7 @@ def test_mappings_merge_lists_replace_required_tags_add_and_null_removes(tmp_pat
     path = write(tmp_path, "svc.yaml", "extends: base/mid.yaml\n" + SERVICE.replace(
         "table: {name: svc_main}",
         "tags: {owner: me, cost-center: c1}\ntable: {name: svc_main, stream: null}"))
-    model = load_blueprint(path).model
+    model = load_blueprint(path).blueprint
     assert model.required_tags == ["owner", "cost-center"]  # additive, in order
     assert model.tags == {"managed-by": "tablewright", "team": "data", "owner": "me", "cost-center": "c1"}
     assert model.table.point_in_time_recovery is True  # the nearer file wins
@@ -67,14 +67,14 @@ def test_a_list_of_bases_applies_in_order(tmp_path):
     write(tmp_path, "a.yaml", "table: {stream: keys_only, table_class: standard_infrequent_access}\n")
     write(tmp_path, "b.yaml", "table: {stream: new_image}\n")
     path = write(tmp_path, "svc.yaml", "extends: [a.yaml, b.yaml]\n" + SERVICE)
-    table = load_blueprint(path).model.table
+    table = load_blueprint(path).blueprint.table
     assert (table.stream, table.table_class) == ("new_image", "standard_infrequent_access")
 
 
 def test_patterns_merge_key_by_key_and_their_lists_replace(tmp_path):
     write(tmp_path, "base.yaml", SERVICE.replace('where: {userId: "="}}', 'where: {userId: "="}, returns: [userId]}'))
     path = write(tmp_path, "svc.yaml", "extends: base.yaml\naccess_patterns:\n  user:\n    returns: [name]\n")
-    model = load_blueprint(path).model
+    model = load_blueprint(path).blueprint
     assert model.access_patterns["user"].returns == ["name"]  # replaced, not [userId, name]
     assert model.access_patterns["user"].entity == "User"  # the rest of the pattern comes from the base
 
@@ -147,10 +147,10 @@ def test_required_tags_are_enforced(tmp_path, run_cli):
 def test_each_environment_is_a_stack_with_its_own_names_and_settings(run_cli, tmp_path):
     dev, prod = load_blueprints(BUNDLED[0])
     assert (dev.stack_name, prod.stack_name) == ("crm-dev", "crm-prod")
-    assert (dev.model.table.name, prod.model.table.name) == ("dev-crm_main", "prod-crm_main")
-    assert (dev.model.table.billing, prod.model.table.billing) == ("on_demand", "provisioned")
-    assert (dev.model.production, prod.model.production) == (False, True)
-    assert dev.model.table.deletion_protection is False and prod.model.table.deletion_protection is True
+    assert (dev.blueprint.table.name, prod.blueprint.table.name) == ("dev-crm_main", "prod-crm_main")
+    assert (dev.blueprint.table.billing, prod.blueprint.table.billing) == ("on_demand", "provisioned")
+    assert (dev.blueprint.production, prod.blueprint.production) == (False, True)
+    assert dev.blueprint.table.deletion_protection is False and prod.blueprint.table.deletion_protection is True
 
     code, _out, _ = run_cli("synth", "--env", "prod", "--out", tmp_path / "out")
     assert code == 0

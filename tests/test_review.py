@@ -174,7 +174,7 @@ def test_safe_changes_pass_at_any_time(plans, tmp_path):
 def test_no_window_in_force_means_window_changes_wait(plans, tmp_path):
     plan = plans["stream_on"]
     plan["output_changes"]["tablewright"]["before"]["maintenance_window"] = False
-    in_force = window_in_force(plan, load_blueprint(write_case(case_named("stream_on"), tmp_path)).model
+    in_force = window_in_force(plan, load_blueprint(write_case(case_named("stream_on"), tmp_path)).blueprint
                                .maintenance_window)
     assert in_force.window is None
     decision = decide(classify(from_plan(plan), False), in_force, datetime.fromisoformat("2026-12-01T02:30:00+00:00"))

@@ -57,10 +57,10 @@ def production(tmp_path_factory) -> tuple[dict, dict[str, str]]:
     shutil.copytree(ROOT / "blueprints" / "shared", work / "shared")
     shutil.copy(ROOT / "blueprints" / "crm.yaml", work / "crm.yaml")
     (work / "crm-cmk.yaml").write_text("extends: crm.yaml\nblueprint: crm-cmk\ntable: {encryption: customer_managed}\n")
-    loaded = [s for s in bundled_stacks() if s.model.production] + [load_blueprint(work / "crm-cmk.yaml", "prod")]
+    loaded = [s for s in bundled_stacks() if s.blueprint.production] + [load_blueprint(work / "crm-cmk.yaml", "prod")]
     assert len(loaded) == len(BUNDLED) + 1, "every bundled blueprint has a production environment"
     synthesize(build_stacks(loaded), work / "cdktf.out")
-    encryption = {s.stack_name: s.model.table.encryption for s in loaded}
+    encryption = {s.stack_name: s.blueprint.table.encryption for s in loaded}
     return run_checkov(work / "cdktf.out" / "stacks"), encryption
 
 

@@ -34,7 +34,7 @@ def lint_errors(write_blueprint, body: str) -> list[str]:
     from modules.design.designer import design
     from modules.lint.engine import apply_ignore, lint_design
 
-    table = design(load_blueprint(write_blueprint(HEADER + textwrap.dedent(body))).model)
+    table = design(load_blueprint(write_blueprint(HEADER + textwrap.dedent(body))).blueprint)
     found, _ = apply_ignore(lint_design(table, estimate(table)), table.blueprint.lint.ignore)
     return [f"{f.code}: {f.message}" for f in found if f.severity == "error"]
 
@@ -43,10 +43,10 @@ def lint_errors(write_blueprint, body: str) -> list[str]:
 def test_every_bundled_pattern_passes(path):
     stacks = load_blueprints(path)
     results = verify_stacks(build_stacks(stacks))
-    assert [r.table for r in results] == [s.model.table.name for s in stacks]
+    assert [r.table for r in results] == [s.blueprint.table.name for s in stacks]
     for result, loaded in zip(results, stacks, strict=True):
         assert result.passed, [r.failure for r in result.results if r.failure]
-        assert len(result.results) == len(loaded.model.access_patterns)
+        assert len(result.results) == len(loaded.blueprint.access_patterns)
         assert all(r.probes >= 2 and r.items > 0 for r in result.results)
 
 
@@ -245,7 +245,7 @@ def test_examples_are_written_and_found(write_blueprint, run_cli):
     from modules.design.designer import design
     from modules.verify.samples import generate_samples
 
-    samples = generate_samples(design(load_blueprint(path).model))
+    samples = generate_samples(design(load_blueprint(path).blueprint))
     alice = [s for s in samples if s.values["userId"] == "alice"]
     assert alice and alice[0].item["PK"] == {"S": "USER#alice"}
     assert alice[0].item["joinedAt"] == {"S": "2023-05-01T10:00:00Z"}
@@ -290,7 +290,7 @@ def test_samples_are_deterministic_and_cover_both_sides_of_ranges():
     from modules.design.designer import design
     from modules.verify.samples import generate_samples
 
-    blueprint = design(load_blueprint(BUNDLED[0], "prod").model)
+    blueprint = design(load_blueprint(BUNDLED[0], "prod").blueprint)
     first, second = generate_samples(blueprint), generate_samples(blueprint)
     assert [s.item for s in first] == [s.item for s in second]
     assert generate_samples(blueprint, seed=8) != first

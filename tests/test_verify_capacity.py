@@ -26,7 +26,7 @@ FEATURES = Path(__file__).parent / "blueprints" / "features.yaml"
 
 @pytest.fixture(scope="module")
 def features():
-    return design(load_blueprint(FEATURES).model)
+    return design(load_blueprint(FEATURES).blueprint)
 
 
 def probe(table, pattern: str, values: dict) -> tuple[Probe, list[str]]:
@@ -86,7 +86,7 @@ def test_a_read_over_time_buckets_stops_at_its_limit(features):
 def test_verify_agrees_with_explain_on_fanned_out_reads():
     loaded = load_blueprint(FEATURES)
     [result] = verify_stacks(build_stacks([loaded]))
-    report = estimate(design(loaded.model))
+    report = estimate(design(loaded.blueprint))
     by_pattern = {r.pattern: r for r in result.results}
     for pattern, shards in [("events_by_kind", 5), ("orders_by_status", 4)]:
         assert by_pattern[pattern].read_requests == shards

@@ -87,13 +87,13 @@ def test_a_key_that_does_not_sort_as_its_values_fails_verify_on_every_seed(trap,
 
 
 def test_several_items_share_every_bound_prefix_and_spread_the_range(write_blueprint):
-    bp = design(load_blueprint(write_blueprint(TRAPS.format(name="lesson", encoding="number"))).model)
-    assert prefix_attributes(bp, "Lesson") == {"chapter"}
-    assert prefix_attributes(bp, "Topic") == {"chapter"}
-    assert prefix_attributes(bp, "Unit") == set()
-    samples = generate_samples(bp, seed=3)
-    assert samples == generate_samples(bp, seed=3)
-    assert len({sample_key(bp, s) for s in samples}) == len(samples)  # primary keys stay unique
+    table = design(load_blueprint(write_blueprint(TRAPS.format(name="lesson", encoding="number"))).blueprint)
+    assert prefix_attributes(table, "Lesson") == {"chapter"}
+    assert prefix_attributes(table, "Topic") == {"chapter"}
+    assert prefix_attributes(table, "Unit") == set()
+    samples = generate_samples(table, seed=3)
+    assert samples == generate_samples(table, seed=3)
+    assert len({sample_key(table, s) for s in samples}) == len(samples)  # primary keys stay unique
     lessons = Counter((s.values["courseId"], s.values["chapter"]) for s in samples if s.entity == "Lesson")
     assert len(lessons) == 4 * PREFIX_POOL and min(lessons.values()) >= 3
     for prefix in lessons:
@@ -105,9 +105,10 @@ def test_several_items_share_every_bound_prefix_and_spread_the_range(write_bluep
 
 
 def test_generated_data_differs_by_seed_but_not_by_run(write_blueprint):
-    bp = design(load_blueprint(write_blueprint(textwrap.dedent(TRAPS.format(name="lesson", encoding="number")))).model)
-    assert [s.item for s in generate_samples(bp, 1)] == [s.item for s in generate_samples(bp, 1)]
-    assert [s.item for s in generate_samples(bp, 1)] != [s.item for s in generate_samples(bp, 2)]
+    blueprint = write_blueprint(textwrap.dedent(TRAPS.format(name="lesson", encoding="number")))
+    table = design(load_blueprint(blueprint).blueprint)
+    assert [s.item for s in generate_samples(table, 1)] == [s.item for s in generate_samples(table, 1)]
+    assert [s.item for s in generate_samples(table, 1)] != [s.item for s in generate_samples(table, 2)]
 
 
 def test_a_request_dynamodb_refuses_is_a_failure_with_the_cause(write_blueprint):
@@ -122,8 +123,8 @@ def test_a_request_dynamodb_refuses_is_a_failure_with_the_cause(write_blueprint)
                                "The BETWEEN operator requires upper bound to be greater than or equal to lower bound"}},
                               "Query")
 
-    bp = design(load_blueprint(write_blueprint(TRAPS.format(name="lesson", encoding="number"))).model)
-    result = verify_pattern(Refusing(), bp, bp.plan("units_in_range"), "traps_main", generate_samples(bp, 1))
+    table = design(load_blueprint(write_blueprint(TRAPS.format(name="lesson", encoding="number"))).blueprint)
+    result = verify_pattern(Refusing(), table, table.plan("units_in_range"), "traps_main", generate_samples(table, 1))
     assert result.failure.startswith("units_in_range: with ")
     assert ": DynamoDB refused the request: Invalid KeyConditionExpression: The BETWEEN operator" in result.failure
     assert result.failure.endswith("(cause: `lesson` is a number without `width`: inside keys it compares as text, "

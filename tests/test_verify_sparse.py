@@ -68,7 +68,7 @@ def test_items_without_the_attribute_are_written_and_left_out_of_the_index(ticke
         table = client.scan(TableName="support_main")["Items"]
         index = client.scan(TableName="support_main", IndexName="GSI1")["Items"]
     assert result.passed, result.failures
-    assert design(tickets.model).plan("escalated_to").index == "GSI1"
+    assert design(tickets.blueprint).plan("escalated_to").index == "GSI1"
     with_it = [item for item in table if "escalatedTo" in item]
     without = [item for item in table if "escalatedTo" not in item]
     assert len(table) == 32 and len(with_it) == 3 and len(without) == 29  # 5% of 32, but at least 3
@@ -85,7 +85,7 @@ def test_items_without_the_attribute_are_written_and_left_out_of_the_index(ticke
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
 def test_samples_carry_an_optional_attribute_sometimes_and_never_all(tickets, seed):
-    made = [s for s in generate_samples(design(tickets.model), seed) if s.entity == "Ticket"]
+    made = [s for s in generate_samples(design(tickets.blueprint), seed) if s.entity == "Ticket"]
     carried = [s for s in made if "escalatedTo" in s.values]
     assert len(carried) == 3 and len(made) == 32
     assert all("GSI1PK" in s.item for s in carried)

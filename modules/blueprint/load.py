@@ -44,7 +44,7 @@ _PATTERN_MEANING = {
 class LoadedBlueprint:
     """One blueprint, composed (`extends:`) and, when it declares environments, for one of them."""
 
-    model: Blueprint
+    blueprint: Blueprint  # the validated model
     source: SourceMap
     path: Path
     environment: str | None = None
@@ -56,7 +56,7 @@ class LoadedBlueprint:
 
     @property
     def stack_name(self) -> str:
-        return stack_name(self.model.blueprint, self.environment)
+        return stack_name(self.blueprint.blueprint, self.environment)
 
     def locate(self, error: TablewrightError) -> TablewrightError:
         if isinstance(error, ErrorList):
@@ -84,7 +84,7 @@ def load_blueprints(path: Path | str, root: Path | None = None) -> list[LoadedBl
 def _with_prices(stack: LoadedBlueprint, root: Path, books: dict[Path, PriceBook]) -> LoadedBlueprint:
     """The stack with the price file its `pricing.file` names, read once per file and validated (errors
     located in that file), confined to the repository root like `extends`."""
-    entry = stack.model.pricing.file
+    entry = stack.blueprint.pricing.file
     if entry is None:
         return stack
     location = stack.source.locate(("pricing", "file"))
@@ -114,7 +114,7 @@ def _with_locks(stacks: list[LoadedBlueprint], path: Path) -> list[LoadedBluepri
     lock = read_lock(where)
     if lock is None:
         return stacks
-    name = stacks[0].model.blueprint
+    name = stacks[0].blueprint.blueprint
     if lock.blueprint != name:
         raise BlueprintError(f"the design lock is for blueprint `{lock.blueprint}`, not `{name}`",
                              location=lock_source(where).locate(("blueprint",)), code=ErrorCode.LOCK_INVALID,
@@ -234,10 +234,10 @@ def _check_distinct_stacks(stacks: list[LoadedBlueprint]) -> None:
     """Two environments must not manage the same physical table or share one Terraform state."""
     seen: dict[tuple[str, str], LoadedBlueprint] = {}
     for loaded in stacks:
-        backend = loaded.model.terraform.backend
+        backend = loaded.blueprint.terraform.backend
         state = (f"s3://{backend.bucket}/{backend.key}" if backend.type == "s3"
                  else f"terraform.{loaded.stack_name}.tfstate")
-        for kind, value, path in (("table", loaded.model.table.name, ("naming", "table")),
+        for kind, value, path in (("table", loaded.blueprint.table.name, ("naming", "table")),
                                   ("state", state, ("terraform", "backend", "key"))):
             other = seen.setdefault((kind, value), loaded)
             if other is not loaded:

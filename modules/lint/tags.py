@@ -26,10 +26,10 @@ def is_placeholder(value: str) -> bool:
           "it): billing, ownership and policies that read the tag would act on a made-up value",
       severity="error in production; other environments are not checked")
 def placeholder_tag(ctx: Context) -> Iterator[Issue]:
-    bp = ctx.design.blueprint
-    if not bp.production:
+    blueprint = ctx.design.blueprint
+    if not blueprint.production:
         return
-    for name, value in sorted(bp.tags.items()):
+    for name, value in sorted(blueprint.tags.items()):
         if is_placeholder(value):
             yield Issue(
                 "error",

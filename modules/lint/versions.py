@@ -54,7 +54,7 @@ def _major(version: str) -> int:
 def _key_path(new: LoadedBlueprint, entity: str, index: str, part: str) -> tuple[str, ...]:
     if index == TABLE:
         return ("entities", entity, "key", part)
-    if index in new.model.entities[entity].index_keys:
+    if index in new.blueprint.entities[entity].index_keys:
         return ("entities", entity, "index_keys", index, part)
     return ("entities", entity)
 
@@ -95,15 +95,15 @@ def key_changes(before: dict[tuple[str, str], KeyFacts], after: dict[tuple[str, 
 
 def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedBlueprint, new_design: TableDesign,
                      search: Path) -> list[Finding]:
-    bumped = _major(new.model.version) > _major(old.model.version)
+    bumped = _major(new.blueprint.version) > _major(old.blueprint.version)
     severity: Severity = "info" if bumped else "error"
-    versions = f"{old.model.version} -> {new.model.version}"
+    versions = f"{old.blueprint.version} -> {new.blueprint.version}"
     suffix = f" (major version bumped, {versions})" if bumped else f", but the version goes {versions}"
     findings = []
     before, after = key_facts(lock_of(old_design)), key_facts(lock_of(new_design))
     for change in key_changes(before, after):
         declared = any(m.kind == "keys" and (m.entity, m.index) == (change.entity, change.index)
-                       for m in new.model.migrations)
+                       for m in new.blueprint.migrations)
         where = place(change.index)
         part = "pk" if change.before.templates.split(" / ")[0] != change.after.templates.split(" / ")[0] else "sk"
         findings.append(KEY_TEMPLATE_CHANGED.finding(Issue(
@@ -114,7 +114,7 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
             "(dual write, backfill, cut over) and bump the major version",
             _key_path(new, change.entity, change.index, part),
         )))
-    for departure in departures(before, after, list(new.model.migrations)):
+    for departure in departures(before, after, list(new.blueprint.migrations)):
         declared = departure.declared is not None
         candidates = [] if declared else possible_renames(departure.entity, before, after)
         what = f"renamed `{departure.renamed_to}`" if departure.renamed_to else "removed"
@@ -129,7 +129,7 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
             "| expire` for a removal; with a `reason`) and bump the major version",
             ("entities", departure.renamed_to) if departure.renamed_to else ("entities",),
         )))
-    for pattern in sorted(set(old.model.access_patterns) - set(new.model.access_patterns)):
+    for pattern in sorted(set(old.blueprint.access_patterns) - set(new.blueprint.access_patterns)):
         for namer in _namers(new, pattern, search):
             findings.append(PATTERN_STILL_NAMED.finding(Issue(
                 severity,

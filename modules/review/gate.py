@@ -87,8 +87,8 @@ def stack_for_plan(stacks: list[LoadedBlueprint], plan: dict[str, Any]) -> Loade
     names known before apply (two when the plan renames it, which the gate blocks)."""
     tables = plan_tables(plan)
     names = set().union(*tables.values())
-    matching = [s for s in stacks if s.model.table.name in names]
-    known = ", ".join(f"{s.stack_name} ({s.model.table.name})" for s in stacks)
+    matching = [s for s in stacks if s.blueprint.table.name in names]
+    known = ", ".join(f"{s.stack_name} ({s.blueprint.table.name})" for s in stacks)
     if len(matching) != 1 or len(tables) != 1 or UNKNOWN in names:
         found = ", ".join(sorted(names)) or "no DynamoDB table"
         where = f" at {len(tables)} addresses ({', '.join(sorted(tables))})" if len(tables) > 1 else ""
@@ -181,7 +181,7 @@ def key_data(plan: dict[str, Any], loaded: LoadedBlueprint) -> list[DataChange]:
     before, after = _keys(_record(plan, "before")), _keys(_record(plan, "after"))
     if before is None or after is None:
         return []
-    return data_changes(before, after, list(loaded.model.migrations), loaded.model.table.ttl_attribute)
+    return data_changes(before, after, list(loaded.blueprint.migrations), loaded.blueprint.table.ttl_attribute)
 
 
 # What each kind of blocked change is, and what lets it through (an acknowledgement: its flag).
@@ -277,7 +277,7 @@ def plan_changes(plan: dict[str, Any], loaded: LoadedBlueprint) -> tuple[bool, l
     """The classified changes of a real plan (data migrations from its `tablewright` output included),
     judged by the stricter of the blueprint's production status and the state the plan starts from; returns
     that production status too."""
-    production = bool(loaded.model.production)
+    production = bool(loaded.blueprint.production)
     before = prior_production(plan)
     strict = production or bool(before)
     try:
@@ -300,7 +300,7 @@ def gate(plan: dict[str, Any], loaded: LoadedBlueprint, now: datetime,
     state has in force."""
     production, changes = plan_changes(plan, loaded)
     changes = acknowledge(below_peak(changes, build_stack(loaded), production), acknowledged)
-    in_force = window_in_force(plan, loaded.model.maintenance_window)
+    in_force = window_in_force(plan, loaded.blueprint.maintenance_window)
     stack = StackReview(loaded.stack_name, production, changes, in_force.window,
                         data=key_data(plan, loaded), warnings=gsi_warning(changes))
     return stack, decide(changes, in_force, now)

@@ -84,7 +84,7 @@ def check_plan_of(stack: str, plan: Mapping[str, Any], review: StackReview) -> N
     show another stack's changes under its name."""
     if review.head is None:
         return  # the stack goes with this change: its plan deletes what it had
-    table = review.head.source.model.table.name
+    table = review.head.source.blueprint.table.name
     names = sorted(set().union(*plan_tables(dict(plan)).values()))
     if table not in names:
         raise PlanError(f"--plan {stack}=...: the plan manages {', '.join(names) or 'no DynamoDB table'}, not the "

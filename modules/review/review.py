@@ -131,17 +131,17 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     current = new or old
     assert current is not None  # the stack is on one side at least
     # The stricter side judges: a pull request cannot lower the bar it is judged by.
-    was, now = (bool(side.source.model.production) if side else False for side in (old, new))
+    was, now = (bool(side.source.blueprint.production) if side else False for side in (old, new))
     production = was or now
     changes = (production_change(was, now) + settings_changes(stack_settings(old_config), stack_settings(new_config))
                if old is not None and new is not None else [])
     changes = acknowledge(changes + classify(from_configs(old_config, new_config), production), acknowledged)
     # The window in force is the base's: the gate judges the change by it, not by the one it brings.
-    in_force = (old or current).source.model.maintenance_window
+    in_force = (old or current).source.blueprint.maintenance_window
     result = StackReview(name, production, changes, in_force, warnings=gsi_warning(changes),
-                         tables=tuple(dict.fromkeys(side.source.model.table.name for side in (old, new) if side)))
-    if old is not None and new is not None and new.source.model.maintenance_window != in_force:
-        head_window = new.source.model.maintenance_window
+                         tables=tuple(dict.fromkeys(side.source.blueprint.table.name for side in (old, new) if side)))
+    if old is not None and new is not None and new.source.blueprint.maintenance_window != in_force:
+        head_window = new.source.blueprint.maintenance_window
         result.warnings.append(f"the maintenance window changes to {describe(head_window) if head_window else 'none'}"
                                ": this change is still applied in the window in force before it "
                                f"({describe(in_force) if in_force else 'none'}); the new one applies from the next "

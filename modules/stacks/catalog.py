@@ -57,13 +57,13 @@ def catalog(directory: Path) -> list[Entry]:
         except TablewrightError as error:
             entries.append(Entry(path.stem, "", "", [], [], 0, 0, relative, "", "invalid", error.render()))
             continue
-        model = stacks[0].model
+        model = stacks[0].blueprint
         entries.append(Entry(
             blueprint=model.blueprint,
             version=model.version,
             owner=model.owner or "",
             environments=[s.environment for s in stacks if s.environment],
-            tables=[s.model.table.name for s in stacks],
+            tables=[s.blueprint.table.name for s in stacks],
             entities=len(model.entities),
             patterns=len(model.access_patterns),
             file=relative,

@@ -48,7 +48,7 @@ class Stack:
 def build_stack(loaded: LoadedBlueprint) -> Stack:
     """Design, estimate and lint one loaded stack (pure; errors are located in its files)."""
     try:
-        table = design(loaded.model, loaded.lock)
+        table = design(loaded.blueprint, loaded.lock)
     except TablewrightError as error:
         raise loaded.locate(error) from None
     capacity = estimate(table, prices_of(loaded.prices, loaded.prices_file))
