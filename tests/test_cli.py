@@ -32,11 +32,13 @@ def test_every_command_is_enumerated():
 
 
 @pytest.mark.parametrize("command", [[], *([name] for name in subcommands())], ids=lambda c: " ".join(c) or "top")
-def test_help_shows_the_exit_codes_and_an_example(command, capsys):
+def test_help_shows_the_exit_codes_and_an_example(command, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")  # argparse wraps to the terminal's width; the epilog is ours to keep within
     with pytest.raises(SystemExit) as exited:
         build_parser().parse_args([*command, "--help"])
     assert exited.value.code == 0
     text = capsys.readouterr().out
+    assert max(map(len, text.splitlines())) <= 100
     codes = text.split("exit codes:\n")[1].split("\n\n")[0]
     assert codes.startswith("  0  ok\n  1  ") and "\n  2  bad input" in codes and "\n  3  internal error" in codes
     assert ("\n  4  with --detailed-exitcode" in codes) == ("--detailed-exitcode" in text.split("exit codes:")[0]

@@ -45,7 +45,7 @@ EPILOGS: dict[str, str] = {
                              "python main.py explain blueprints/orders.yaml --env prod --resolved"]),
     "verify": epilog("an access pattern or an index returned other items than the design says",
                      ["python main.py verify blueprints/orders.yaml", "python main.py verify --format json"]),
-    "lint": epilog("a lint error (with --strict: a warning too), or a breaking change without a major version bump",
+    "lint": epilog("a lint error (--strict: a warning too), or a breaking change without a major version",
                    ["python main.py lint --strict", "python main.py lint blueprints/orders.yaml --format sarif > "
                     "lint.sarif", "python main.py lint blueprints/orders.yaml --against "
                     "origin/main:blueprints/orders.yaml"]),
@@ -57,7 +57,7 @@ EPILOGS: dict[str, str] = {
                      ["python main.py review --base origin/main:blueprints/orders.yaml --head blueprints/orders.yaml",
                       "python main.py review --changed-since origin/main --plan-dir plans --detailed-exitcode"],
                      window="a change needs the maintenance window, none is blocked"),
-    "gate": epilog("the plan must not be applied now (a change is blocked, or window changes wait for the window)",
+    "gate": epilog("the plan must not be applied now (a change is blocked, or waits for the window)",
                    ["terraform show -json plan.out > plan.json && python main.py gate --plan plan.json",
                     "python main.py gate --plan plan.json --blueprint blueprints/orders.yaml --detailed-exitcode"],
                    window="only window changes wait for the window (1 stays blocked)"),
@@ -188,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
         "adopt", help="write a blueprint that reproduces an existing table (from AWS CLI descriptions)",
         description="Reads the JSON of `aws dynamodb describe-table` and, optionally, describe-time-to-live,\n"
         "describe-continuous-backups, describe-contributor-insights, list-tags-of-resource and\n"
-        "application-autoscaling describe-scalable-targets / describe-scaling-policies (one file each, any order).")
+        "application-autoscaling describe-scalable-targets / describe-scaling-policies\n"
+        "(one file each, any order).")
     adopt.add_argument("descriptions", nargs="+", metavar="DESCRIPTION.json", help="AWS CLI output files")
     adopt.add_argument("--name", help="blueprint name (default: from the table name)")
     adopt.add_argument("--out", help="the new blueprint file (default: blueprints/<name>.yaml; `-`: stdout)")
