@@ -1,5 +1,6 @@
 """Tablewright entry point: `python main.py --help`; with no arguments, the cdktf app (`cdktf synth`)."""
 
+import atexit
 import os
 import sys
 
@@ -8,9 +9,9 @@ from modules.errors import EXIT_INTERRUPTED
 
 if __name__ == "__main__":
     code = main()
-    if code == EXIT_INTERRUPTED:
-        # Ctrl-C stopped jsii's Node.js child too: its exit handler would report the closed pipe as a traceback.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    sys.exit(code)
+    if code != EXIT_INTERRUPTED:  # Ctrl-C stopped Node.js too: jsii's handler would report the closed pipe
+        atexit._run_exitfuncs()  # jsii's: stop Node.js and wait for it
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Exit without freeing every object one by one: seconds for a fleet's stacks, which the system reclaims at once.
+    os._exit(code)
