@@ -9,8 +9,9 @@ autoscaling, Contributor Insights, alarms, alarm topic and change rules, for any
 
 The other modules build that Terraform as plain data, one concern each (`table`, `autoscaling`,
 `insights`, `alarms`, `notifications` and `keys`, `change_rules`), with arguments validated by the
-models in `resources`; `stack` is how `main.py synth` wraps a table in a stack with its provider and
-backend; `cdk` is the only module that imports cdktf.
+models in `resources`; `stack` is how `main.py synth` puts the same Terraform in a stack with its provider
+and backend (one cdktf stack and its backend per blueprint stack, the rest plain data merged into the file
+cdktf writes); `cdk` is the only module that imports cdktf; `halves` completes a fleet's files on two CPUs.
 """
 
 from __future__ import annotations
