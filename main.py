@@ -9,9 +9,13 @@ from modules.errors import EXIT_INTERRUPTED
 
 if __name__ == "__main__":
     code = main()
-    if code != EXIT_INTERRUPTED:  # Ctrl-C stopped Node.js too: jsii's handler would report the closed pipe
-        atexit._run_exitfuncs()  # jsii's: stop Node.js and wait for it
-    sys.stdout.flush()
-    sys.stderr.flush()
+    if code == EXIT_INTERRUPTED:  # Ctrl-C stopped Node.js too: jsii's handler would report the closed pipe
+        sys.unraisablehook = lambda _: None
+    atexit._run_exitfuncs()  # jsii's: stop Node.js, remove its temporary directory
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # the reader is gone: nothing more can reach it
+        pass
     # Exit without freeing every object one by one: seconds for a fleet's stacks, which the system reclaims at once.
     os._exit(code)

@@ -368,15 +368,17 @@ def test_every_lock_synth_writes_is_consistent(corpus):
         assert all(inconsistency(entry) is None for entry in found.environments.values()), path
 
 
-def test_a_lock_is_read_by_the_json_parser_only_where_it_reads_as_the_yaml_reader_does():
-    from modules.blueprint.yamlsource import parse_plain_json, parse_yaml
+def test_a_lock_is_read_by_the_json_parser_only_as_synth_writes_it():
+    from modules.blueprint.lock import as_synth_writes
+    from modules.blueprint.yamlsource import parse_yaml
 
     written = (BUNDLED / "orders.lock.json").read_text()
-    assert parse_plain_json(written) == parse_yaml(written, "orders.lock.json")[0]
-    # Each of these the YAML reader refuses or reads otherwise: left to it, which locates the problem.
-    for text in ('{"a": 1, "a": 2}', '{"a": "\\u0000"}', '{"a": NaN}', '{"a": 1e400}', '{"a": 1234567890123456}',
-                 '{"a": [1,]}', "a: 1"):
-        assert parse_plain_json(text) is None, text
+    assert as_synth_writes(written) == parse_yaml(written, "orders.lock.json")[0]
+    # Each of these the YAML reader refuses or may read otherwise: left to it, which locates the problem.
+    for text in (f"\t{written}", f"{written}\t\n", written.replace('"blueprint":', '"blueprint"\n:'),
+                 written.replace("{", "{ ", 1), '{"a": 1, "a": 2}', '{"a": "\\u0000"}', '{"a": NaN}',
+                 '{"a": 1e400}', '{\n  "a": [\n    1,\n  ]\n}\n', "a: 1"):
+        assert as_synth_writes(text) is None, text
 
 
 # --- lint --against designs the head as the review does --------------------------------------------

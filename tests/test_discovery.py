@@ -128,6 +128,11 @@ def test_env_takes_the_default_blueprints_that_declare_it_and_names_the_others(p
     assert code == 0, err
     assert stacks(project / "out") == ["crm-prod", "orders-prod"]
     assert "note: 1 blueprint(s) without environment `prod` left out: blueprints/audit.yaml" in err
+    subprocess.run(["git", *IDENTITY, "add", "-A"], cwd=project, check=True)
+    subprocess.run(["git", *IDENTITY, "commit", "-qm", "audit"], cwd=project, check=True)
+    Path("blueprints/audit.yaml").write_text(Path("blueprints/audit.yaml").read_text() + "# changed\n")
+    code, _, err = run_cli("synth", "--env", "prod", "--changed-since", "HEAD", "--out", "out")
+    assert code == 0 and "without environment `prod` left out: blueprints/audit.yaml" in err, err
     code, _, err = run_cli("synth", "blueprints/audit.yaml", "--env", "prod", "--out", "out")  # named: refused
     assert code == 2 and "blueprints/audit.yaml has no environment `prod`" in err
     assert "it declares no environments: leave out --env for its one stack" in err

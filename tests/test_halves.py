@@ -3,7 +3,9 @@ comes back to the parent, the first in the items' order."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,31 @@ def test_an_error_that_does_not_pickle_comes_back_as_its_text():
 
     with pytest.raises(RuntimeError, match="Unpicklable: the reason"):
         halves.for_each(range(4), work, fork=True)
+
+
+def test_a_child_killed_before_it_could_report_is_an_error_not_a_success(tmp_path):
+    """Killed (a signal, the OOM killer), its half is not done: the parent must not report success."""
+    def work(item: int) -> None:
+        if item == 7:
+            os.kill(os.getpid(), signal.SIGKILL)
+        (tmp_path / str(item)).write_text("")
+
+    with pytest.raises(RuntimeError, match=r"stopped \(signal 9\)"):
+        halves.for_each(range(10), work, fork=True)
+
+
+def test_the_child_never_returns_into_its_parents_code(tmp_path):
+    """Even when its error cannot be reported (pickling it raises KeyboardInterrupt), the child ends in
+    `for_each`: only the parent runs the caller's next statement."""
+    class Hostile(Exception):
+        def __reduce__(self):
+            raise KeyboardInterrupt
+
+    def work(item: int) -> None:
+        if item == 8:
+            raise Hostile()
+
+    with contextlib.suppress(RuntimeError):  # what it raises is not the point here
+        halves.for_each(range(10), work, fork=True)
+    (tmp_path / f"after-{os.getpid()}").write_text("")
+    assert [path.name for path in tmp_path.iterdir()] == [f"after-{os.getpid()}"]

@@ -9,8 +9,9 @@ untrusted input like the blueprint: read with the same bounded loader, validated
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
@@ -30,7 +31,7 @@ from modules.blueprint.language import (
 )
 from modules.blueprint.references import index_name_problem
 from modules.blueprint.templates import parse_template
-from modules.blueprint.yamlsource import SourceMap, parse_plain_json, parse_yaml, read_text
+from modules.blueprint.yamlsource import MAX_NODES, SourceMap, parse_yaml, read_text
 from modules.errors import BlueprintError, ErrorCode, FieldPath, SourceLocation, TablewrightError
 
 LOCK_VERSION: Literal[1] = 1
@@ -112,7 +113,7 @@ def read_lock(path: Path) -> LockFile | None:
         text = read_text(path)
     except BlueprintError as error:
         raise _unreadable(path, error) from None
-    data = parse_plain_json(text)
+    data = as_synth_writes(text)
     if data is not None:  # a lock as synth writes it: no located reading needed unless it is wrong
         try:
             lock = LockFile.model_validate(data)
@@ -123,9 +124,30 @@ def read_lock(path: Path) -> LockFile | None:
     return _located_lock(path, text)
 
 
+def as_synth_writes(text: str) -> Any | None:
+    """The lock's data parsed by the C JSON parser, about 25 times faster than the YAML reader, when `text` is
+    exactly as synth writes a lock (`lock_text`): then the YAML reader would read the same values and accept
+    the file. None otherwise (then the YAML reader reads it, with located errors)."""
+    if "\\" in text or text.count("\n") >= MAX_NODES:  # escapes; more values than the YAML reader takes
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if lock_text(data) == text else None
+
+
+def lock_text(data: Any) -> str:
+    """A lock's text as synth writes it."""
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
 def lock_source(path: Path) -> SourceMap:
     """Where each field of the (readable) lock at `path` is, for an error about it."""
-    return parse_yaml(read_text(path), str(path))[1]
+    try:
+        return parse_yaml(read_text(path), str(path))[1]
+    except BlueprintError as error:  # changed since it was read
+        raise _unreadable(path, error) from None
 
 
 def _unreadable(path: Path, error: BlueprintError) -> TablewrightError:

@@ -8,7 +8,6 @@ which is what people mean in a blueprint.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import stat
@@ -138,42 +137,6 @@ def _refuse_control_characters(text: str, file: str) -> None:
 def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     """Parse `path` into plain dicts/lists/scalars plus a map of where each value starts."""
     return parse_yaml(read_text(path), str(path))
-
-
-# Where the JSON and the YAML readers could disagree: escapes (a control character in one), numbers too long for
-# `MAX_INTEGER_DIGITS`.
-_JSON_DIFFERS = re.compile(rf"\\|[0-9]{{{MAX_INTEGER_DIGITS + 1}}}")
-
-
-def parse_plain_json(text: str) -> Any | None:
-    """`text` (read by `read_text`) parsed by the C JSON parser where it means what `parse_yaml` reads it as,
-    about 25 times faster; None where it may not (then `parse_yaml` reads it, with located errors). A file
-    Tablewright writes itself, such as a design lock, takes this way. Deeper nesting than `MAX_DEPTH` is left
-    to the caller's models, which describe shallow documents."""
-    if _JSON_DIFFERS.search(text):
-        return None
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_refuse, parse_float=_finite)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    mapping = dict(pairs)
-    if len(mapping) != len(pairs):
-        raise ValueError("duplicate key")
-    return mapping
-
-
-def _refuse(constant: str) -> Any:
-    raise ValueError(constant)
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(text)
-    return number
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:

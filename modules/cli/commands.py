@@ -53,7 +53,8 @@ def command_synth(args: argparse.Namespace) -> int:
         stacks = stacks_of(args)
     else:  # exactly the affected blueprints; none: an empty output, so no stale stack is planned
         chosen = changed_blueprints(args.changed_since, args.blueprints)
-        stacks = designed(load_all(chosen, args.env), args.command) if chosen else []
+        stacks = (designed(load_all(chosen, args.env, named=bool(args.blueprints), some=False), args.command) if chosen
+                  else [])
     refuse_lint_errors(stacks, args.allow_lint_errors)
     if args.locked:
         check_locks(stacks)

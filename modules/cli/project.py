@@ -77,10 +77,13 @@ def default_blueprints() -> list[Path]:
     return [Path(os.path.relpath(CDKTF_JSON.parent / path)) for path in listed]
 
 
-def load_all(paths: Sequence[str], environment: str | None = None, label: str = "load") -> list[LoadedBlueprint]:
+def load_all(paths: Sequence[str], environment: str | None = None, label: str = "load", *,
+             named: bool | None = None, some: bool = True) -> list[LoadedBlueprint]:
     """Every stack of the given blueprints (default: `default_blueprints`); with `environment`, only that
-    environment's stack of each. A blueprint named on the command line must declare it; of the default ones,
-    those that do not are left out with a note, unless none does. `label`: the command, for the progress line."""
+    environment's stack of each. Blueprints `named` on the command line (default: when `paths` are given) must
+    declare it; of the others, those that do not are left out with a note, unless none does and `some` are
+    expected. `label`: the command, for the progress line."""
+    named = bool(paths) if named is None else named
     chosen_paths: list[str | Path] = [*(paths or default_blueprints())]
     stacks = [stack for path in progress(chosen_paths, len(chosen_paths), f"{label} reading")
               for stack in load_blueprints(path)]
@@ -89,9 +92,9 @@ def load_all(paths: Sequence[str], environment: str | None = None, label: str = 
     chosen = [stack for stack in stacks if stack.environment == environment]
     without = [path for path in dict.fromkeys(stack.path for stack in stacks)
                if not any(stack.path == path for stack in chosen)]
-    if without and paths:
+    if without and named:
         raise _no_environment(without[0], environment, stacks)
-    if not chosen:
+    if not chosen and some:
         declared = sorted({str(stack.environment) for stack in stacks if stack.environment})
         raise TablewrightError(f"none of the {len(without)} blueprint(s) declares environment `{environment}`",
                                code=ErrorCode.UNKNOWN_ENVIRONMENT,
@@ -202,6 +205,15 @@ def write_files(directory: Path, texts: dict[str, str], option: str) -> list[Pat
         if path.is_symlink() or (path.exists() and not path.is_file()):
             raise TablewrightError(f"{path} is not a regular file", code=ErrorCode.PATH_ARGUMENT,
                                    hint=f"remove it, or pass another {option} directory")
-    for name, text in texts.items():
-        (directory / name).write_text(text)
-    return [directory / name for name in texts]
+    staged = {directory / name: directory / f".{name}.{os.getpid()}" for name in texts}
+    try:  # every file staged first, then each renamed over its name: none half-written, links replaced not followed
+        for staging, text in zip(staged.values(), texts.values(), strict=True):
+            staging.write_text(text)
+        for target, staging in staged.items():
+            staging.replace(target)
+    except OSError as error:
+        for staging in staged.values():
+            staging.unlink(missing_ok=True)
+        raise TablewrightError(f"{option} {directory}: cannot write {error.filename} ({error.strerror})",
+                               code=ErrorCode.PATH_ARGUMENT, hint="pass a writable directory") from None
+    return list(staged)

@@ -3,13 +3,12 @@ design lock beside each blueprint, written or (`--locked`) checked."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path
+from modules.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, lock_text
 from modules.design.locked import lock_changes, lock_of
 from modules.errors import ErrorCode, TablewrightError
 from modules.stacks.stack import Stack
@@ -54,7 +53,7 @@ def lock_texts(stacks: Sequence[Stack]) -> dict[Path, tuple[str, LockFile, LockF
         environments.update({stack.source.environment or DEFAULT_ENVIRONMENT: lock_of(stack.design) for stack in ours})
         lock = LockFile(lock_version=LOCK_VERSION, blueprint=ours[0].design.blueprint.blueprint,
                         environments=dict(sorted(environments.items())))
-        text = json.dumps(lock.model_dump(mode="json", exclude_defaults=True), indent=2, sort_keys=True) + "\n"
+        text = lock_text(lock.model_dump(mode="json", exclude_defaults=True))
         found[path] = (text, lock, on_disk)
     return found
 
@@ -85,8 +84,8 @@ def check_locks(stacks: Sequence[Stack]) -> None:
 
 
 def write_locks(stacks: Sequence[Stack]) -> list[Path]:
-    """Write each blueprint's lock beside it (atomically: a new file renamed over the old one; `lock_texts`
-    has read it, so it is a regular file if it exists). Returns the locks that changed."""
+    """Write each blueprint's lock beside it (atomically: a new file renamed over the old one; the blueprint was
+    loaded with it, so it is a regular file if it exists). Returns the locks that changed."""
     written = []
     for path, (text, _, _) in lock_texts(stacks).items():
         where = lock_path(path)
