@@ -111,6 +111,8 @@ CRM_VARIANTS: dict[str, dict[str, Any]] = {
                                         "standard_infrequent_access", "max_throughput": {"read": 3000, "write": 900}},
                               "indexes": {"GSI1": {"max_throughput": "suggested"}, "GSI2": {"max_throughput":
                                                                                             "unlimited"}}},
+    "crm-scheduled": {"table": {"capacity": {"write": {"min": 140, "max": 1000, "scheduled": [
+        {"name": "month-end", "start": "23:30", "end": "01:00", "min": 900, "days": ["FRI", "SAT"]}]}}}},
     "crm-warm-v613": {"terraform": {"aws_provider": ">= 6.13, < 7.0"},
                       "table": {"warm_throughput": {"read": 20000, "write": 8000}},
                       "indexes": {"GSI1": {"warm_throughput": {"read": 12000, "write": 4000}}}},

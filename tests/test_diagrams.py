@@ -140,15 +140,17 @@ def test_hot_key_charts_show_lints_numbers_before_and_after_its_sharding():
     assert [chart[0].split(" (")[0] for chart in charts] == [
         "`table PK = BOARD#{boardId}`", "`table PK = TENANT#{tenantId}`", "`GSI1 GSI1PK = ORDER#{status}`"]
     by_status = charts[2]
-    assert by_status[0] == ("`GSI1 GSI1PK = ORDER#{status}` (TW103, over a partition's limit): about 1,333 WCU per "
-                            "second per key now, 267 with `indexes.GSI1.shards: 5`.")
+    # 2,000 status changes/s x 2 index writes x 0.8 (the busiest of 3 unweighted statuses) x 3 (the peak);
+    # 20 shards (the most lint offers) leave 480.
+    assert by_status[0] == ("`GSI1 GSI1PK = ORDER#{status}` (TW103, over a partition's limit): about 9,600 WCU per "
+                            "second per key now, 480 with `indexes.GSI1.shards: 20`.")
     chart = by_status[by_status.index("```mermaid") + 1:-1]
     assert chart == [
         "xychart-beta",
         '  title "GSI1 ORDER#{status}, writes per key"',
-        '  x-axis ["now", "5 shards"]',
-        '  y-axis "WCU per second (line = partition limit)" 0 --> 1500.0',
-        "  bar [1333.3, 266.7]",
+        '  x-axis ["now", "20 shards"]',
+        '  y-axis "WCU per second (line = partition limit)" 0 --> 12000.0',
+        "  bar [9600.0, 480.0]",
         "  line [1000, 1000]",
     ]
     # The same shard counts as lint's fixes, for every chart.
@@ -158,7 +160,8 @@ def test_hot_key_charts_show_lints_numbers_before_and_after_its_sharding():
             assert shards is not None
             assert any(f"with `{shards.group(2)}: {shards.group(1)}`" in c[0] for c in charts), finding.finding.fix
     reads = charts[0]
-    assert "RCU per second" in "\n".join(reads) and "  line [3000, 3000]" in reads and "  bar [3750.0, 750.0]" in reads
+    # 200 calls/s x 15 RCU (40 posts of 3 KB, eventually consistent) x 0.8 (the busiest of 4 boards) x 3 (peak).
+    assert "RCU per second" in "\n".join(reads) and "  line [3000, 3000]" in reads and "  bar [7200.0, 1440.0]" in reads
 
 
 def test_the_after_bars_are_what_the_model_says_once_the_shards_are_set(write_blueprint):

@@ -18,6 +18,7 @@ STAGES = [
     ["modules.design"],
     ["modules.monitoring"],  # alarms, maintenance window, change rule as data (priced by capacity)
     ["modules.capacity"],
+    ["modules.simulate"],  # the throttle simulator (lint proves its fixes with it)
     ["modules.lint"],
     # one stack value (blueprint, design, capacity, findings); the catalog; blueprints of existing tables
     ["modules.stacks", "modules.adopt"],

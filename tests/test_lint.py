@@ -83,12 +83,14 @@ def test_tw103_the_issue_scenario_and_its_computed_fix(write_blueprint):
     found = findings({"Order": {**order(writes=0, size=2048, status=status), "writes": updates}}, BY_STATUS)
     [error] = [f for f in found if f.code == "TW103"]
     assert error.severity == "error"
-    assert error.message.startswith("GSI1: partition key ORDER#{status} (status: 3 declared values)")
-    # 2,000 writes/s x 1 WCU per index entry, doubled because a status change is a delete and a put, / 3 keys.
-    assert "gets an estimated 1,333 WCU per key" in error.message
-    # ceil(1,333 / (1,000 x 0.5 warning level)) = 3, raised to the 5-20 range.
-    assert "shard it into 5: set `indexes.GSI1.shards: 5` (about 267 WCU per shard)" in error.fix
-    assert "by_status sends 5 queries per call" in error.fix
+    assert error.message.startswith("GSI1: partition key ORDER#{status} = the busiest value ({status}: 3 declared "
+                                    "values, none weighted: the busiest assumed to take 80%")
+    # 2,000 writes/s x 1 WCU per index entry, doubled because a status change is a delete and a put, x 0.8 for
+    # the busiest status (no weights declared), x 3 at the default peak factor.
+    assert "gets an estimated 9,600 WCU per key" in error.message
+    # ceil(9,600 / (1,000 x 0.5 warning level)) = 20 (the most the 5-20 range allows): 480 WCU per shard.
+    assert "shard it into 20: set `indexes.GSI1.shards: 20` (about 480 WCU" in error.fix
+    assert "by_status sends 20 queries per call" in error.fix and "removes all" in error.fix
 
     body = textwrap.dedent("""\
         blueprint: hot
@@ -108,22 +110,22 @@ def test_tw103_the_issue_scenario_and_its_computed_fix(write_blueprint):
           by_status: {entity: Order, where: {status: "="}, order_by: placedAt, order: desc, limit: 20,
                       returns: [orderId, placedAt]}
         """)
-    sharded = load_blueprint(write_blueprint(body + "indexes:\n  GSI1: {shards: 5}\n", "sharded.yaml"))
+    sharded = load_blueprint(write_blueprint(body + "indexes:\n  GSI1: {shards: 20}\n", "sharded.yaml"))
     after, _ = lint(design(sharded.blueprint))
     assert not [f for f in after if f.severity == "error"], after
     [result] = verify_stacks(build_stacks([sharded]))
     assert result.passed, [r.failure for r in result.results]
-    assert design(sharded.blueprint).plan("by_status").fan_out.shards == 5
+    assert design(sharded.blueprint).plan("by_status").fan_out.shards == 20
 
 
 def test_tw104_near_the_limit_is_a_warning():
     colour = {"type": "string", "values": ["RED", "GREEN", "BLUE"]}
     entity = {"attributes": {"id": "string", "colour": colour, "at": "timestamp"},
-              "key": {"pk": "THING#{id}", "sk": "T"}, "writes_per_second": 1800, "item_bytes": 300}
+              "key": {"pk": "THING#{id}", "sk": "T"}, "writes_per_second": 300, "item_bytes": 300}
     pattern = {"by_colour": {"entity": "Thing", "where": {"colour": "="}, "order_by": "at", "returns": ["id"]}}
-    found = codes({"Thing": entity}, pattern)
+    found = codes({"Thing": entity}, pattern)  # 300 x 0.8 (the busiest colour) x 3 (peak) = 720 WCU: over 500
     assert found.get("TW104") == "warning" and "TW103" not in found
-    entity["writes_per_second"] = 900
+    entity["writes_per_second"] = 150  # 360 WCU at peak
     found = codes({"Thing": entity}, pattern)
     assert "TW104" not in found and found.get("TW101") == "info"
 
@@ -133,13 +135,14 @@ def test_hot_key_share_concentrates_load():
               "key": {"pk": "TENANT#{tenantId}", "sk": "{at}"}, "writes_per_second": 3000, "item_bytes": 900}
     pattern = {"events": {"entity": "Event", "where": {"tenantId": "="}, "order": "desc", "limit": 10}}
     found = [f for f in findings({"Event": tenant}, pattern) if f.code == "TW103"]
-    assert found and "1,500 WCU per key" in found[0].message
-    assert "bucket it: add `#{at:month}`" in found[0].fix
-    # The fan-out the fix costs: each of the 5 shards' queries carries `Limit: 10`, so a call reads
-    # 5 x ceil(10 x 900 / 4,096) / 2 = 7.5 RCU instead of ceil(9,000 / 4,096) / 2 = 1.5: +6 RCU x 100 calls/s.
+    assert found and "4,500 WCU per key" in found[0].message  # 3,000 x 0.5 x 3 at the peak
+    # A time bucket spreads nothing a burst writes at once (the current bucket takes every write): not offered.
+    assert "bucket" not in found[0].fix
+    # The fan-out the fix costs: ceil(4,500 / 500) = 9 shards, each query carrying `Limit: 10`, so a call reads
+    # 9 x ceil(10 x 900 / 4,096) / 2 = 13.5 RCU instead of ceil(9,000 / 4,096) / 2 = 1.5: +12 RCU x 100 calls/s.
     pattern["events"]["rps"] = 100
     [hot] = [f for f in findings({"Event": tenant}, pattern) if f.code == "TW103"]
-    assert "events sends 5 queries per call (+600.0 RCU/s)" in hot.fix
+    assert "events sends 9 queries per call (+1,200.0 RCU/s)" in hot.fix
 
 
 # --- key traps --------------------------------------------------------------------------------------

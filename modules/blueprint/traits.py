@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import re
+from dataclasses import dataclass
 
 from modules.blueprint.language import AttributeSpec
 from modules.blueprint.templates import KeyTemplate
@@ -75,18 +75,96 @@ def key_cardinality(template: KeyTemplate, specs: dict[str, AttributeSpec]) -> t
     return total, reasons
 
 
-def hottest_share(template: KeyTemplate, specs: dict[str, AttributeSpec]) -> float | None:
-    """Share of the traffic the busiest partition-key value receives, or None when unknown (spread)."""
-    shares = []
-    for segment in template.segments:
-        if segment.attribute is None:
-            continue
-        spec = specs[segment.attribute]
-        if spec.hot_key_share is not None:
-            shares.append(spec.hot_key_share)
-            continue
-        count = 1 if segment.bucket else distinct_values(segment.attribute, spec)[0]
-        if count is None:
+# Names that say every item has its own value (an id, a key, an address): assumed spread over many values.
+IDENTIFIER_LIKE = re.compile(r"^(id|uuid|guid|email|sku|arn|key|token|hash|handle|username)$"
+                             r"|(Id|ID|Ids|Uuid|UUID|Guid|Email|Sku|SKU|Arn|Key|Token|Hash|Number)$|_id$")
+SPREAD_FROM = 100  # declared cardinality at which values are taken as evenly spread
+MAX_HOT_KEYS = 5  # the busiest key values followed one by one (the rest are taken as spread)
+
+
+@dataclass(frozen=True)
+class Component:
+    """How one placeholder of a partition key shares its traffic among its values."""
+
+    placeholder: str
+    shares: tuple[tuple[str, float], ...] | None  # (value, share), busiest first; None: spread over many
+    reason: str
+    declare: str = ""  # the line that replaces an assumption ("" when the distribution is declared)
+
+
+def identifier_like(name: str) -> bool:
+    return bool(IDENTIFIER_LIKE.search(name))
+
+
+def _dominated(name: str, spec: AttributeSpec | None, count: int, why: str, dominant: float) -> Component:
+    placeholder = "{" + name + "}"
+    if count <= 1:
+        return Component(placeholder, (("the only value", 1.0),), why)
+    rest = (1 - dominant) / (count - 1)
+    shares = (("the busiest value", dominant),) + ((("the next", rest),) if rest > 0 else ())
+    declare = (f"`weights:` on {name} (e.g. `weights: {{{spec.values[0]}: 90, ...}}`)" if spec and spec.values
+               else f"`weights:` (its values and their traffic) on {name}" if spec and spec.type == "string"
+               else f"`hot_key_share:` on {name}")
+    return Component(placeholder, shares, f"{why}, none weighted: the busiest assumed to take {dominant:.0%} "
+                     "(`traffic.dominant_share`)", declare)
+
+
+def component(name: str, spec: AttributeSpec, bucket: str | None, dominant: float) -> Component:
+    """The distribution of one key placeholder: declared, or judged at its worst with the line to declare."""
+    placeholder = "{" + name + (f":{bucket}" if bucket else "") + "}"
+    if bucket is not None:
+        return Component(placeholder, ((f"the current {bucket}", 1.0),), f"the current {bucket} takes every new write")
+    if spec.weights:
+        total = sum(spec.weights.values())
+        ranked = sorted(((value, weight / total) for value, weight in spec.weights.items()),
+                        key=lambda pair: (-pair[1], pair[0]))
+        return Component(placeholder, tuple(ranked[:MAX_HOT_KEYS]), "declared weights")
+    if spec.hot_key_share is not None:
+        return Component(placeholder, (("the busiest value", spec.hot_key_share),),
+                         f"declared hot_key_share {spec.hot_key_share:g}")
+    if spec.cardinality is not None and spec.cardinality >= SPREAD_FROM:
+        return Component(placeholder, (("one value", 1 / spec.cardinality),),
+                         f"declared cardinality {spec.cardinality:,}, assumed even",
+                         f"`hot_key_share:` on {name} if one value is busier")
+    if spec.type in ("date", "timestamp") or DATE_LIKE.search(name):
+        return Component(placeholder, (("the current value", 1.0),),
+                         f"a {spec.type if spec.type != 'string' else 'date'}: the current value takes every new write")
+    count, why = distinct_values(name, spec)
+    if count is not None:
+        return _dominated(name, spec, count, why, dominant)
+    if identifier_like(name) or spec.type == "binary":
+        return Component(placeholder, None, "an identifier: many values, assumed spread")
+    return Component(placeholder, (("one value", 1.0),),
+                     "cardinality unknown and not an identifier, so judged at its worst: one value takes all its "
+                     "traffic", f"`cardinality:` (and `hot_key_share:`) or `weights:` on {name}")
+
+
+def key_components(template: KeyTemplate, specs: dict[str, AttributeSpec], dominant: float) -> list[Component]:
+    return [component(s.attribute, specs[s.attribute], s.bucket, dominant) for s in template.segments if s.attribute]
+
+
+def counted_items(template: KeyTemplate, items: int, entity: str, dominant: float) -> list[Component]:
+    """A key naming a single item of an entity that declares few items (`item_count` under SPREAD_FROM) takes
+    as many values as there are items, however its attributes are named."""
+    name = "+".join(template.attributes)
+    return [_dominated(name, None, items, f"{items:,} {entity} item(s) (`item_count`), one per key value",
+                       dominant)]
+
+
+def hot_values(components: list[Component]) -> tuple[tuple[str, float], ...] | None:
+    """The busiest key values of a template (each a `#`-joined label and its share of the template's traffic),
+    busiest first; None when a component spreads its values (no key value stands out)."""
+    keys: list[tuple[str, float]] = [("", 1.0)]
+    for part in components:
+        if part.shares is None:
             return None
-        shares.append(1 / count)
-    return math.prod(shares) if shares else 1.0
+        keys = [(f"{label}#{value}" if label else value, share * other)
+                for label, share in keys for value, other in part.shares]
+        keys = sorted(keys, key=lambda pair: (-pair[1], pair[0]))[:MAX_HOT_KEYS]
+    return tuple(keys)
+
+
+def hottest_share(template: KeyTemplate, specs: dict[str, AttributeSpec], dominant: float) -> float | None:
+    """Share of the traffic the busiest partition-key value receives, or None when it is spread."""
+    found = hot_values(key_components(template, specs, dominant))
+    return None if found is None else found[0][1]

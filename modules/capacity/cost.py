@@ -16,9 +16,8 @@ from typing import Literal
 
 from modules.blueprint.prices import ClassPrices, RegionPrices, Sourced
 from modules.blueprint.provider import insights_mode
+from modules.blueprint.traffic import HOURS_PER_MONTH, SECONDS_PER_MONTH
 from modules.capacity.estimate import (
-    HOURS_PER_MONTH,
-    SECONDS_PER_MONTH,
     STORAGE_OVERHEAD_BYTES,
     CapacityReport,
     ReadCost,
@@ -221,14 +220,20 @@ def _throughput_lines(design: TableDesign, capacity: CapacityReport, price: _Pri
     """Both billing modes' throughput; the other mode's lines are a comparison, outside the total."""
     billing, loads = design.blueprint.table.billing, capacity.loads
     provisioned = provisioned_units(design, capacity)
-    rcu = sum(p.units for p in provisioned if p.direction == "read")
-    wcu = sum(p.units for p in provisioned if p.direction == "write")
+    rcu: float = sum(p.units for p in provisioned if p.direction == "read") * HOURS_PER_MONTH
+    wcu: float = sum(p.units for p in provisioned if p.direction == "write") * HOURS_PER_MONTH
+    # Events: their extra units at the target utilization, for as long as they last (the scale-in after them,
+    # which `simulate` follows minute by minute, is not counted here).
+    rcu += sum((load.month_read - load.read_units_per_second) / (design.capacity[load.index].scaling("read").target
+                                                                   / 100) for load in loads) * HOURS_PER_MONTH
+    wcu += sum((load.month_write - load.write_units_per_second) / (
+        design.capacity[load.index].scaling("write").target / 100) for load in loads) * HOURS_PER_MONTH
     bases = {direction: bound_note(provisioned, direction) for direction in ("read", "write")}
-    reads = sum(load.read_units_per_second for load in loads)
-    writes = sum(load.write_units_per_second for load in loads)
-    rows = (("provisioned read capacity", rcu * HOURS_PER_MONTH, "RCU-hours", "provisioned_rcu_hour", "provisioned",
+    reads = sum(load.month_read for load in loads)
+    writes = sum(load.month_write for load in loads)
+    rows = (("provisioned read capacity", rcu, "RCU-hours", "provisioned_rcu_hour", "provisioned",
              bases["read"]),
-            ("provisioned write capacity", wcu * HOURS_PER_MONTH, "WCU-hours", "provisioned_wcu_hour", "provisioned",
+            ("provisioned write capacity", wcu, "WCU-hours", "provisioned_wcu_hour", "provisioned",
              bases["write"]),
             ("on-demand read requests", reads * SECONDS_PER_MONTH, "read request units",
              "on_demand_read_request_unit", "on_demand", ""),

@@ -21,14 +21,13 @@ from typing import Any
 
 from modules.blueprint.encoding import example_value
 from modules.blueprint.language import AttributeSpec
+from modules.blueprint.traffic import Profile, entity_profile, pattern_profile
 from modules.blueprint.traits import mutable
 from modules.capacity.prices import BUILT_IN, Prices
 from modules.capacity.size import WRITE_UNIT_BYTES, item_size, read_units
 from modules.design.design import TABLE, QueryPlan, Shape, TableDesign
 from modules.design.items import build_item
 
-HOURS_PER_MONTH = 730
-SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
 STORAGE_OVERHEAD_BYTES = 100  # per item, in the table and in every index (Developer Guide)
 
 
@@ -89,11 +88,18 @@ class WriteCost:
 
 @dataclass(frozen=True)
 class IndexLoad:
+    """One table's (local indexes included) or GSI's load: averages over a normal day, the busiest second's
+    (each pattern's and entity's peak added, as if they coincided), and averages over a month, events included."""
+
     index: str
     read_units_per_second: float
     write_units_per_second: float
     suggested_read: tuple[int, int]
     suggested_write: tuple[int, int]
+    peak_read: float = 0.0
+    peak_write: float = 0.0
+    month_read: float = 0.0
+    month_write: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -383,27 +389,53 @@ def _items_per_request(design: TableDesign, plan: QueryPlan, declared: int | Non
     return size / requests, why + sharded + ("; a filter reads them all before filtering" if filtered else "")
 
 
-def _bounds(average: float, peak_factor: float, target_percent: int) -> tuple[int, int]:
+def _bounds(average: float, peak: float, target_percent: int) -> tuple[int, int]:
     target = target_percent / 100
     low = max(1, math.ceil(average / target))
-    return low, max(low, math.ceil(average * peak_factor / target))
+    return low, max(low, math.ceil(peak / target))
+
+
+def _index_of(design: TableDesign, index: str) -> str:
+    return TABLE if index == TABLE or design.index_is_local(index) else index
+
+
+def _shaped_loads(design: TableDesign, reads: tuple[ReadCost, ...], writes: tuple[WriteCost, ...]) -> dict[
+        tuple[str, str], tuple[float, float, float]]:
+    """(table or GSI, direction) -> (average, peak, month average) units per second, from each pattern's and
+    entity's traffic profile."""
+    blueprint = design.blueprint
+    totals: dict[tuple[str, str], tuple[float, float, float]] = {}
+
+    def add(index: str, direction: str, per_request: float, requests: float, profile: Profile) -> None:
+        key = (_index_of(design, index), direction)
+        average, peak, month = totals.get(key, (0.0, 0.0, 0.0))
+        totals[key] = (average + per_request * requests, peak + per_request * profile.peak(requests),
+                       month + per_request * profile.month_average(requests))
+
+    for read in reads:
+        profile = pattern_profile(blueprint, read.pattern)
+        add(read.index, "read", read.units_per_call, read.rps, profile)
+        if read.table_units_per_call:
+            add(TABLE, "read", read.table_units_per_call, read.rps, profile)
+    for write in writes:
+        profile = entity_profile(blueprint, write.entity)
+        for index, units in write.units_per_second.items():
+            if units:
+                add(index, "write", units / write.writes_per_second, write.writes_per_second, profile)
+    return totals
 
 
 def estimate(design: TableDesign, prices: Prices = BUILT_IN) -> CapacityReport:
     blueprint = design.blueprint
     reads = tuple(read_cost(design, plan) for plan in design.plans)
     writes = tuple(write_cost(design, entity) for entity in sorted(blueprint.entities))
+    shaped = _shaped_loads(design, reads, writes)
     loads = []
     for index in [TABLE] + [i.name for i in design.global_indexes]:
-        read = sum(r.units_per_second for r in reads if r.index == index)
-        if index == TABLE:
-            read += sum(r.table_units_per_second for r in reads)
-            read += sum(r.units_per_second for r in reads if design.index_is_local(r.index))
-        write = sum(w.units_per_second.get(index, 0.0) for w in writes)
-        if index == TABLE:
-            write += sum(units for w in writes for i, units in w.units_per_second.items() if design.index_is_local(i))
+        read, read_peak, read_month = shaped.get((index, "read"), (0.0, 0.0, 0.0))
+        write, write_peak, write_month = shaped.get((index, "write"), (0.0, 0.0, 0.0))
         policy = design.capacity[index]
-        peak_factor = blueprint.traffic.peak_factor
-        loads.append(IndexLoad(index, read, write, _bounds(read, peak_factor, policy.scaling("read").target),
-                               _bounds(write, peak_factor, policy.scaling("write").target)))
+        loads.append(IndexLoad(index, read, write, _bounds(read, read_peak, policy.scaling("read").target),
+                               _bounds(write, write_peak, policy.scaling("write").target),
+                               read_peak, write_peak, read_month, write_month))
     return CapacityReport(reads, writes, tuple(loads), prices)

@@ -23,7 +23,7 @@ from modules.cli.project import (
     state_notes,
     write_files,
 )
-from modules.cli.terminal import say, status, write
+from modules.cli.terminal import progress, say, status, write
 from modules.errors import ErrorCode, TablewrightError
 from modules.stacks.stack import Stack, build_stacks
 
@@ -187,6 +187,17 @@ def command_capacity(args: argparse.Namespace) -> int:
     for path in write_files(Path(args.out_dir), usage, "--out-dir"):
         print(f"wrote {os.path.relpath(path)}")
     say(stacks_line(stacks, f"estimated, one usage file each in {args.out_dir}"))
+    return 0
+
+
+def command_simulate(args: argparse.Namespace) -> int:
+    from modules.report import simulate as report
+
+    render = {"text": report.render_text, "json": report.render_json, "markdown": report.render_markdown}[args.format]
+    stacks = stacks_of(args)
+    items = report.simulated(progress(stacks, len(stacks), "simulating", "stacks"))
+    write(fitted(render(items), args.format), styled=False)
+    say(stacks_line(stacks, "simulated over a day"))
     return 0
 
 

@@ -15,6 +15,7 @@ from modules.cli.commands import (
     command_list,
     command_new,
     command_schema,
+    command_simulate,
     command_synth,
     command_verify,
 )
@@ -53,6 +54,9 @@ EPILOGS: dict[str, str] = {
                               "python main.py capacity blueprints/orders.yaml --env prod --format infracost "
                               "> usage.yml",
                               "python main.py capacity --format infracost --out-dir infracost"]),
+    "simulate": epilog(None, ["python main.py simulate blueprints/orders.yaml --env prod",
+                              "python main.py simulate --format json > simulation.json",
+                              "python main.py simulate blueprints/orders.yaml --format markdown"]),
     "review": epilog("with --detailed-exitcode: a change is blocked (it would lose data or protection)",
                      ["python main.py review --base origin/main:blueprints/orders.yaml --head blueprints/orders.yaml",
                       "python main.py review --changed-since origin/main --plan-dir plans --detailed-exitcode"],
@@ -143,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="infracost: an Infracost usage file (YAML) from the declared rates")
     capacity.add_argument("--out-dir", metavar="DIR",
                           help="with --format infracost: one usage file per stack, DIR/<stack>.yml, instead of stdout")
+    simulate = add("simulate", "a day of the declared traffic per second: throttling, capacity, cost by mode",
+                   command_simulate)
+    simulate.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     review = command_of("review", help="classify the Terraform changes between two blueprint versions")
     review.add_argument("blueprints", nargs="*",
                         help="with --changed-since: the blueprints to consider (default: every one under "

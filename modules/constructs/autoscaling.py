@@ -6,16 +6,19 @@ that the scaling targets belong to it and create them after it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import (
     AppautoscalingPolicy,
+    AppautoscalingScheduledAction,
     AppautoscalingTarget,
     PredefinedMetricSpecification,
     PredefinedMetricType,
     ScalableDimension,
+    ScalableTargetAction,
     TargetTrackingConfiguration,
 )
 from modules.constructs.terraform import Block, import_block, resource
@@ -54,7 +57,7 @@ def autoscaling(design: TableDesign, table_name: str, tags: dict[str, str]) -> l
             owner = blueprint.table.name + (f"-{index}" if index != TABLE else "")
             policy_name = live_policy or f"{owner}-{direction}-capacity"
             target, scaling = _scale(scalable, f"table/{table_name}{suffix}", policy, tags, policy_name)
-            blocks += [target, scaling]
+            blocks += [target, scaling, *_scheduled(scalable, target, policy, owner)]
             if blueprint.adopted and blueprint.adopted.imports_target(index, direction):
                 blocks.append(import_block(target, scalable.import_id))
             if live_policy is not None:
@@ -79,6 +82,32 @@ class Scalable:
     def import_id(self) -> str:
         """`<service-namespace>/<resource-id>/<scalable-dimension>`, the provider's import id of the target."""
         return f"dynamodb/{self.resource_id}/{self.dimension}"
+
+
+# Application Auto Scaling's cron: minutes hours day-of-month month day-of-week year, one of the two days `?`
+# (https://docs.aws.amazon.com/autoscaling/application/userguide/scheduled-scaling-using-cron-expressions.html).
+def cron(time: str, days: Sequence[str] | None) -> str:
+    hours, minutes = time.split(":")
+    when = f"? * {','.join(days)}" if days else "* * ?"
+    return f"cron({int(minutes)} {int(hours)} {when} *)"
+
+
+def _scheduled(scalable: Scalable, target: Block, capacity: CapacityPolicy, owner: str) -> list[Block]:
+    """Two scheduled actions per scheduled minimum: raise the minimum at its start, restore it at its end."""
+    bounds = capacity.bounds(scalable.direction)
+    assert bounds is not None
+    blocks = []
+    for scheduled in capacity.scaling(scalable.direction).scheduled:
+        for step, time, low in (("raise", scheduled.start, scheduled.min), ("restore", scheduled.end, bounds[0])):
+            blocks.append(resource(AppautoscalingScheduledAction(
+                name=f"{owner}-{scalable.direction}-{scheduled.name}-{step}",
+                service_namespace=target.ref("service_namespace"),
+                resource_id=target.ref("resource_id"),
+                scalable_dimension=target.ref("scalable_dimension"),
+                schedule=cron(time, scheduled.days),
+                scalable_target_action=ScalableTargetAction(min_capacity=low, max_capacity=bounds[1]),
+            ), f"{scalable.name}_{scheduled.name.replace('-', '_')}_{step}"))
+    return blocks
 
 
 def _scale(scalable: Scalable, resource_id: str, capacity: CapacityPolicy, tags: dict[str, str],

@@ -165,6 +165,22 @@ class AppautoscalingTarget(ResourceArguments):
     tags: dict[str, str] | None = None
 
 
+class ScalableTargetAction(Block):
+    min_capacity: int = Field(ge=1)
+    max_capacity: int = Field(ge=1)
+
+
+class AppautoscalingScheduledAction(ResourceArguments):
+    terraform_type: ClassVar[str] = "aws_appautoscaling_scheduled_action"
+    name: str
+    service_namespace: str
+    resource_id: str
+    scalable_dimension: str
+    schedule: str
+    timezone: Literal["UTC"] = "UTC"
+    scalable_target_action: ScalableTargetAction
+
+
 class PredefinedMetricSpecification(Block):
     predefined_metric_type: PredefinedMetricType
 

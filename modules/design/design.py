@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from modules.blueprint.language import Blueprint, KeyAttributes
+from modules.blueprint.language import Blueprint, KeyAttributes, ScheduledMinimum
 from modules.blueprint.templates import KeyTemplate
 
 TABLE = "table"
@@ -211,6 +211,7 @@ class Scaling:
     scale_in_cooldown: int | None = None
     scale_out_cooldown: int | None = None
     disable_scale_in: bool = False
+    scheduled: tuple[ScheduledMinimum, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,7 @@ def _provisioned(capacity: Capacity, target: int, source: tuple[str, ...]) -> Ca
     def scaling(bounds: CapacityRange) -> Scaling:
         own = bounds.target_utilization
         return Scaling(target if own is None else own, bounds.scale_in_cooldown, bounds.scale_out_cooldown,
-                       bounds.disable_scale_in)
+                       bounds.disable_scale_in, tuple(bounds.scheduled))
 
     return CapacityPolicy("provisioned", (capacity.read.min, capacity.read.max),
                           (capacity.write.min, capacity.write.max), target, source,

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from modules.capacity.estimate import CapacityReport
 from modules.design.design import TableDesign
 from modules.errors import FieldPath
+from modules.simulate.model import TrafficModel, traffic_model
+from modules.simulate.stack import ModeRun, run_mode
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -37,6 +40,16 @@ class Finding:
 class Context:
     design: TableDesign
     capacity: CapacityReport
+
+    @cached_property
+    def traffic(self) -> TrafficModel:
+        """The flows and hot keys the simulator sees (built once per lint run)."""
+        return traffic_model(self.design, self.capacity)
+
+    @cached_property
+    def simulated(self) -> ModeRun:
+        """The declared day in the blueprint's billing mode (simulated once per lint run, when a rule asks)."""
+        return run_mode(self.design, self.capacity, self.traffic, self.design.blueprint.table.billing)
 
 
 Check = Callable[[Context], Iterable[Issue]]

@@ -1,93 +1,75 @@
-"""Hot partitions: per-key load from declared rates and sizes, on the table and every GSI.
+"""Hot partitions: the load on the busiest key values of the table and every GSI, at their peak.
 
-DynamoDB throttles per partition (per key under adaptive capacity): a partition serves at most
-3,000 RCU and 1,000 WCU per second, however much the table has. The busiest key of a partition-key
-template gets the traffic share its values imply (1/N for N values, or a declared `hot_key_share`).
+DynamoDB throttles per partition, so per key value under adaptive capacity: one serves at most 3,000 RCU
+and 1,000 WCU per second, however much the table has. Each busy key value gets its share of the traffic of
+the patterns and entities on its template (declared, or judged at its worst and said so), at the busiest
+second of their profiles. Every fix a finding offers has been applied to that key and simulated over the
+day (modules/simulate): it is offered with what the simulation shows it leaves.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
-from modules.blueprint.traits import hottest_share, key_cardinality, status_like
+from modules.blueprint.traffic import peak_curve
+from modules.blueprint.traits import key_cardinality, status_like
 from modules.capacity.estimate import query_read
 from modules.design.design import TABLE, Shape, TableDesign
-from modules.design.serve import may_share
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, rule
+from modules.simulate.engine import key_throttle
+from modules.simulate.model import PARTITION_UNITS, Flow, HotKey, TrafficModel
 
-PARTITION_RCU = 3000
-PARTITION_WCU = 1000
+PARTITION_RCU = PARTITION_UNITS["read"]
+PARTITION_WCU = PARTITION_UNITS["write"]
 MIN_SHARDS, MAX_SHARDS = 5, 20
+MAX_SPLIT = 100  # counter items one hot item may be split into (the `shards` bound)
 LOW_CARDINALITY = 100
 
 
-@dataclass
+@dataclass(frozen=True)
 class KeyLoad:
-    """The estimated load on the busiest key of one partition family of an index.
-
-    Terms are (entity or pattern, units per second on the index, share of the busiest key, shards).
-    Sharding divides a key's writes; a fanned-out read sends each shard its own request.
-    """
+    """One busy key value of a partition-key template on an index, at its peak (units per second)."""
 
     index: str
     entities: list[str]
     shapes: dict[str, Shape]
-    write_terms: list[tuple[str, float, float, int]] = field(default_factory=list)
-    read_terms: list[tuple[str, float, float, int]] = field(default_factory=list)
+    key: HotKey
+    terms: list[tuple[Flow, float]]  # each flow on the key and the share of it the key receives
 
-    @property
-    def unsharded_wcu(self) -> float:
-        return sum(units * share for _, units, share, _ in self.write_terms)
+    def _peak(self, direction: str) -> float:
+        return sum(flow.peak * share for flow, share in self.terms if flow.direction == direction)
 
     @property
     def wcu(self) -> float:
-        return sum(units * share / shards for _, units, share, shards in self.write_terms)
+        return self._peak("write")
 
     @property
     def rcu(self) -> float:
-        return sum(units * share / shards for _, units, share, shards in self.read_terms)
+        return self._peak("read")
+
+    @property
+    def average_wcu(self) -> float:
+        return sum(flow.units * share for flow, share in self.terms if flow.direction == "write")
+
+    @property
+    def average_rcu(self) -> float:
+        return sum(flow.units * share for flow, share in self.terms if flow.direction == "read")
 
 
-def partition_families(design: TableDesign, members: dict[str, Shape]) -> list[list[str]]:
-    """Entities whose partition keys can take the same values share partitions (item collections): the
-    families of the given members (entity -> its shape on one index), each sorted."""
-    families: list[list[str]] = []
-    for entity in sorted(members):
-        joined = [f for f in families if any(
-            may_share(design.blueprint, entity, members[entity].pk, other, members[other].pk) for other in f)]
-        merged = [entity] + [e for f in joined for e in f]
-        families = [f for f in families if f not in joined] + [sorted(merged)]
-    return families
-
-
-def key_loads(ctx: Context) -> list[KeyLoad]:
-    design, capacity = ctx.design, ctx.capacity
+def key_loads(ctx: Context, every: bool = False) -> list[KeyLoad]:
+    """The busiest value of each template (`every`: each value the model follows), table first then each GSI."""
+    model: TrafficModel = ctx.traffic
+    design = ctx.design
     loads = []
-    for index in [TABLE] + [i.name for i in design.global_indexes]:
-        members = {e: shapes[index] for e, shapes in design.shapes.items() if index in shapes}
-        local = [i.name for i in design.local_indexes] if index == TABLE else []
-        for family in partition_families(design, members):
-            shares = {}
-            for entity in family:
-                share = hottest_share(members[entity].pk, design.blueprint.entities[entity].attributes)
-                if share is not None:
-                    shares[entity] = share
-            if not shares:
-                continue
-            load = KeyLoad(index, family, {e: members[e] for e in family})
-            for write in capacity.writes:
-                if write.entity in shares:
-                    units = sum(u for i, u in write.units_per_second.items() if i == index or i in local)
-                    load.write_terms.append((write.entity, units, shares[write.entity], members[write.entity].shards))
-            for read in capacity.reads:
-                entity = design.plan(read.pattern).entities[0]
-                if (read.index == index or read.index in local) and entity in shares:
-                    load.read_terms.append((read.pattern, read.units_per_second, shares[entity],
-                                            members[entity].shards))
-            loads.append(load)
+    for key in model.hot_keys:
+        if key.rank and not every:
+            continue
+        shapes = {e: design.shapes[e][key.target] for e in key.entities}
+        terms = [(model.flows[i], share) for i, share in key.terms]
+        loads.append(KeyLoad(key.target, list(key.entities), shapes, key, terms))
     return loads
 
 
@@ -105,69 +87,43 @@ def _where(design: TableDesign, index: str, entity: str) -> tuple[str, FieldPath
     return index, path, f"indexes.{index}.shards"
 
 
-def _template(load: KeyLoad) -> str:
-    return " / ".join(dict.fromkeys(load.shapes[e].pk.text for e in load.entities))
-
-
-def _reasons(design: TableDesign, load: KeyLoad) -> str:
-    reasons = []
-    for entity in load.entities:
-        _, why = key_cardinality(load.shapes[entity].pk, design.blueprint.entities[entity].attributes)
-        reasons += why
-    return "; ".join(dict.fromkeys(reasons))
+def _assumptions(load: KeyLoad) -> str:
+    """Why this value gets its share, and the line that replaces each assumption."""
+    reasons = [f"{c.placeholder}: {c.reason}" for c in load.key.components]
+    declares = [c.declare for c in load.key.components if c.declare]
+    text = "; ".join(dict.fromkeys(reasons))
+    return text + (f"; to replace the assumption declare {', '.join(dict.fromkeys(declares))}" if declares else "")
 
 
 def _breakdown(load: KeyLoad) -> str:
-    parts = [f"{entity} writes {units:,.0f} WCU/s x {share:.2f}" + (f" / {shards} shards" if shards > 1 else "")
-             for entity, units, share, shards in load.write_terms if units]
-    parts += [f"{pattern} reads {units:,.1f} RCU/s x {share:.2f}" + (f" / {shards} shards" if shards > 1 else "")
-              for pattern, units, share, shards in load.read_terms if units]
+    parts = []
+    for flow, share in load.terms:
+        unit = "WCU" if flow.direction == "write" else "RCU"
+        verb = "writes" if flow.direction == "write" else "reads"
+        parts.append(f"{flow.source} {verb} {flow.units:,.1f} {unit}/s on average, {flow.peak:,.1f} at peak "
+                     f"({flow.profile.basis}{', events' if flow.profile.surges else ''}) x {share:.3g}")
     return "; ".join(parts) or "no declared traffic"
-
-
-def _shards_needed(load: float, limit: int, warn: float) -> int:
-    return min(MAX_SHARDS, max(MIN_SHARDS, math.ceil(load / (limit * warn))))
-
-
-def _fan_out_cost(ctx: Context, load: KeyLoad, shards: int) -> str:
-    costs = []
-    for pattern, _, _, _ in load.read_terms:
-        read = ctx.capacity.read(pattern)
-        plan = ctx.design.plan(pattern)
-        if plan.operation == "GetItem" or read.requests_per_call >= shards:
-            continue
-        extra = (query_read(ctx.design, plan, shards)[1] - read.units_per_call) * read.rps
-        costs.append(f"{pattern} sends {shards} queries per call (+{extra:,.1f} RCU/s)")
-    return "; reads fan out: " + ", ".join(costs) if costs else ""
-
-
-def _time_bucket_hint(design: TableDesign, load: KeyLoad) -> str:
-    entity = load.entities[0]
-    specs = design.blueprint.entities[entity].attributes
-    times = [a for a in load.shapes[entity].sk.attributes if specs[a].type in ("timestamp", "date")]
-    if not times or any(s.bucket for s in load.shapes[entity].pk.segments):
-        return ""
-    return (f"; or, if traffic is spread over time, bucket it: add `#{{{times[0]}:month}}` to the partition key "
-            "(range reads then take one query per month)")
 
 
 @dataclass(frozen=True)
 class Sharding:
-    """The fix TW103/TW104 compute for a hot key, and the load it leaves on each shard's key.
+    """A fix for a hot key, and the peak load it leaves on each key value.
 
-    `wcu`: the key's writes spread over the shards. `rcu`: each call of a Query that reads more items than
-    there are shards sends every shard one request, with the pattern's limit if it has one, for the items of
-    that shard (rounded up per request);
-    reads of single items are not spread (each item lives in one shard), nor is a read already fanned out
-    over at least that many shards.
+    `kind`: `shard` (spread the key's items over N partition-key values; a Query fans out to all of them),
+    `split` (a single item split into N items, written at random, read and summed together) or `cache`
+    (the key's reads served by a cache that refreshes it `simulation.cache_reads_per_second` times a second).
     """
 
+    kind: str
     shards: int
-    setting: str  # the blueprint field to set to `shards`
+    setting: str  # the blueprint field to set
     wcu: float
     rcu: float
-    read_hot: bool  # the reads alone are over the warning level
+    read_hot: bool
     single_reads: bool  # every read of the key is of one item: sharding does not spread them
+    before: float = 0.0  # throttled requests a simulated day, as declared
+    after: float = 0.0  # with the fix
+    terms: tuple[tuple[Flow, float], ...] = ()
 
 
 def is_hot(load: KeyLoad, warn: float) -> bool:
@@ -175,84 +131,169 @@ def is_hot(load: KeyLoad, warn: float) -> bool:
     return load.wcu > PARTITION_WCU * warn or load.rcu > PARTITION_RCU * warn
 
 
-def _sharded_rcu(ctx: Context, load: KeyLoad, shards: int) -> float:
-    total = 0.0
-    for pattern, units, share, current in load.read_terms:
-        read = ctx.capacity.read(pattern)
-        if ctx.design.plan(pattern).operation == "GetItem" or read.items_per_call <= 1 \
-                or read.requests_per_call >= shards:
-            total += units * share / current
+def _count(load: float, limit: int, warn: float, low: int, high: int) -> int:
+    return min(high, max(low, math.ceil(load / (limit * warn))))
+
+
+def _single_read(ctx: Context, flow: Flow) -> bool:
+    read = ctx.capacity.read(flow.source)
+    return ctx.design.plan(flow.source).operation == "GetItem" or read.items_per_call <= 1
+
+
+def _sharded_terms(ctx: Context, load: KeyLoad, shards: int) -> list[tuple[Flow, float]]:
+    """The key's terms once spread over `shards` values: writes divided; each Query call sends every shard a
+    request (its own rounding) for that shard's items; reads of single items stay where they are."""
+    current = load.key.shards
+    terms = []
+    for flow, share in load.terms:
+        if flow.direction == "write":
+            terms.append((flow, share * current / shards))
             continue
-        total += query_read(ctx.design, ctx.design.plan(pattern), shards)[1] / shards * read.rps * share
-    return total
+        read = ctx.capacity.read(flow.source)
+        if _single_read(ctx, flow) or read.requests_per_call >= shards or flow.per_request != read.units_per_call:
+            terms.append((flow, share))
+            continue
+        units = query_read(ctx.design, ctx.design.plan(flow.source), shards)[1]
+        terms.append((replace(flow, per_request=units), share * current / shards))
+    return terms
+
+
+def _split_terms(load: KeyLoad, items: int) -> list[tuple[Flow, float]]:
+    """A single item split into `items`: each write goes to one of them; every read reads all of them (each
+    item's key still sees every read)."""
+    return [(flow, share / items if flow.direction == "write" else share) for flow, share in load.terms]
+
+
+def _cached_terms(ctx: Context, load: KeyLoad) -> list[tuple[Flow, float]]:
+    refresh = ctx.design.blueprint.simulation.cache_reads_per_second
+    flat = replace(load.terms[0][0].profile, points=peak_curve(1, "00:00"), surges=(), basis="a cache's refreshes")
+    return [(flow, share) if flow.direction == "write" else
+            (replace(flow, requests=refresh, profile=flat), 1.0) for flow, share in load.terms]
+
+
+def _peak(terms: list[tuple[Flow, float]], direction: str) -> float:
+    return sum(flow.peak * share for flow, share in terms if flow.direction == direction)
+
+
+def _fix(ctx: Context, load: KeyLoad, kind: str, count: int, terms: list[tuple[Flow, float]], before: float,
+         setting: str) -> Sharding:
+    single_reads = all(_single_read(ctx, flow) for flow, _ in load.terms if flow.direction == "read")
+    after, _ = key_throttle(terms)
+    return Sharding(kind, count, setting, _peak(terms, "write"), _peak(terms, "read"),
+                    load.rcu > PARTITION_RCU * ctx.design.blueprint.lint.hot_key_warning, single_reads, before, after,
+                    tuple(terms))
+
+
+def candidate_fixes(ctx: Context, load: KeyLoad) -> list[Sharding]:
+    """Every fix in the catalog that applies to the key, each simulated."""
+    warn = ctx.design.blueprint.lint.hot_key_warning
+    before, _ = key_throttle(load.terms)
+    setting = _where(ctx.design, load.index, load.entities[0])[2]
+    unsharded_wcu = load.wcu * load.key.shards
+    fixes = []
+    read_hot = load.rcu > PARTITION_RCU * warn
+    if load.key.single_item:
+        if load.wcu > PARTITION_WCU * warn:
+            items = _count(load.wcu, PARTITION_WCU, warn, 2, MAX_SPLIT)
+            fixes.append(_fix(ctx, load, "split", items, _split_terms(load, items), before, setting))
+    elif load.wcu > PARTITION_WCU * warn or read_hot:
+        shards = _count(unsharded_wcu, PARTITION_WCU, warn, MIN_SHARDS, MAX_SHARDS)
+        single = all(_single_read(ctx, flow) for flow, _ in load.terms if flow.direction == "read")
+        if read_hot and not single:
+            shards = max(shards, _count(load.rcu * load.key.shards, PARTITION_RCU, warn, MIN_SHARDS, MAX_SHARDS))
+        if shards > load.key.shards:
+            fixes.append(_fix(ctx, load, "shard", shards, _sharded_terms(ctx, load, shards), before, setting))
+    if read_hot:
+        fixes.append(_fix(ctx, load, "cache", 0, _cached_terms(ctx, load), before, setting))
+    return fixes
 
 
 def suggested_sharding(ctx: Context, load: KeyLoad) -> Sharding:
-    """The shard count that brings the busiest key under the warning level (5-20), and what it leaves."""
-    warn = ctx.design.blueprint.lint.hot_key_warning
-    single_reads = all(ctx.capacity.read(p).items_per_call <= 1 for p, _, _, _ in load.read_terms)
-    read_hot = load.rcu > PARTITION_RCU * warn
-    shards = _shards_needed(load.unsharded_wcu, PARTITION_WCU, warn)
-    if read_hot and not single_reads:
-        shards = max(shards, _shards_needed(load.rcu, PARTITION_RCU, warn))
-    setting = _where(ctx.design, load.index, load.entities[0])[2]
-    return Sharding(shards, setting, load.unsharded_wcu / shards, _sharded_rcu(ctx, load, shards), read_hot,
-                    single_reads)
+    """The fix the charts draw: the first proven one, else the first tried (shard or split)."""
+    fixes = candidate_fixes(ctx, load)
+    proven = [f for f in fixes if f.after < f.before or f.before == 0]
+    chosen = (proven or fixes or [_fix(ctx, load, "shard", load.key.shards, load.terms, 0.0, "")])[0]
+    return chosen
 
 
-def _fix(ctx: Context, load: KeyLoad, warn: float) -> str:
-    """The computed fix: the shard count that brings the busiest key under the warning level."""
-    fix = suggested_sharding(ctx, load)
-    shards, per_shard = fix.shards, fix.wcu
-    text = f"shard it into {shards}: set `{fix.setting}: {shards}` (about {per_shard:,.0f} WCU per shard)"
-    if per_shard > PARTITION_WCU * warn:
-        text += f"; even {MAX_SHARDS} shards stay hot, so key it by a higher-cardinality attribute instead"
-    if fix.read_hot and fix.single_reads:
-        text += "; the hot reads are of single items, which sharding does not spread: cache them (DAX) instead"
-    return text + _fan_out_cost(ctx, load, shards) + _time_bucket_hint(ctx.design, load)
+def _fix_text(ctx: Context, load: KeyLoad, fix: Sharding) -> str:
+    if fix.kind == "shard":
+        text = (f"shard it into {fix.shards}: set `{fix.setting}: {fix.shards}` (about {fix.wcu:,.0f} WCU and "
+                f"{fix.rcu:,.0f} RCU per shard at peak)")
+        fanned = [f"{new.source} sends {fix.shards} queries per call "
+                  f"(+{(new.per_request - old.per_request) * old.requests:,.1f} RCU/s)"
+                  for (new, _), (old, _) in zip(fix.terms, load.terms, strict=True)
+                  if new.direction == "read" and new.per_request != old.per_request]
+        text += ("; reads fan out: " + ", ".join(dict.fromkeys(fanned))) if fanned else ""
+    elif fix.kind == "split":
+        entity = load.entities[0]
+        text = (f"split the item into {fix.shards} counter items, each write to one at random and every read "
+                f"summing all {fix.shards}: set `{fix.setting}: {fix.shards}` with `shard_by:` naming an attribute "
+                f"outside {entity}'s primary key that differs between writers (sharding by the key itself cannot "
+                f"spread one item); about {fix.wcu:,.0f} WCU per item at peak, and reads cost {fix.shards}x")
+    else:
+        text = (f"serve its reads from a cache (DAX or the application's) or a materialised top-N refreshed "
+                f"{ctx.design.blueprint.simulation.cache_reads_per_second:g} time(s) a second: about "
+                f"{fix.rcu:,.0f} RCU on the key at peak")
+    return text + f" (simulated: {_proof(fix)})"
+
+
+def _proof(fix: Sharding) -> str:
+    if fix.after == 0:
+        return f"removes all {fix.before:,.0f} throttled requests a day" if fix.before else "no throttling"
+    share = 1 - fix.after / fix.before if fix.before else 0.0
+    return f"{fix.after:,.0f} throttled requests a day remain of {fix.before:,.0f} ({share:.0%} fewer)"
+
+
+def _fixes_text(ctx: Context, load: KeyLoad) -> str:
+    fixes = candidate_fixes(ctx, load)
+    working = [f for f in fixes if f.before == 0 or f.after < f.before]
+    texts = [_fix_text(ctx, load, f) for f in working]
+    if not any(f.after == 0 for f in working):
+        texts.append("key it by a higher-cardinality attribute: no fix tried removes the throttling")
+    return "; or ".join(texts)
+
+
+def _message(ctx: Context, load: KeyLoad, over: str) -> str:
+    name = _where(ctx.design, load.index, load.entities[0])[0]
+    single = ("; each value is a single item, so shards on its key do not spread it"
+              if load.key.single_item else (f"; {load.key.shards} shards" if load.key.shards > 1 else ""))
+    before, seconds = key_throttle(load.terms)
+    throttles = (f"; simulated over a day: {before:,.0f} requests throttled in {seconds:,} s" if before else "")
+    return (f"{name}: partition key {load.key.label} ({_assumptions(load)}) gets an estimated {over} at its peak"
+            f"{single} ({_breakdown(load)}){throttles}")
 
 
 @rule("TW103", "Hot key over a partition's limit",
-      "Shard the partition key (`shards: N`, N from the load, 5-20) or key it by a higher-cardinality attribute.",
-      why="Hot key over a partition's limit (3,000 RCU / 1,000 WCU per key)",
+      "Apply the offered fix (each is simulated and offered only when it removes or reduces the throttling): "
+      "shard the key, split a single hot item into counter items, cache a read-hot key, or key it by a "
+      "higher-cardinality attribute.",
+      why="Hot key over a partition's limit (3,000 RCU / 1,000 WCU per key) at its peak",
       severity="error")
 def hot_key_over_limit(ctx: Context) -> Iterator[Issue]:
     for load in key_loads(ctx):
         if load.wcu <= PARTITION_WCU and load.rcu <= PARTITION_RCU:
             continue
-        name, path, _ = _where(ctx.design, load.index, load.entities[0])
         over = (f"{load.wcu:,.0f} WCU per key, above a partition's {PARTITION_WCU:,}" if load.wcu > PARTITION_WCU
                 else f"{load.rcu:,.0f} RCU per key, above a partition's {PARTITION_RCU:,}")
-        yield Issue(
-            "error",
-            f"{name}: partition key {_template(load)} ({_reasons(ctx.design, load)}) gets an estimated {over} "
-            f"({_breakdown(load)})",
-            _fix(ctx, load, ctx.design.blueprint.lint.hot_key_warning),
-            path,
-        )
+        yield Issue("error", _message(ctx, load, over), _fixes_text(ctx, load),
+                    _where(ctx.design, load.index, load.entities[0])[1])
 
 
 @rule("TW104", "Hot key near a partition's limit",
-      "Shard the partition key or spread its values before traffic grows; "
-      "the estimate is above `lint.hot_key_warning`.",
-      why="Hot key above `lint.hot_key_warning` of a partition's limit",
+      "Apply the offered fix before traffic grows; the key's peak is above `lint.hot_key_warning` of a "
+      "partition's limit.",
+      why="Hot key above `lint.hot_key_warning` of a partition's limit at its peak",
       severity="warning")
 def hot_key_near_limit(ctx: Context) -> Iterator[Issue]:
     warn = ctx.design.blueprint.lint.hot_key_warning
     for load in key_loads(ctx):
-        if load.wcu > PARTITION_WCU or load.rcu > PARTITION_RCU:
+        if load.wcu > PARTITION_WCU or load.rcu > PARTITION_RCU or not is_hot(load, warn):
             continue
-        if load.wcu <= PARTITION_WCU * warn and load.rcu <= PARTITION_RCU * warn:
-            continue
-        name, path, _ = _where(ctx.design, load.index, load.entities[0])
-        yield Issue(
-            "warning",
-            f"{name}: partition key {_template(load)} ({_reasons(ctx.design, load)}) gets an estimated "
-            f"{load.wcu:,.0f} WCU and {load.rcu:,.0f} RCU per key, over {warn:.0%} of a partition's "
-            f"{PARTITION_WCU:,} WCU / {PARTITION_RCU:,} RCU ({_breakdown(load)})",
-            _fix(ctx, load, warn),
-            path,
-        )
+        over = (f"{load.wcu:,.0f} WCU and {load.rcu:,.0f} RCU per key, over {warn:.0%} of a partition's "
+                f"{PARTITION_WCU:,} WCU / {PARTITION_RCU:,} RCU")
+        yield Issue("warning", _message(ctx, load, over), _fixes_text(ctx, load),
+                    _where(ctx.design, load.index, load.entities[0])[1])
 
 
 @rule("TW101", "Low-cardinality partition key",
@@ -266,13 +307,11 @@ def low_cardinality(ctx: Context) -> Iterator[Issue]:
             continue  # TW103/TW104 already say it, with numbers
         for entity in load.entities:
             specs = ctx.design.blueprint.entities[entity].attributes
-            distinct, reasons = key_cardinality(load.shapes[entity].pk, specs)
+            distinct, _ = key_cardinality(load.shapes[entity].pk, specs)
             shards = load.shapes[entity].shards
             if distinct is None or distinct * shards >= LOW_CARDINALITY:
                 continue
-            if shards > 1:
-                reasons = [*reasons, f"x {shards} shards"]
-                distinct *= shards
+            distinct *= shards
             name, path, _ = _where(ctx.design, load.index, entity)
             headroom = min(PARTITION_WCU / load.wcu if load.wcu else math.inf,
                            PARTITION_RCU / load.rcu if load.rcu else math.inf)
@@ -281,8 +320,9 @@ def low_cardinality(ctx: Context) -> Iterator[Issue]:
             yield Issue(
                 "info",
                 f"{name}: {entity}'s partition key {load.shapes[entity].pk.text} takes about {distinct} value(s) "
-                f"({'; '.join(reasons)}); the busiest gets {load.wcu:,.1f} WCU and {load.rcu:,.1f} RCU "
-                f"per second{grows}",
+                f"({_assumptions(load)}{'; x ' + str(shards) + ' shards' if shards > 1 else ''}); the busiest gets "
+                f"{load.wcu:,.1f} WCU and "
+                f"{load.rcu:,.1f} RCU per second at its peak{grows}",
                 "fine at the declared rates; key it by a high-cardinality attribute (or shard it) before traffic "
                 "grows toward that limit",
                 path,

@@ -7,11 +7,10 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from modules.blueprint.traffic import HOURS_PER_MONTH, SECONDS_PER_MONTH
 from modules.blueprint.traits import hottest_share
 from modules.capacity.estimate import (
-    HOURS_PER_MONTH,
     PAGE_BYTES,
-    SECONDS_PER_MONTH,
     CapacityReport,
     collection,
     entry_bytes,
@@ -184,7 +183,8 @@ def item_collection_size(ctx: Context) -> Iterator[Issue]:
         total = 0.0
         for entity in entities:
             spec = design.blueprint.entities[entity]
-            share = hottest_share(design.shapes[entity][TABLE].pk, spec.attributes)
+            share = hottest_share(design.shapes[entity][TABLE].pk, spec.attributes,
+                                  design.blueprint.traffic.dominant_share)
             if spec.item_count is None or share is None:
                 continue
             per_item = item_bytes(design, entity) + sum(entry_bytes(design, entity, i.name)
@@ -206,7 +206,6 @@ def item_collection_size(ctx: Context) -> Iterator[Issue]:
       why="Autoscaling maximum below the estimated peak",
       severity="warning")
 def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
-    blueprint = ctx.design.blueprint
     for load in ctx.capacity.loads:
         policy = ctx.design.capacity[load.index]
         if policy.billing != "provisioned":
@@ -221,8 +220,8 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
                 yield Issue(
                     "warning",
                     f"{where}: {direction} capacity max {bounds[1]:,} is below the estimated peak "
-                    f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s x peak "
-                    f"factor {blueprint.traffic.peak_factor:g} at {policy.scaling(direction).target}% target)",
+                    f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s, peak "
+                    f"{getattr(load, 'peak_' + direction):,.0f} at {policy.scaling(direction).target}% target)",
                     f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates",
                     (*path, direction, "max"),
                 )
@@ -340,14 +339,14 @@ class BelowPeak:
 
 
 def maxima_below_peak(design: TableDesign, capacity: CapacityReport) -> list[BelowPeak]:
-    """Every on-demand maximum below the estimated peak (average request units x peak factor)."""
-    factor = design.blueprint.traffic.peak_factor
+    """Every on-demand maximum below the estimated peak (the daily curve's and events' busiest second)."""
     found = []
     for target, maxima in on_demand_maxima(design, capacity).items():
         load = capacity.load(target)
-        for direction, maximum, average in zip(("read", "write"), maxima, (load.read_units_per_second,
-                                                                           load.write_units_per_second), strict=True):
-            peak = math.ceil(average * factor)
+        for direction, maximum, average, busiest in zip(
+                ("read", "write"), maxima, (load.read_units_per_second, load.write_units_per_second),
+                (load.peak_read, load.peak_write), strict=True):
+            peak = math.ceil(busiest)
             if maximum != UNLIMITED and maximum < peak:
                 found.append(BelowPeak(target, direction, maximum, average, peak))
     return found
@@ -368,8 +367,7 @@ def on_demand_maximum(ctx: Context) -> Iterator[Issue]:
         yield Issue(
             "error" if blueprint.production else "warning",
             f"{place(low.target)}: on-demand {low.direction} maximum {low.maximum:,} request units/s is below the "
-            f"estimated peak {low.peak:,} (average {low.average:,.0f} x peak factor "
-            f"{blueprint.traffic.peak_factor:g}): "
+            f"estimated peak {low.peak:,} (average {low.average:,.0f}, at its busiest second): "
             "requests above it are throttled" + (" (production: an error)" if blueprint.production else ""),
             f"set `max_throughput: {{{low.direction}: {low.peak}}}` or more (with the other direction), or "
             "`suggested`, or lower the declared rates",

@@ -11,8 +11,10 @@ from typing import Any
 
 import yaml
 
+from modules.blueprint.language import Blueprint
+from modules.blueprint.traffic import SECONDS_PER_MONTH
 from modules.capacity.cost import GIB, CostLine, CostReport, provisioned_units, stored_bytes, uncounted
-from modules.capacity.estimate import SECONDS_PER_MONTH, CapacityReport
+from modules.capacity.estimate import CapacityReport
 from modules.capacity.throughput import MIN_SUGGESTED_MAXIMUM, on_demand_maxima, suggested_maximum
 from modules.constructs.naming import logical_id
 from modules.constructs.resources import AppautoscalingTarget, DynamodbTable
@@ -131,6 +133,17 @@ def maximum_lines(stack: Stack) -> list[str]:
             f"least {MIN_SUGGESTED_MAXIMUM})", *lines]
 
 
+def _profile_words(blueprint: Blueprint) -> str:
+    traffic = blueprint.traffic
+    curve = "the declared daily curve" if traffic.daily else f"peak factor {traffic.peak_factor:g}"
+    shaped = sum(1 for p in blueprint.access_patterns.values() if p.traffic) + sum(
+        1 for e in blueprint.entities.values() if e.traffic)
+    events = len(traffic.events) + sum(len(p.traffic.events) for p in blueprint.access_patterns.values() if p.traffic) \
+        + sum(len(e.traffic.events) for e in blueprint.entities.values() if e.traffic)
+    return curve + (f"; {shaped} pattern(s) or entities with their own" if shaped else "") + (
+        f"; {events} event(s), priced for their duration" if events else "")
+
+
 def render_text(stacks: Sequence[Stack]) -> str:
     parts = []
     for stack in stacks:
@@ -138,7 +151,7 @@ def render_text(stacks: Sequence[Stack]) -> str:
         parts += [
             f"{blueprint.blueprint}: table {blueprint.table.name} "
             f"({blueprint.table.billing}, {blueprint.table.table_class}); "
-            f"rates are averages, peaks x{blueprint.traffic.peak_factor:g}",
+            f"rates are averages; peaks from the traffic profiles ({_profile_words(blueprint)})",
             "", "Reads", text_table(READ_HEADERS, read_rows(report)),
             "", "Writes", text_table(WRITE_HEADERS, write_rows(report)),
             "", "Per index", text_table(LOAD_HEADERS, load_rows(report)),

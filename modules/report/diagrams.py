@@ -32,9 +32,9 @@ from modules.lint.hot import (
     Sharding,
     is_hot,
     key_loads,
-    partition_families,
     suggested_sharding,
 )
+from modules.simulate.model import partition_families
 from modules.stacks.stack import Stack
 
 # Characters a label may hold as they are; every other one becomes `#<code point>;`. `#` is safe as it is:
@@ -134,6 +134,16 @@ def _where(load: KeyLoad) -> str:
     return f"{_index(load)} {load.shapes[load.entities[0]].keys.pk} = {_templates(load)}"
 
 
+def _fix_label(fix: Sharding) -> str:
+    return {"shard": f"{fix.shards} shards", "split": f"{fix.shards} items", "cache": "cached"}[fix.kind]
+
+
+def _fix_words(fix: Sharding) -> str:
+    if fix.kind == "cache":
+        return "its reads cached"
+    return f"`{fix.setting}: {fix.shards}`" + (" (split into counter items)" if fix.kind == "split" else "")
+
+
 def hot_chart(load: KeyLoad, fix: Sharding, unit: str) -> list[str]:
     """Per-key load now and with the suggested shards, against the partition limit (`unit`: WCU or RCU)."""
     limit = PARTITION_WCU if unit == "WCU" else PARTITION_RCU
@@ -144,7 +154,7 @@ def hot_chart(load: KeyLoad, fix: Sharding, unit: str) -> list[str]:
     return [
         "xychart-beta",
         f"  title {text(title)}",
-        f"  x-axis [{text('now')}, {text(f'{fix.shards} shards')}]",
+        f"  x-axis [{text('now')}, {text(_fix_label(fix))}]",
         f"  y-axis {text(axis)} 0 --> {_number(_axis_top(max(now, after, limit)))}",
         f"  bar [{_number(now)}, {_number(after)}]",
         f"  line [{limit}, {limit}]",
@@ -165,7 +175,7 @@ def _caption(load: KeyLoad, fix: Sharding, unit: str) -> str:
     note = ("; sharding does not spread reads of single items: cache them"
             if unit == "RCU" and fix.single_reads else "")
     return (f"`{_where(load)}` ({code}): about {now:,.0f} {unit} per second per key now, "
-            f"{after:,.0f} with `{fix.setting}: {fix.shards}`{note}.")
+            f"{after:,.0f} with {_fix_words(fix)}{note}.")
 
 
 def hot_key_charts(stack: Stack) -> list[list[str]]:

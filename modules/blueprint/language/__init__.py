@@ -72,7 +72,6 @@ from modules.blueprint.language.settings import (
     Naming,
     Pricing,
     TerraformSettings,
-    Traffic,
 )
 from modules.blueprint.language.tables import (
     MAX_THROUGHPUT_DESCRIPTION,
@@ -81,9 +80,19 @@ from modules.blueprint.language.tables import (
     CapacityRange,
     IndexSpec,
     MaxThroughput,
+    ScheduledMinimum,
     TableSpec,
     Throughput,
     WarmThroughput,
+)
+from modules.blueprint.language.traffic import (
+    SECONDS_PER_DAY,
+    Simulation,
+    Traffic,
+    TrafficEvent,
+    TrafficShape,
+    duration_seconds,
+    seconds_of_day,
 )
 
 __all__ = [
@@ -108,6 +117,7 @@ __all__ = [
     "REGION",
     "RESERVED_ATTRIBUTE",
     "S3_BUCKET",
+    "SECONDS_PER_DAY",
     "SEMVER",
     "TIMESTAMP_PRESETS",
     "WARM_THROUGHPUT_DESCRIPTION",
@@ -148,7 +158,9 @@ __all__ = [
     "PatternName",
     "Pricing",
     "Region",
+    "ScheduledMinimum",
     "SemVer",
+    "Simulation",
     "Strict",
     "TableName",
     "TableSpec",
@@ -156,6 +168,10 @@ __all__ = [
     "TerraformSettings",
     "Throughput",
     "Traffic",
+    "TrafficEvent",
+    "TrafficShape",
     "WarmThroughput",
     "WriteRates",
+    "duration_seconds",
+    "seconds_of_day",
 ]

@@ -58,6 +58,15 @@ class AttributeSpec(Strict):
         le=1,
         description="Share of the traffic that goes to the busiest value, e.g. 0.3 for one tenant with 30%.",
     )
+    weights: dict[Annotated[str, StringConstraints(min_length=1, max_length=1024)],
+                  Annotated[float, Field(ge=0, le=10**9)]] | None = Field(
+        default=None,
+        max_length=1000,
+        description="String attributes: how traffic is shared among the values (relative weights, one per value; "
+        "the values when `values` is not given). Without weights or `hot_key_share`, the busiest value of an "
+        "enum is assumed to take `traffic.dominant_share`.",
+        examples=[{"ONLINE": 95, "OFFLINE": 4, "UPDATING": 1}],
+    )
     mutable: bool | None = Field(
         default=None,
         description="Whether the value changes after the item is written (a status). Default: guessed from the name "
@@ -81,6 +90,15 @@ class AttributeSpec(Strict):
     )
     description: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _weights_list_values(cls, data: object) -> object:
+        # Weighted values are the attribute's values (sorted: the order of a YAML mapping carries no meaning).
+        if isinstance(data, dict) and isinstance(data.get("weights"), dict) and data.get("values") is None \
+                and data.get("type") == "string":
+            return {**data, "values": sorted(str(value) for value in data["weights"])}
+        return data
+
     @model_validator(mode="after")
     def _type_specific_options(self) -> AttributeSpec:
         if self.values is not None:
@@ -98,6 +116,8 @@ class AttributeSpec(Strict):
             if separated:
                 raise Invalid(f"the value {separated[0]!r} contains '#', the key separator", "use '-' or '_' instead",
                               "values", code=ErrorCode.VALUE_NOT_ALLOWED)
+        if self.weights is not None:
+            self._check_weights(self.weights)
         if self.expiry and self.type not in ("number", "timestamp"):
             raise Invalid("`expiry` applies to number and timestamp attributes only", "remove `expiry`", "expiry",
                           code=ErrorCode.CONTRADICTION)
@@ -120,6 +140,26 @@ class AttributeSpec(Strict):
                               "write a shorter pattern without look-around, backreferences or large repetitions "
                               "(RE2 syntax), e.g. \"^[^#]+$\"", "pattern", code=ErrorCode.VALUE_NOT_ALLOWED) from None
         return self
+
+    def _check_weights(self, weights: dict[str, float]) -> None:
+        if self.type != "string":
+            raise Invalid("`weights` applies to string attributes only", "remove `weights` or set `type: string`",
+                          "weights", code=ErrorCode.CONTRADICTION)
+        if self.hot_key_share is not None or self.cardinality is not None:
+            raise Invalid("`weights` already says how many values there are and how busy the busiest is",
+                          "keep `weights` and remove `hot_key_share` and `cardinality`", "weights",
+                          code=ErrorCode.CONTRADICTION)
+        if not any(weights.values()):
+            raise Invalid("every weight is zero", "give the values their relative traffic, e.g. `{A: 90, B: 10}`",
+                          "weights", code=ErrorCode.VALUE_NOT_ALLOWED)
+        if "#" in "".join(weights):
+            raise Invalid("a weighted value contains '#', the key separator", "use '-' or '_' instead", "weights",
+                          code=ErrorCode.VALUE_NOT_ALLOWED)
+        if self.values is not None and set(self.values) != set(weights):
+            missing = sorted(set(self.values) - set(weights)) or sorted(set(weights) - set(self.values))
+            raise Invalid(f"`weights` and `values` differ ({missing[0]!r} is in one only)",
+                          "weight every value in `values`, and nothing else", "weights",
+                          code=ErrorCode.VALUE_NOT_ALLOWED)
 
     @property
     def timestamp_format(self) -> str:

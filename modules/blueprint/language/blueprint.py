@@ -23,8 +23,9 @@ from modules.blueprint.language.entities import EntitySpec
 from modules.blueprint.language.migrations import Migration
 from modules.blueprint.language.observability import Alarms, ChangeRules, MaintenanceWindow
 from modules.blueprint.language.patterns import AccessPattern
-from modules.blueprint.language.settings import Adopted, LintSettings, Naming, Pricing, TerraformSettings, Traffic
+from modules.blueprint.language.settings import Adopted, LintSettings, Naming, Pricing, TerraformSettings
 from modules.blueprint.language.tables import IndexSpec, TableSpec
+from modules.blueprint.language.traffic import Simulation, Traffic
 
 
 class Blueprint(Strict):
@@ -50,7 +51,12 @@ class Blueprint(Strict):
     access_patterns: dict[PatternName, AccessPattern] = Field(default_factory=dict, max_length=MAX_PATTERNS)
     indexes: dict[IndexName, IndexSpec] = Field(default_factory=dict, max_length=MAX_INDEXES)
     lint: LintSettings = Field(default_factory=LintSettings)
-    traffic: Traffic = Field(default_factory=Traffic)
+    traffic: Traffic = Field(
+        default_factory=Traffic,
+        description="How the declared average rates arrive: the daily curve or peak factor, named events, and the "
+        "share assumed for the busiest value of a key nobody described.")
+    simulation: Simulation = Field(default_factory=Simulation,
+                                   description="The assumptions `simulate` makes where AWS publishes no number.")
     production: bool = Field(default=False, description="This environment serves production traffic.")
     contributor_insights: ContributorInsightsMode | None = Field(
         default=None,

@@ -18,6 +18,7 @@ from modules.blueprint.language.base import (
     IndexName,
     Strict,
 )
+from modules.blueprint.language.traffic import TrafficShape
 from modules.errors import ErrorCode
 
 
@@ -68,6 +69,9 @@ class EntitySpec(Strict):
         default=None, description="Write rates by kind: inserts, updates (and what they change), deletes, expiries.")
     item_count: int | None = Field(default=None, ge=0, le=10**15,
                                    description="Expected number of items (storage and scan cost).")
+    traffic: TrafficShape | None = Field(
+        default=None, description="How this entity's writes arrive, when not as the blueprint's `traffic` says: "
+        "its own daily curve or peak factor, and events (`rate`: writes per second).")
     transactional: bool = Field(default=False, description="Items are written in transactions (twice the capacity).")
     examples: list[dict[AttributeName, Any]] = Field(
         default_factory=list,

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from modules.blueprint.invalid import Invalid
 from modules.blueprint.language.base import MAX_RATE, RANGE_OPERATORS, AttributeName, EntityName, Operator, Strict
+from modules.blueprint.language.traffic import TrafficShape
 from modules.errors import ErrorCode
 
 
@@ -52,6 +53,9 @@ class AccessPattern(Strict):
         le=10_000_000,
         description="Items one call reads on average (default: `limit`, else 1 for a single item, else 10).",
     )
+    traffic: TrafficShape | None = Field(
+        default=None, description="How this pattern's reads arrive, when not as the blueprint's `traffic` says: "
+        "its own daily curve or peak factor, and events (`rate`: requests per second).")
     scan: Literal["allowed"] | None = Field(
         default=None, description="Accept a full-table Scan when no key can serve the pattern (needs `reason`)."
     )

@@ -1,4 +1,4 @@
-"""Stack settings: lint, traffic, naming, Terraform, pricing and adopted tables."""
+"""Stack settings: lint, naming, Terraform, pricing and adopted tables."""
 
 from __future__ import annotations
 
@@ -23,12 +23,6 @@ class LintSettings(Strict):
         default_factory=dict,
         description="Finding codes to silence, each with the reason (kept in reviews).",
         examples=[{"TW101": "three industries, read by a nightly job only"}],
-    )
-
-
-class Traffic(Strict):
-    peak_factor: float = Field(
-        default=3.0, ge=1, le=100, description="Peak over average request rate (sizes the autoscaling maximum)."
     )
 
 

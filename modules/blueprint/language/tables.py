@@ -18,7 +18,32 @@ from modules.blueprint.language.base import (
     Strict,
     TableName,
 )
+from modules.blueprint.language.traffic import EventName, TimeOfDay
 from modules.errors import ErrorCode
+
+Weekday = Literal["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]
+MAX_SCHEDULED = 10
+
+
+class ScheduledMinimum(Strict):
+    """A higher minimum for a known surge: Application Auto Scaling raises the capacity at `start` and lowers the
+    minimum back at `end` (two scheduled actions, `aws_appautoscaling_scheduled_action`)."""
+
+    name: EventName = Field(description="Names the two scheduled actions (`<table>-<direction>-<name>-raise`).",
+                            examples=["flash-sale"])
+    start: TimeOfDay = Field(description="When the minimum is raised, UTC `HH:MM`: before the surge, leaving "
+                             "time for the capacity to arrive.", examples=["17:45"])
+    end: TimeOfDay = Field(description="When the configured minimum returns, UTC `HH:MM`.", examples=["18:30"])
+    min: int = Field(ge=1, le=MAX_CAPACITY, description="The minimum capacity units while it lasts.")
+    days: list[Weekday] | None = Field(default=None, min_length=1, max_length=7,
+                                       description="The days it runs on (UTC); default every day.")
+
+    @model_validator(mode="after")
+    def _lasts(self) -> ScheduledMinimum:
+        if self.start == self.end:
+            raise Invalid("`start` and `end` are the same time", "end it after the surge", "end",
+                          code=ErrorCode.CONTRADICTION)
+        return self
 
 
 class CapacityRange(Strict):
@@ -33,12 +58,24 @@ class CapacityRange(Strict):
         default=None, ge=0, le=MAX_COOLDOWN,
         description="Seconds after a scale-out before the next one (Application Auto Scaling's default when unset).")
     disable_scale_in: bool = Field(default=False, description="Never lower the capacity automatically.")
+    scheduled: list[ScheduledMinimum] = Field(
+        default_factory=list, max_length=MAX_SCHEDULED,
+        description="Higher minimums at known times (before an event): scheduled scaling actions.")
 
     @model_validator(mode="after")
     def _ordered(self) -> CapacityRange:
         if self.max < self.min:
             raise Invalid(f"max ({self.max}) is below min ({self.min})", "make max at least min", "max",
                           code=ErrorCode.CONTRADICTION)
+        for scheduled in self.scheduled:
+            if scheduled.min > self.max:
+                raise Invalid(f"scheduled {scheduled.name!r}: min {scheduled.min:,} is above max ({self.max:,})",
+                              f"raise `max` to at least {scheduled.min} or lower the scheduled minimum", "scheduled",
+                              code=ErrorCode.CONTRADICTION)
+        names = [s.name for s in self.scheduled]
+        if len(set(names)) != len(names):
+            raise Invalid("two scheduled minimums share a name", "give each its own name", "scheduled",
+                          code=ErrorCode.VALUE_NOT_ALLOWED)
         return self
 
 

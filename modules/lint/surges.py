@@ -1,0 +1,143 @@
+"""Throttling a table or GSI's capacity cannot avoid under the declared events, found by simulating the day.
+
+Provisioned capacity follows traffic only after its CloudWatch alarms fire (2 minutes above the target) and
+UpdateTable takes effect; on demand serves at once up to twice its previous peak. A surge faster than that
+throttles however the keys are spread. Each fix offered was simulated: warm throughput (on demand), a
+scheduled minimum before the event, a higher minimum, on-demand billing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import replace
+
+from modules.blueprint.language import SECONDS_PER_DAY
+from modules.blueprint.traffic import Surge
+from modules.design.design import TABLE
+from modules.errors import FieldPath
+from modules.lint.findings import Context, Issue, rule
+from modules.simulate.engine import ON_DEMAND_NEW, Capacity, Run
+from modules.simulate.model import Direction
+from modules.simulate.stack import DIRECTIONS, Billing, capacities, has_events, run_mode
+
+SCHEDULE_LEAD = 15 * 60  # seconds a scheduled minimum starts before its event: time for the capacity to arrive
+WARM_MINIMUM = {"read": 12_000, "write": 4_000}  # what `warm_throughput` accepts at least
+
+
+def _place(target: str) -> str:
+    return "the table" if target == TABLE else target
+
+
+def _surges(ctx: Context, run: Run) -> list[Surge]:
+    """The events of the flows on the run's target and direction that overlap its throttled seconds."""
+    throttled = set(int(s) for s in (run.demand - run.served > 1e-9).nonzero()[0])
+    found: dict[str, Surge] = {}
+    for flow in ctx.traffic.flows:
+        if flow.target == run.target and flow.direction == run.direction:
+            for surge in flow.profile.surges:
+                if any((surge.start + i) % SECONDS_PER_DAY in throttled for i in range(0, surge.seconds, 10)):
+                    found.setdefault(surge.name, surge)
+    return sorted(found.values(), key=lambda s: (s.start, s.name))
+
+
+Settings = dict[tuple[str, Direction], Capacity]
+
+
+def _tried(ctx: Context, run: Run, changed: Settings, billing: Billing | None = None) -> tuple[float, float | None]:
+    """(units the target still throttles, monthly throughput cost) with the change."""
+    mode = run_mode(ctx.design, ctx.capacity, ctx.traffic, billing or ctx.design.blueprint.table.billing, changed)
+    after = mode.day.run(run.target, run.direction)
+    return (after.over_capacity if after else 0.0), mode.monthly_usd
+
+
+def _proof(before: float, after: float, cost: float | None, base: float | None) -> str:
+    done = "removes the throttling" if after < 1 else f"leaves {after:,.0f} of {before:,.0f} units throttled"
+    delta = "" if cost is None or base is None else f", {'+' if cost >= base else '-'}${abs(cost - base):,.2f} a month"
+    return f"simulated: {done}{delta}"
+
+
+def _on_demand_fixes(ctx: Context, run: Run, settings: Settings, base: float | None) -> list[tuple[str, float]]:
+    key = (run.target, run.direction)
+    current = settings[key]
+    peaks = {d: math.ceil(float(r.demand.max())) for d in DIRECTIONS
+             if (r := ctx.simulated.day.run(run.target, d)) is not None}
+    warm = {d: max(WARM_MINIMUM[d], peaks.get(d, 0)) for d in DIRECTIONS}
+    changed: Settings = {(run.target, d): replace(settings[run.target, d], warm=warm[d]) for d in DIRECTIONS}
+    if current.maximum is not None:
+        changed[key] = replace(changed[key], maximum=max(current.maximum, peaks[run.direction]))
+    after, cost = _tried(ctx, run, changed)
+    field = "table" if run.target == TABLE else f"indexes.{run.target}"
+    text = (f"set `{field}.warm_throughput: {{read: {warm['read']}, write: {warm['write']}}}` (needs hashicorp/aws "
+            ">= 6.13; warm throughput has its own charge)")
+    if current.maximum is not None and current.maximum < peaks[run.direction]:
+        text += f" and raise `max_throughput` {run.direction} to {peaks[run.direction]}"
+    return [(f"{text} ({_proof(run.over_capacity, after, cost, base)})", after)]
+
+
+def _clock(second: int) -> str:
+    return f"{second // 3600:02d}:{second % 3600 // 60:02d}"
+
+
+def _provisioned_fixes(ctx: Context, run: Run, settings: Settings, base: float | None, surges: list[Surge]) -> \
+        list[tuple[str, float]]:
+    key = (run.target, run.direction)
+    current = settings[key]
+    peak = float(run.demand.max())
+    needed = min(current.bounds[1], math.ceil(round(peak / current.target, 6)))
+    source = ".".join(ctx.design.capacity[run.target].source) + f".{run.direction}"
+    fixes = []
+    if surges:
+        schedule = tuple(((s.start - SCHEDULE_LEAD) % SECONDS_PER_DAY, (s.start + s.seconds) % SECONDS_PER_DAY,
+                          needed) for s in surges)
+        after, cost = _tried(ctx, run, {key: replace(current, schedule=current.schedule + schedule)})
+        first = surges[0]
+        start = (first.start - SCHEDULE_LEAD) % SECONDS_PER_DAY
+        end = (first.start + first.seconds) % SECONDS_PER_DAY
+        fixes.append((f"schedule the minimum before {first.name}: add `{{name: {first.name}, start: "
+                      f"\"{_clock(start)}\", end: \"{_clock(end)}\", min: {needed}}}` to `{source}.scheduled` "
+                      f"({_proof(run.over_capacity, after, cost, base)})", after))
+    after, cost = _tried(ctx, run, {key: replace(current, bounds=(needed, max(needed, current.bounds[1])))})
+    fixes.append((f"raise `{source}.min` to {needed} ({_proof(run.over_capacity, after, cost, base)})", after))
+    if current.bounds[1] < math.ceil(peak / current.target):
+        fixes.append((f"raise `{source}.max`: the peak needs {math.ceil(peak / current.target):,} at the target", 1.0))
+    after, cost = _tried(ctx, run, {}, "on_demand")
+    fixes.append((f"switch to `billing: on_demand` ({_proof(run.over_capacity, after, cost, base)})", after))
+    return fixes
+
+
+@rule("TW105", "Throttled during a declared event",
+      "Apply an offered fix (each simulated): warm throughput before the event (on demand), a scheduled minimum "
+      "or a higher minimum (provisioned), or on-demand billing.",
+      why="A declared event rises faster than the capacity follows: provisioned autoscaling acts minutes after "
+          "its alarms, on demand serves twice its previous peak at once",
+      severity="error in production, else warning")
+def throttled_during_event(ctx: Context) -> Iterator[Issue]:
+    if not has_events(ctx.traffic):
+        return  # without events the day rises too slowly to outrun autoscaling; TW308 checks its bounds
+    mode = ctx.simulated
+    billing = ctx.design.blueprint.table.billing
+    settings = capacities(ctx.design, ctx.capacity, billing)
+    for run in mode.day.runs:
+        if run.over_capacity < 1:
+            continue
+        surges = _surges(ctx, run)
+        names = ", ".join(s.name for s in surges) or "the declared traffic"
+        seconds = int((run.demand - run.served > 1e-9).sum())
+        if billing == "on_demand":
+            why = (f"on demand serves at once twice its previous peak (at least {ON_DEMAND_NEW[run.direction]:,} "
+                   "request units)" + (" and its `max_throughput`" if settings[run.target, run.direction].maximum
+                                       else ""))
+            fixes = _on_demand_fixes(ctx, run, settings, mode.monthly_usd)
+        else:
+            why = "target tracking adds capacity only after 2 minutes above its target, then UpdateTable"
+            fixes = _provisioned_fixes(ctx, run, settings, mode.monthly_usd, surges)
+        working = [text for text, after in fixes if after < run.over_capacity]
+        path: FieldPath = ("table",) if run.target == TABLE else ("indexes", run.target)
+        yield Issue(
+            "error" if ctx.design.blueprint.production else "warning",
+            f"{_place(run.target)}: {run.direction}s throttled during {names}: {run.over_capacity:,.0f} units over "
+            f"{seconds:,} s of the simulated day (peak {float(run.demand.max()):,.0f} units/s; {why})",
+            "; or ".join(working) or "no fix tried removes it: lower the event's rate or spread it over time",
+            path,
+        )

@@ -1,0 +1,290 @@
+"""A day of declared traffic, second by second, against DynamoDB's throughput rules.
+
+Every rule, with its source (AWS documentation):
+
+- A partition, and so one partition-key value, serves at most 3,000 read units and 1,000 write units per
+  second, or a linear combination (reads/3,000 + writes/1,000 <= 1); adaptive capacity isolates busy items
+  on their own partitions but never lifts one above that. Burst and adaptive capacity do not change it.
+  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html
+  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/burst-adaptive-capacity.html
+- Burst capacity: a provisioned table keeps up to 300 seconds of unused capacity and spends it when traffic
+  exceeds what is provisioned (same page). Modelled per table or GSI and direction.
+- Target tracking (provisioned): Application Auto Scaling's alarms fire when consumed capacity is above the
+  target for 2 consecutive one-minute datapoints (scale out to consumed / target), and below the target
+  minus 20 points for 15 (scale in); a throttled request consumes nothing, so a saturated table scales by
+  1 / target per step. Decreases are rationed: 4 a day, and one more for each hour without a decrease.
+  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/AutoScaling.html
+  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+- On demand: a new table serves 4,000 write and 12,000 read request units per second; a table serves up to
+  twice its previous peak at once, and traffic past that within 30 minutes throttles; warm throughput is
+  served at once; `max_throughput` caps it.
+  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html
+  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html
+- A GSI whose writes are throttled throttles the table writes that would update it.
+  https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations
+- Per-table quota: 40,000 read and 40,000 write units per second by default (`simulation.table_quota`).
+
+Where AWS publishes no number the blueprint's `simulation` settings name the assumption: how soon new
+provisioned capacity serves after its alarm, whether an on-demand table is new, the per-table quota.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from modules.blueprint.language import SECONDS_PER_DAY, Simulation
+from modules.blueprint.traffic import Profile
+from modules.design.design import TABLE
+from modules.simulate.model import PARTITION_UNITS, Direction, Flow, TrafficModel
+
+MINUTES = SECONDS_PER_DAY // 60
+BURST_SECONDS = 300
+SCALE_OUT_MINUTES = 2  # consecutive one-minute datapoints above the target
+SCALE_IN_MINUTES = 15  # consecutive datapoints below the target minus SCALE_IN_MARGIN
+SCALE_IN_MARGIN = 0.20
+FREE_DECREASES = 4  # decreases a day at any time; then one per hour without a decrease
+ON_DEMAND_NEW = {"read": 12_000, "write": 4_000}
+ON_DEMAND_DOUBLING_SECONDS = 30 * 60
+SECONDS = np.arange(SECONDS_PER_DAY, dtype=np.float64)
+
+
+def profile_series(profile: Profile, average: float) -> np.ndarray:
+    """`profile.rate` at every second of the day, as an array."""
+    points = profile.points
+    xs = [points[-1][0] - SECONDS_PER_DAY, *(t for t, _ in points), points[0][0] + SECONDS_PER_DAY]
+    vs = [points[-1][1], *(v for _, v in points), points[0][1]]
+    normal = np.interp(SECONDS, xs, vs) * average
+    factor = np.ones(SECONDS_PER_DAY)
+    rate = np.zeros(SECONDS_PER_DAY)
+    fixed = np.zeros(SECONDS_PER_DAY, dtype=bool)
+    for surge in profile.surges:
+        active = (SECONDS - surge.start) % SECONDS_PER_DAY < surge.seconds
+        if surge.rate is not None:
+            rate[active] = np.maximum(rate[active], surge.rate)
+            fixed |= active
+        else:
+            factor[active] *= surge.factor or 1.0
+    return np.where(fixed, rate, normal * factor)
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """How one target serves one direction."""
+
+    billing: str  # "provisioned" or "on_demand"
+    bounds: tuple[int, int] = (1, 40_000)  # provisioned: autoscaling's min and max
+    target: float = 0.7
+    scale_in_cooldown: int = 0
+    scale_out_cooldown: int = 0
+    disable_scale_in: bool = False
+    maximum: int | None = None  # on demand: `max_throughput`
+    warm: int = 0  # warm throughput
+    schedule: tuple[tuple[int, int, int], ...] = ()  # provisioned: (first second, last second, minimum) raised
+
+    def minimum(self, second: int) -> int:
+        """Autoscaling's minimum at a second of the day: the configured one, or a scheduled one while it lasts."""
+        raised = [low for start, end, low in self.schedule if (second - start) % SECONDS_PER_DAY <= (end - start)
+                  % SECONDS_PER_DAY]
+        return max([self.bounds[0], *raised])
+
+
+@dataclass
+class Run:
+    """One target and direction through the day: per-second demand and service, per-minute capacity."""
+
+    target: str
+    direction: Direction
+    demand: np.ndarray  # units per second asked for (after the table's back-pressure, before any limit)
+    served: np.ndarray
+    capacity: np.ndarray  # per minute: provisioned units, or what on demand serves at once
+    flow_throttled: dict[int, float] = field(default_factory=dict)  # flow -> throttled units over the day
+    key_throttled: dict[int, float] = field(default_factory=dict)  # hot key -> throttled units (this direction)
+    key_seconds: dict[int, int] = field(default_factory=dict)  # hot key -> seconds it throttled
+    backpressure: float = 0.0  # table writes throttled because a GSI was (units)
+    over_capacity: float = 0.0  # units throttled by the table's or index's capacity (hot keys and GSIs aside)
+
+    @property
+    def throttled(self) -> np.ndarray:
+        difference: np.ndarray = self.demand - self.served
+        return difference
+
+    @property
+    def throttled_units(self) -> float:
+        return float(self.throttled.sum())
+
+    @property
+    def throttled_seconds(self) -> int:
+        return int((self.throttled > 1e-9).sum())
+
+
+def _provisioned(demand: np.ndarray, capacity: Capacity, update_seconds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Served units per second and the provisioned capacity per minute under target tracking and burst."""
+    high = capacity.bounds[1]
+    minutes = demand.reshape(MINUTES, 60)
+    low = capacity.minimum(0)
+    units = float(min(high, max(low, math.ceil(round(float(minutes[0].mean()) / capacity.target, 6)))))
+    bank = BURST_SECONDS * units
+    served = np.empty_like(demand)
+    provisioned = np.empty(MINUTES)
+    pending: tuple[int, float] | None = None  # (second it serves from, units)
+    above = below = decreases = 0
+    last_out = last_in = last_decrease = -10**9
+    for minute in range(MINUTES):
+        start = minute * 60
+        if pending is not None and pending[0] <= start:
+            units, pending = pending[1], None
+            bank = min(bank, BURST_SECONDS * units)
+        low = capacity.minimum(start)
+        if units < low:  # a scheduled action raised the minimum: the capacity follows at once
+            units, pending = float(low), None
+        provisioned[minute] = units
+        asked = minutes[minute]
+        if asked.max() <= units:
+            served[start:start + 60] = asked
+            bank = min(BURST_SECONDS * units, bank + float((units - asked).sum()))
+        else:
+            for second, want in enumerate(asked):
+                got = min(want, units + bank)
+                served[start + second] = got
+                bank = min(BURST_SECONDS * units, bank + units - got)
+        consumed = float(served[start:start + 60].mean())
+        above = above + 1 if consumed > capacity.target * units else 0
+        below = below + 1 if consumed < (capacity.target - SCALE_IN_MARGIN) * units else 0
+        now = start + 60
+        if pending is not None:
+            continue
+        wanted = float(min(high, max(low, math.ceil(round(consumed / capacity.target, 6)))))
+        if above >= SCALE_OUT_MINUTES and wanted > units and now - last_out >= capacity.scale_out_cooldown:
+            pending, last_out = (now + update_seconds, wanted), now
+        elif (below >= SCALE_IN_MINUTES and wanted < units and not capacity.disable_scale_in
+              and now - last_in >= capacity.scale_in_cooldown
+              and (decreases < FREE_DECREASES or now - last_decrease >= 3600)):
+            pending, last_in, last_decrease = (now + update_seconds, wanted), now, now
+            decreases, below = decreases + 1, 0
+    return served, provisioned
+
+
+def _on_demand(demand: np.ndarray, capacity: Capacity, direction: Direction, simulation: Simulation,
+               previous_peak: float) -> tuple[np.ndarray, np.ndarray]:
+    """Served units per second and, per minute, what on demand serves at once: twice the peak it served at
+    least 30 minutes before (the previous peak), never less than a new table's throughput (partitions are
+    never taken away) or the warm throughput, at most `max_throughput` and the table quota."""
+    minutes = demand.reshape(MINUTES, 60)
+    floor = max(capacity.warm, ON_DEMAND_NEW[direction])
+    ceiling = min(capacity.maximum or math.inf, simulation.table_quota)
+    lag = ON_DEMAND_DOUBLING_SECONDS // 60
+    peaks = np.zeros(MINUTES)  # highest served per minute
+    served = np.empty_like(demand)
+    allowed = np.empty(MINUTES)
+    seen = 0.0 if simulation.history == "new" else previous_peak
+    for minute in range(MINUTES):
+        if minute >= lag:
+            seen = max(seen, peaks[minute - lag])
+        cap = min(ceiling, max(floor, 2 * seen))
+        allowed[minute] = cap
+        got = np.minimum(minutes[minute], cap)
+        served[minute * 60:(minute + 1) * 60] = got
+        peaks[minute] = got.max()
+    return served, allowed
+
+
+def _key_limits(model: TrafficModel, target: str, series: dict[int, np.ndarray]) -> tuple[
+        dict[int, np.ndarray], dict[tuple[int, Direction], np.ndarray]]:
+    """What each flow keeps after its hot keys' partition limits, and each key's throttled units per second.
+
+    A key's reads and writes share its partition: when reads/3,000 + writes/1,000 exceeds 1 both are cut in
+    proportion."""
+    kept = {i: s.copy() for i, s in series.items()}
+    throttled: dict[tuple[int, Direction], np.ndarray] = {}
+    for number, key in enumerate(model.hot_keys):
+        if key.target != target:
+            continue
+        load = {d: np.zeros(SECONDS_PER_DAY) for d in ("read", "write")}
+        for i, share in key.terms:
+            if i in series:
+                load[model.flows[i].direction] += series[i] * share
+        used = load["read"] / PARTITION_UNITS["read"] + load["write"] / PARTITION_UNITS["write"]
+        cut = np.where(used > 1, 1 - 1 / np.maximum(used, 1), 0.0)
+        if not cut.any():
+            continue
+        for direction in ("read", "write"):
+            throttled[number, direction] = load[direction] * cut
+        for i, share in key.terms:
+            if i in series:
+                kept[i] -= series[i] * share * cut
+    return kept, throttled
+
+
+@dataclass
+class Day:
+    """The simulated day of one stack: one run per target and direction with traffic."""
+
+    runs: list[Run]
+
+    def run(self, target: str, direction: Direction) -> Run | None:
+        return next((r for r in self.runs if r.target == target and r.direction == direction), None)
+
+
+def _serve(demand: np.ndarray, capacity: Capacity, direction: Direction, simulation: Simulation,
+           previous_peak: float) -> tuple[np.ndarray, np.ndarray]:
+    if capacity.billing == "provisioned":
+        return _provisioned(demand, capacity, simulation.update_seconds)
+    return _on_demand(demand, capacity, direction, simulation, previous_peak)
+
+
+def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Capacity], simulation: Simulation,
+                 previous_peaks: dict[tuple[str, Direction], float] | None = None) -> Day:
+    """Every target through the day: the GSIs first, so that their write throttling holds back the table's
+    writes of the same entities (one pass: table throttles are not fed back into the GSIs)."""
+    series = {i: profile_series(flow.profile, flow.requests) * flow.per_request for i, flow in enumerate(model.flows)}
+    runs: list[Run] = []
+    passed: dict[str, np.ndarray] = {}  # entity -> share of its writes its GSIs let through, per second
+    for target in [t for t in model.targets if t != TABLE] + [TABLE]:
+        mine = {i: s for i, s in series.items() if model.flows[i].target == target}
+        held_back: dict[int, float] = {}
+        if target == TABLE:
+            for i in list(mine):
+                flow = model.flows[i]
+                if flow.direction == "write" and flow.entity in passed:
+                    limited = mine[i] * passed[flow.entity]
+                    held_back[i] = float((mine[i] - limited).sum())
+                    mine[i] = limited
+        kept, key_throttled = _key_limits(model, target, mine)
+        for direction in ("read", "write"):
+            flows = [i for i in kept if model.flows[i].direction == direction]
+            asked = sum((series[i] for i in flows), np.zeros(SECONDS_PER_DAY))
+            after_keys = sum((kept[i] for i in flows), np.zeros(SECONDS_PER_DAY))
+            peak = (previous_peaks or {}).get((target, direction), float(np.max(after_keys)))
+            served, capacity = _serve(after_keys, capacities[target, direction], direction, simulation, peak)
+            ratio = np.divide(served, after_keys, out=np.ones_like(served), where=after_keys > 0)
+            run = Run(target, direction, asked, served, capacity, backpressure=sum(held_back.get(i, 0.0)
+                                                                                   for i in flows),
+                      over_capacity=float((after_keys - served).sum()))
+            for i in flows:
+                run.flow_throttled[i] = float((series[i] - kept[i] * ratio).sum())
+                if direction == "write" and target != TABLE:
+                    through = np.divide(kept[i] * ratio, mine[i], out=np.ones_like(served), where=mine[i] > 0)
+                    entity = model.flows[i].entity
+                    passed[entity] = np.minimum(passed.get(entity, through), through)
+            for (number, key_direction), units in key_throttled.items():
+                if key_direction == direction:
+                    run.key_throttled[number] = float(units.sum())
+                    run.key_seconds[number] = int((units > 1e-9).sum())
+            runs.append(run)
+    return Day(runs)
+
+
+def key_throttle(terms: list[tuple[Flow, float]]) -> tuple[float, int]:
+    """(requests throttled, seconds with a throttle) over the day on one key value that receives `share` of
+    each flow: the partition limit alone (the table's or index's capacity aside)."""
+    series = [profile_series(flow.profile, flow.requests) * flow.per_request * share for flow, share in terms]
+    used = np.zeros(SECONDS_PER_DAY)
+    for (flow, _), units in zip(terms, series, strict=True):
+        used += units / PARTITION_UNITS[flow.direction]
+    cut = np.where(used > 1, 1 - 1 / np.maximum(used, 1), 0.0)
+    requests = sum(float((units * cut).sum()) / flow.per_request for (flow, _), units in zip(terms, series,
+                                                                                           strict=True))
+    return requests, int((cut > 1e-9).sum())
