@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from modules.capacity.estimate import CapacityReport
 from modules.design.design import TableDesign
@@ -40,6 +40,11 @@ class Finding:
 class Context:
     design: TableDesign
     capacity: CapacityReport
+
+    @cached_property
+    def memo(self) -> dict[str, Any]:
+        """Figures rules share within one lint run."""
+        return {}
 
     @cached_property
     def traffic(self) -> TrafficModel:

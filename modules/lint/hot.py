@@ -26,6 +26,7 @@ PARTITION_RCU = PARTITION_UNITS["read"]
 PARTITION_WCU = PARTITION_UNITS["write"]
 MIN_SHARDS, MAX_SHARDS = 5, 20
 MAX_SPLIT = 100  # counter items one hot item may be split into (the `shards` bound)
+MAX_PROVEN = 20  # hot keys per stack whose fixes lint simulates (the busiest): bounds the work of one lint run
 LOW_CARDINALITY = 100
 
 
@@ -175,19 +176,38 @@ def _peak(terms: list[tuple[Flow, float]], direction: str) -> float:
     return sum(flow.peak * share for flow, share in terms if flow.direction == direction)
 
 
+def _simulated(ctx: Context, load: KeyLoad) -> bool:
+    """Whether the key is among the stack's MAX_PROVEN busiest hot keys, whose fixes are simulated."""
+    warn = ctx.design.blueprint.lint.hot_key_warning
+    hot = [k for k in key_loads(ctx) if is_hot(k, warn)]
+    busiest = sorted(hot, key=lambda k: -(k.wcu / PARTITION_WCU + k.rcu / PARTITION_RCU))[:MAX_PROVEN]
+    return any(k.key == load.key for k in busiest)
+
+
+def _throttled(ctx: Context, terms: list[tuple[Flow, float]]) -> tuple[float, int]:
+    """`key_throttle`, once per set of terms in a lint run."""
+    memo = ctx.memo.setdefault("key_throttle", {})
+    key = tuple(terms)
+    if key not in memo:
+        memo[key] = key_throttle(terms)
+    found: tuple[float, int] = memo[key]
+    return found
+
+
 def _fix(ctx: Context, load: KeyLoad, kind: str, count: int, terms: list[tuple[Flow, float]], before: float,
          setting: str) -> Sharding:
     single_reads = all(_single_read(ctx, flow) for flow, _ in load.terms if flow.direction == "read")
-    after, _ = key_throttle(terms)
+    after = _throttled(ctx, terms)[0] if before >= 0 else -1.0
     return Sharding(kind, count, setting, _peak(terms, "write"), _peak(terms, "read"),
                     load.rcu > PARTITION_RCU * ctx.design.blueprint.lint.hot_key_warning, single_reads, before, after,
                     tuple(terms))
 
 
 def candidate_fixes(ctx: Context, load: KeyLoad) -> list[Sharding]:
-    """Every fix in the catalog that applies to the key, each simulated."""
+    """Every fix in the catalog that applies to the key, each simulated (for the MAX_PROVEN busiest keys of the
+    stack; the others get `before` and `after` -1)."""
     warn = ctx.design.blueprint.lint.hot_key_warning
-    before, _ = key_throttle(load.terms)
+    before = _throttled(ctx, load.terms)[0] if _simulated(ctx, load) else -1.0
     setting = _where(ctx.design, load.index, load.entities[0])[2]
     unsharded_wcu = load.wcu * load.key.shards
     fixes = []
@@ -211,7 +231,7 @@ def candidate_fixes(ctx: Context, load: KeyLoad) -> list[Sharding]:
 def suggested_sharding(ctx: Context, load: KeyLoad) -> Sharding:
     """The fix the charts draw: the first proven one, else the first tried (shard or split)."""
     fixes = candidate_fixes(ctx, load)
-    proven = [f for f in fixes if f.after < f.before or f.before == 0]
+    proven = [f for f in fixes if f.after < f.before or f.before <= 0]
     chosen = (proven or fixes or [_fix(ctx, load, "shard", load.key.shards, load.terms, 0.0, "")])[0]
     return chosen
 
@@ -235,21 +255,24 @@ def _fix_text(ctx: Context, load: KeyLoad, fix: Sharding) -> str:
         text = (f"serve its reads from a cache (DAX or the application's) or a materialised top-N refreshed "
                 f"{ctx.design.blueprint.simulation.cache_reads_per_second:g} time(s) a second: about "
                 f"{fix.rcu:,.0f} RCU on the key at peak")
-    return text + f" (simulated: {_proof(fix)})"
+    return text + f" ({_proof(fix)})"
 
 
 def _proof(fix: Sharding) -> str:
+    if fix.before < 0:
+        return f"not simulated: lint simulates the {MAX_PROVEN} busiest hot keys of a stack"
     if fix.after == 0:
-        return f"removes all {fix.before:,.0f} throttled requests a day" if fix.before else "no throttling"
+        return (f"simulated: removes all {fix.before:,.0f} throttled requests a day" if fix.before
+                else "simulated: no throttling")
     share = 1 - fix.after / fix.before if fix.before else 0.0
-    return f"{fix.after:,.0f} throttled requests a day remain of {fix.before:,.0f} ({share:.0%} fewer)"
+    return f"simulated: {fix.after:,.0f} throttled requests a day remain of {fix.before:,.0f} ({share:.0%} fewer)"
 
 
 def _fixes_text(ctx: Context, load: KeyLoad) -> str:
     fixes = candidate_fixes(ctx, load)
-    working = [f for f in fixes if f.before == 0 or f.after < f.before]
+    working = [f for f in fixes if f.before <= 0 or f.after < f.before]
     texts = [_fix_text(ctx, load, f) for f in working]
-    if not any(f.after == 0 for f in working):
+    if not any(f.after <= 0 for f in working):
         texts.append("key it by a higher-cardinality attribute: no fix tried removes the throttling")
     return "; or ".join(texts)
 
@@ -258,7 +281,7 @@ def _message(ctx: Context, load: KeyLoad, over: str) -> str:
     name = _where(ctx.design, load.index, load.entities[0])[0]
     single = ("; each value is a single item, so shards on its key do not spread it"
               if load.key.single_item else (f"; {load.key.shards} shards" if load.key.shards > 1 else ""))
-    before, seconds = key_throttle(load.terms)
+    before, seconds = _throttled(ctx, load.terms) if _simulated(ctx, load) else (0.0, 0)
     throttles = (f"; simulated over a day: {before:,.0f} requests throttled in {seconds:,} s" if before else "")
     return (f"{name}: partition key {load.key.label} ({_assumptions(load)}) gets an estimated {over} at its peak"
             f"{single} ({_breakdown(load)}){throttles}")

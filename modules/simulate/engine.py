@@ -31,6 +31,7 @@ provisioned capacity serves after its alarm, whether an on-demand table is new, 
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,6 +50,9 @@ FREE_DECREASES = 4  # decreases a day at any time; then one per hour without a d
 ON_DEMAND_NEW = {"read": 12_000, "write": 4_000}
 ON_DEMAND_DOUBLING_SECONDS = 30 * 60
 SECONDS = np.arange(SECONDS_PER_DAY, dtype=np.float64)
+DIRECTIONS: tuple[Direction, Direction] = ("read", "write")
+SHAPES_KEPT = 64
+MAX_KEYS = 64  # hot keys a day follows one by one, the busiest (each an array of the day)
 
 
 def profile_series(profile: Profile, average: float) -> np.ndarray:
@@ -191,33 +195,6 @@ def _on_demand(demand: np.ndarray, capacity: Capacity, direction: Direction, sim
     return served, allowed
 
 
-def _key_limits(model: TrafficModel, target: str, series: dict[int, np.ndarray]) -> tuple[
-        dict[int, np.ndarray], dict[tuple[int, Direction], np.ndarray]]:
-    """What each flow keeps after its hot keys' partition limits, and each key's throttled units per second.
-
-    A key's reads and writes share its partition: when reads/3,000 + writes/1,000 exceeds 1 both are cut in
-    proportion."""
-    kept = {i: s.copy() for i, s in series.items()}
-    throttled: dict[tuple[int, Direction], np.ndarray] = {}
-    for number, key in enumerate(model.hot_keys):
-        if key.target != target:
-            continue
-        load = {d: np.zeros(SECONDS_PER_DAY) for d in ("read", "write")}
-        for i, share in key.terms:
-            if i in series:
-                load[model.flows[i].direction] += series[i] * share
-        used = load["read"] / PARTITION_UNITS["read"] + load["write"] / PARTITION_UNITS["write"]
-        cut = np.where(used > 1, 1 - 1 / np.maximum(used, 1), 0.0)
-        if not cut.any():
-            continue
-        for direction in ("read", "write"):
-            throttled[number, direction] = load[direction] * cut
-        for i, share in key.terms:
-            if i in series:
-                kept[i] -= series[i] * share * cut
-    return kept, throttled
-
-
 @dataclass
 class Day:
     """The simulated day of one stack: one run per target and direction with traffic."""
@@ -235,44 +212,107 @@ def _serve(demand: np.ndarray, capacity: Capacity, direction: Direction, simulat
     return _on_demand(demand, capacity, direction, simulation, previous_peak)
 
 
+class Shapes:
+    """Each (profile, average requests) met, as requests per second over the day: computed once, the last
+    SHAPES_KEPT kept (flows of one pattern or entity share theirs), so memory stays bounded by them."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple[Profile, float], np.ndarray] = OrderedDict()
+
+    def requests(self, flow: Flow) -> np.ndarray:
+        key = (flow.profile, flow.requests)
+        if key in self._kept:
+            self._kept.move_to_end(key)
+            return self._kept[key]
+        shape = self._kept[key] = profile_series(flow.profile, flow.requests)
+        if len(self._kept) > SHAPES_KEPT:
+            self._kept.popitem(last=False)
+        return shape
+
+    def units(self, flow: Flow, passing: np.ndarray | None = None) -> np.ndarray:
+        """The flow's units per second; `passing`: the share of each second's that gets through (back-pressure)."""
+        units: np.ndarray = self.requests(flow) * flow.per_request
+        return units if passing is None else units * passing
+
+
+def followed_keys(model: TrafficModel) -> list[int]:
+    """The hot keys simulated one by one: the busiest MAX_KEYS by peak (the others count as spread)."""
+    peaks = [model.key_peak(key, "read") / PARTITION_UNITS["read"] + model.key_peak(key, "write")
+             / PARTITION_UNITS["write"] for key in model.hot_keys]
+    return sorted(sorted(range(len(peaks)), key=lambda k: -peaks[k])[:MAX_KEYS])
+
+
+def _cut(used: np.ndarray) -> np.ndarray:
+    """The share of a key's requests its partition turns away: above reads/3,000 + writes/1,000 = 1."""
+    cut: np.ndarray = np.where(used > 1, 1 - 1 / np.maximum(used, 1), 0.0)
+    return cut
+
+
 def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Capacity], simulation: Simulation,
                  previous_peaks: dict[tuple[str, Direction], float] | None = None) -> Day:
     """Every target through the day: the GSIs first, so that their write throttling holds back the table's
-    writes of the same entities (one pass: table throttles are not fed back into the GSIs)."""
-    series = {i: profile_series(flow.profile, flow.requests) * flow.per_request for i, flow in enumerate(model.flows)}
+    writes of the same entities (one pass: table throttles are not fed back into the GSIs).
+
+    Work and memory are bounded: one array per (profile, rate) met (the last SHAPES_KEPT), one per followed hot
+    key and one per entity written to a GSI; flows are summed into them and never kept one by one."""
+    shapes = Shapes()
+    followed = followed_keys(model)
     runs: list[Run] = []
     passed: dict[str, np.ndarray] = {}  # entity -> share of its writes its GSIs let through, per second
     for target in [t for t in model.targets if t != TABLE] + [TABLE]:
-        mine = {i: s for i, s in series.items() if model.flows[i].target == target}
-        held_back: dict[int, float] = {}
-        if target == TABLE:
-            for i in list(mine):
-                flow = model.flows[i]
-                if flow.direction == "write" and flow.entity in passed:
-                    limited = mine[i] * passed[flow.entity]
-                    held_back[i] = float((mine[i] - limited).sum())
-                    mine[i] = limited
-        kept, key_throttled = _key_limits(model, target, mine)
-        for direction in ("read", "write"):
-            flows = [i for i in kept if model.flows[i].direction == direction]
-            asked = sum((series[i] for i in flows), np.zeros(SECONDS_PER_DAY))
-            after_keys = sum((kept[i] for i in flows), np.zeros(SECONDS_PER_DAY))
+        mine = [i for i, flow in enumerate(model.flows) if flow.target == target]
+        held = {i: passed[model.flows[i].entity] for i in mine
+                if target == TABLE and model.flows[i].direction == "write" and model.flows[i].entity in passed}
+
+        cuts: dict[int, np.ndarray] = {}
+        key_units: dict[tuple[int, Direction], np.ndarray] = {}
+        for number in followed:
+            key = model.hot_keys[number]
+            if key.target != target:
+                continue
+            load = {d: np.zeros(SECONDS_PER_DAY) for d in DIRECTIONS}
+            for i, share in key.terms:
+                load[model.flows[i].direction] += shapes.units(model.flows[i], held.get(i)) * share
+            cut = _cut(load["read"] / PARTITION_UNITS["read"] + load["write"] / PARTITION_UNITS["write"])
+            if cut.any():
+                cuts[number] = cut
+                for direction in DIRECTIONS:
+                    key_units[number, direction] = load[direction] * cut
+        in_keys: dict[int, list[tuple[int, float]]] = {}
+        for number in cuts:
+            for i, share in model.hot_keys[number].terms:
+                in_keys.setdefault(i, []).append((number, share))
+        for direction in DIRECTIONS:
+            flows = [i for i in mine if model.flows[i].direction == direction]
+            asked = np.zeros(SECONDS_PER_DAY)
+            for i in flows:
+                asked += shapes.units(model.flows[i])
+            after_keys = asked.copy()
+            for i in held:
+                if i in flows:
+                    after_keys -= shapes.units(model.flows[i]) * (1 - held[i])
+            for (_, key_direction), throttled in key_units.items():
+                if key_direction == direction:
+                    after_keys -= throttled
             peak = (previous_peaks or {}).get((target, direction), float(np.max(after_keys)))
             served, capacity = _serve(after_keys, capacities[target, direction], direction, simulation, peak)
             ratio = np.divide(served, after_keys, out=np.ones_like(served), where=after_keys > 0)
-            run = Run(target, direction, asked, served, capacity, backpressure=sum(held_back.get(i, 0.0)
-                                                                                   for i in flows),
-                      over_capacity=float((after_keys - served).sum()))
+            run = Run(target, direction, asked, served, capacity, over_capacity=float((after_keys - served).sum()))
             for i in flows:
-                run.flow_throttled[i] = float((series[i] - kept[i] * ratio).sum())
+                kept_share = ratio.copy()
+                for number, share in in_keys.get(i, ()):
+                    kept_share = kept_share - cuts[number] * share * ratio
+                original = shapes.units(model.flows[i])
+                if i in held:
+                    run.backpressure += float((original * (1 - held[i])).sum())
+                run.flow_throttled[i] = float((original - shapes.units(model.flows[i], held.get(i)) * kept_share).sum())
                 if direction == "write" and target != TABLE:
-                    through = np.divide(kept[i] * ratio, mine[i], out=np.ones_like(served), where=mine[i] > 0)
                     entity = model.flows[i].entity
-                    passed[entity] = np.minimum(passed.get(entity, through), through)
-            for (number, key_direction), units in key_throttled.items():
+                    passed[entity] = np.minimum(passed[entity], kept_share) if entity in passed else kept_share
+            for (number, key_direction), throttled in key_units.items():
                 if key_direction == direction:
-                    run.key_throttled[number] = float(units.sum())
-                    run.key_seconds[number] = int((units > 1e-9).sum())
+                    run.key_throttled[number] = float(throttled.sum())
+                    run.key_seconds[number] = int((throttled > 1e-9).sum())
             runs.append(run)
     return Day(runs)
 
@@ -280,11 +320,10 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
 def key_throttle(terms: list[tuple[Flow, float]]) -> tuple[float, int]:
     """(requests throttled, seconds with a throttle) over the day on one key value that receives `share` of
     each flow: the partition limit alone (the table's or index's capacity aside)."""
-    series = [profile_series(flow.profile, flow.requests) * flow.per_request * share for flow, share in terms]
+    shapes = Shapes()
     used = np.zeros(SECONDS_PER_DAY)
-    for (flow, _), units in zip(terms, series, strict=True):
-        used += units / PARTITION_UNITS[flow.direction]
-    cut = np.where(used > 1, 1 - 1 / np.maximum(used, 1), 0.0)
-    requests = sum(float((units * cut).sum()) / flow.per_request for (flow, _), units in zip(terms, series,
-                                                                                           strict=True))
+    for flow, share in terms:
+        used += shapes.units(flow) * (share / PARTITION_UNITS[flow.direction])
+    cut = _cut(used)
+    requests = sum(float(np.dot(shapes.requests(flow), cut)) * share for flow, share in terms)
     return requests, int((cut > 1e-9).sum())
