@@ -32,7 +32,7 @@ NEW_PATTERNS = {
 #   python main.py review blueprints/crm.yaml blueprints/orders.yaml --changed-since main | wc -c
 BEFORE = {"crm.yaml": 25_735, "orders.yaml": 19_934, "comment": 46_339}
 STACK_FIELDS = {"application", "capacity", "changes", "counts", "data_changes", "design", "lint", "lock_diff",
-                "maintenance_window", "production", "stack", "warnings"}
+                "maintenance_window", "production", "simulation", "stack", "warnings"}
 
 
 def git(root: Path, *args: str) -> str:

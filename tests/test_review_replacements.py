@@ -106,8 +106,8 @@ def test_a_production_maximum_below_the_peak_is_a_lint_error(tmp_path, run_cli):
     [finding, gsi] = [f for f in json.loads(out)[0]["findings"] if f["code"] == "TW313"]
     assert finding["severity"] == gsi["severity"] == "error" and gsi["message"].startswith("GSI1: ")
     assert finding["message"] == ("the table: on-demand read maximum 1 request units/s is below the estimated peak "
-                                  "1,080 (average 360, at its busiest second): requests above it are throttled (production: "
-                                  "an error)")
+                                  "1,080 (average 360, at its busiest second): requests above it are throttled "
+                                  "(production: an error)")
     code, out, _ = run_cli("lint", low, "--env", "dev", "--format", "json")
     assert [f["severity"] for f in json.loads(out)[0]["findings"] if f["code"] == "TW313"] == ["warning"] * 2
 

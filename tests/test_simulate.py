@@ -395,3 +395,28 @@ def test_bad_scheduled_minimums_are_refused(write_blueprint, run_cli, field, err
         else SCHEDULED.replace('start: "23:30"', field))
     code, _, err = run_cli("lint", write_blueprint(text))
     assert code == 2 and error in err and "Traceback" not in err
+
+
+def test_a_review_shows_both_sides_simulated_and_warns_when_a_change_introduces_throttling(write_blueprint):
+    from modules.review.review import build_review
+
+    base = write_blueprint(FLEET.format(extra="").replace("  devices_by_status:", "  device:\n    entity: Device\n"
+                                                           "    where: {deviceId: \"=\"}\n  devices_by_status:")
+                           .split("  devices_by_status:")[0], "base.yaml")
+    head = write_blueprint(FLEET.format(extra=""), "head.yaml")
+    [stack] = build_review(str(base), str(head)).stacks
+    assert stack.simulated_before.throttled_requests == 0
+    assert stack.simulated_after.throttled_requests > 0
+    [warning] = [w for w in stack.warnings if "throttles requests under the declared traffic" in w]
+    assert "(before: 0)" in warning
+    [same] = build_review(str(head), str(head)).stacks
+    assert not [w for w in same.warnings if "throttles requests" in w]
+
+
+def test_the_review_markdown_shows_the_simulated_day_when_a_side_throttles(write_blueprint):
+    from modules.report.review import render_markdown
+    from modules.review.review import build_review
+
+    head = write_blueprint(FLEET.format(extra=""), "head.yaml")
+    markdown = render_markdown(build_review(str(head), str(head)))
+    assert "Simulated day of the declared traffic: before " in markdown and "throttled requests in" in markdown

@@ -23,6 +23,7 @@ from modules.simulate.stack import DIRECTIONS, Billing, capacities, has_events, 
 
 SCHEDULE_LEAD = 15 * 60  # seconds a scheduled minimum starts before its event: time for the capacity to arrive
 WARM_MINIMUM = {"read": 12_000, "write": 4_000}  # what `warm_throughput` accepts at least
+MAX_FINDINGS = 5  # the most throttled tables and indexes reported (each fix tried is a day simulated twice)
 
 
 def _place(target: str) -> str:
@@ -118,9 +119,8 @@ def throttled_during_event(ctx: Context) -> Iterator[Issue]:
     mode = ctx.simulated
     billing = ctx.design.blueprint.table.billing
     settings = capacities(ctx.design, ctx.capacity, billing)
-    for run in mode.day.runs:
-        if run.over_capacity < 1:
-            continue
+    throttled = sorted((run for run in mode.day.runs if run.over_capacity >= 1), key=lambda r: -r.over_capacity)
+    for run in throttled[:MAX_FINDINGS]:
         surges = _surges(ctx, run)
         names = ", ".join(s.name for s in surges) or "the declared traffic"
         seconds = int((run.demand - run.served > 1e-9).sum())

@@ -329,6 +329,8 @@ def stack_data(stack: StackReview) -> dict[str, Any]:
         "counts": counts(stack.changes),
         "changes": [asdict(change) for change in stack.changes],
         "warnings": stack.warnings,
+        "simulation": {side: None if day is None else asdict(day) for side, day in
+                       (("before", stack.simulated_before), ("after", stack.simulated_after))},
         "maintenance_window": describe(stack.window) if stack.window else None,
         "data_changes": [{"entity": change.entity, "index": change.index, "steps": list(change.steps),
                           "kind": change.kind, "former": change.former,

@@ -11,6 +11,7 @@ from modules.report.capacity import price_line
 from modules.report.tables import markdown_table
 from modules.review.environments import monthly_totals
 from modules.review.review import StackReview
+from modules.simulate.stack import DaySummary
 
 
 def money(value: float) -> str:
@@ -83,10 +84,25 @@ def cost_section(stack: StackReview) -> list[str]:
             "", f"Estimated from the blueprint's rates ({price_line(cost)}; provisioned at the suggested "
                 "autoscaling minimums, within the configured bounds). `python main.py capacity` has every "
                 "line.",
-            *(f"> {note}" for note in cost.notes), "",
+            *(f"> {note}" for note in cost.notes), "", *_simulated(stack),
             "<details>", "<summary>Monthly cost by item</summary>", "",
             markdown_table(headers, _cost_rows(before, after, _item_rows(before, after), billed=False)), "",
             "</details>", ""]
+
+
+def _day(day: DaySummary | None) -> str:
+    if day is None:
+        return "-"
+    cost = "not priced" if day.monthly_usd is None else f"{money(day.monthly_usd)} a month of throughput"
+    return f"{day.throttled_requests:,.0f} throttled requests in {day.throttled_seconds:,} s; {cost}"
+
+
+def _simulated(stack: StackReview) -> list[str]:
+    """The declared traffic simulated over a day on each side (`python main.py simulate`), when one throttles."""
+    if not any(day and day.throttled_requests for day in (stack.simulated_before, stack.simulated_after)):
+        return []
+    return [f"Simulated day of the declared traffic: before {_day(stack.simulated_before)}; after "
+            f"{_day(stack.simulated_after)} (`python main.py simulate`).", ""]
 
 
 def _monthly(stack: StackReview) -> str | None:

@@ -25,6 +25,7 @@ from modules.review.changes import from_configs, stack_settings
 from modules.review.classified import Change, acknowledge, counts, gsi_builds
 from modules.review.classify import classify, production_change, settings_changes
 from modules.review.data import DataChange, data_changes, migration_changes, unmatched_migrations
+from modules.simulate.stack import DaySummary
 from modules.stacks.stack import Stack, build_stacks
 from modules.synth.synth import synthesize
 
@@ -41,6 +42,8 @@ class StackReview:
     lint: LintResult | None = None
     cost_before: CostReport | None = None
     cost_after: CostReport | None = None
+    simulated_before: DaySummary | None = None  # a day of the declared traffic, simulated, on each side
+    simulated_after: DaySummary | None = None
     head: Stack | None = None  # the stack after the change: its design charts
     application: list[PatternChange] = field(default_factory=list)  # the requests the application sends
     new: bool = False  # the stack did not exist before (its patterns are all new)
@@ -97,6 +100,16 @@ def below_peak(changes: list[Change], stack: Stack, production: bool) -> list[Ch
             if change.cls == "safe" and change.subject in low else change for change in changes]
 
 
+def introduced_throttling(before: DaySummary | None, after: DaySummary | None) -> list[str]:
+    """A warning when the head throttles requests the base did not, under each side's declared traffic."""
+    if after is None or after.throttled_requests <= (before.throttled_requests if before else 0.0) * 1.01:
+        return []
+    was = f"{before.throttled_requests:,.0f}" if before else "none (a new stack)"
+    return [f"this change throttles requests under the declared traffic: {after.throttled_requests:,.0f} a "
+            f"simulated day in {after.throttled_seconds:,} s (before: {was}); `python main.py simulate` shows which "
+            "table, index and key, and `lint` the fixes"]
+
+
 def _side_error(error: TablewrightError, spec: str, side: str, scratch: Path) -> TablewrightError:
     if error.code == ErrorCode.GITREF:
         return error  # about the revision itself, already named by its option
@@ -151,11 +164,14 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
         extra = breaking_changes(old.source, old.design, new.source, new.design, search) if old is not None else []
         result.lint = new.with_findings(extra).lint
         result.cost_after = new.cost
+        result.simulated_after = DaySummary.of(new.simulation)
         result.head = new
         result.application = pattern_changes(old.design if old is not None else None, new.design)
         result.new = old is None
     if old is not None:
         result.cost_before = old.cost
+        result.simulated_before = DaySummary.of(old.simulation)
+    result.warnings += introduced_throttling(result.simulated_before, result.simulated_after)
     if old is not None and new is not None:
         before, after = lock_of(old.design), lock_of(new.design)
         migrations = new.design.blueprint.migrations

@@ -7,7 +7,7 @@ from typing import Literal
 
 import numpy as np
 
-from modules.blueprint.language import seconds_of_day
+from modules.blueprint.language import SECONDS_PER_DAY, seconds_of_day
 from modules.blueprint.prices import ClassPrices
 from modules.blueprint.throughput import warm_throughput_setting
 from modules.blueprint.traffic import HOURS_PER_MONTH, OCCURRENCES_PER_MONTH
@@ -150,3 +150,19 @@ def simulate_stack(design: TableDesign, capacity: CapacityReport) -> StackSimula
     prices = capacity.prices.table_class(design.blueprint.region, design.blueprint.table.table_class)
     return StackSimulation(model, run_mode(design, capacity, model, billing), run_mode(design, capacity, model, other),
                            break_even(prices) if prices else None)
+
+
+@dataclass(frozen=True)
+class DaySummary:
+    """The declared day in the blueprint's billing mode, in three figures (what a review compares)."""
+
+    throttled_requests: float
+    throttled_seconds: int
+    monthly_usd: float | None  # throughput for a month of the declared traffic
+
+    @staticmethod
+    def of(result: StackSimulation) -> DaySummary:
+        seconds = np.zeros(SECONDS_PER_DAY, dtype=bool)
+        for run in result.declared.day.runs:
+            seconds |= run.throttled > 1e-9
+        return DaySummary(round(result.throttled_requests(), 1), int(seconds.sum()), result.declared.monthly_usd)
