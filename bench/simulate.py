@@ -36,8 +36,9 @@ WRITES = "    writes: {{inserts: {rate}, updates: {rate}}}\n"
 
 
 def blueprint(n: int) -> str:
-    """bench/synth.py's generated table with writes on both entities, a daily curve and an event."""
-    text = GENERATED.format(n=n)
+    """bench/synth.py's generated table with writes on both entities, a daily curve and an event, its
+    autoscaling maximum raised to what the peak needs (the event then throttles until the alarms act)."""
+    text = GENERATED.format(n=n).replace("write: {min: 5, max: 200}", "write: {min: 5, max: 4000}")
     text = text.replace("    key: {pk: \"ACCOUNT#{accountId}\", sk: PROFILE}\n",
                         "    key: {pk: \"ACCOUNT#{accountId}\", sk: PROFILE}\n" + WRITES.format(rate=5 + n % 7))
     text = text.replace("    key: {pk: \"ACCOUNT#{accountId}\", sk: \"EVENT#{at}#{kind}\"}\n",

@@ -90,7 +90,8 @@ def test_target_tracking_throttles_until_the_alarm_fires_and_the_capacity_arrive
     """
     step = profile(surge(6 * 3600, 6 * 3600, factor=10))
     tracking = Capacity("provisioned", (100, 10_000), 0.7)
-    run = day([write_flow(70, step)], {(TABLE, "write"): tracking}).run(TABLE, "write")
+    run = day([write_flow(70, step)], {(TABLE, "write"): tracking}, simulation=Simulation(update_seconds=60)).run(
+        TABLE, "write")
     minute = 6 * 60
     assert list(run.capacity[minute:minute + 16]) == [100, 100, 100, 143, 143, 205, 205, 293, 293, 419, 419, 599,
                                                       599, 856, 856, 1000]
@@ -420,3 +421,26 @@ def test_the_review_markdown_shows_the_simulated_day_when_a_side_throttles(write
     head = write_blueprint(FLEET.format(extra=""), "head.yaml")
     markdown = render_markdown(build_review(str(head), str(head)))
     assert "Simulated day of the declared traffic: before " in markdown and "throttled requests in" in markdown
+
+
+def test_a_fix_simulated_on_its_own_target_matches_the_whole_stack_simulated_again(write_blueprint):
+    """Lint re-simulates only what a fix changes (and the table's writes after a GSI's): the same figures."""
+    from dataclasses import replace
+
+    from modules.simulate.model import traffic_model
+    from modules.simulate.stack import _run_mode, capacities, run_mode
+
+    stack = _stack(write_blueprint, FLEET.format(extra="").replace("table: {name: fleet}", PROVISIONED.replace(
+        "shop", "fleet")) + "traffic:\n  events: [{name: sale, start: \"12:00\", duration: 20m, factor: 3}]\n")
+    model = traffic_model(stack.design, stack.capacity)
+    settings = capacities(stack.design, stack.capacity, "provisioned")
+    configured = run_mode(stack.design, stack.capacity, model, "provisioned")
+    for target in ("GSI1", TABLE):
+        changed = {(target, "write"): replace(settings[target, "write"], bounds=(3000, 40_000))}
+        alone = _run_mode(stack.design, stack.capacity, model, "provisioned", changed, configured)
+        whole = _run_mode(stack.design, stack.capacity, model, "provisioned", changed, None)
+        assert alone.monthly_usd == whole.monthly_usd
+        for mine, theirs in zip(alone.day.runs, whole.day.runs, strict=True):
+            assert (mine.target, mine.direction) == (theirs.target, theirs.direction)
+            assert mine.throttled_units == pytest.approx(theirs.throttled_units)
+            assert list(mine.capacity) == list(theirs.capacity)

@@ -12,12 +12,14 @@ import math
 from collections.abc import Iterator
 from dataclasses import replace
 
+import numpy as np
+
 from modules.blueprint.language import SECONDS_PER_DAY
 from modules.blueprint.traffic import Surge
 from modules.design.design import TABLE
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, rule
-from modules.simulate.engine import ON_DEMAND_NEW, Capacity, Run
+from modules.simulate.engine import ON_DEMAND_NEW, SECONDS, Capacity, Run
 from modules.simulate.model import Direction
 from modules.simulate.stack import DIRECTIONS, Billing, capacities, has_events, run_mode
 
@@ -32,7 +34,7 @@ def _place(target: str) -> str:
 
 def _surges(ctx: Context, run: Run) -> list[Surge]:
     """The events of the flows on the run's target and direction that overlap its throttled seconds."""
-    throttled = set(int(s) for s in (run.demand - run.served > 1e-9).nonzero()[0])
+    throttled = set(int(s) for s in ((run.over if run.over is not None else run.throttled) > 1e-9).nonzero()[0])
     found: dict[str, Surge] = {}
     for flow in ctx.traffic.flows:
         if flow.target == run.target and flow.direction == run.direction:
@@ -45,11 +47,32 @@ def _surges(ctx: Context, run: Run) -> list[Surge]:
 Settings = dict[tuple[str, Direction], Capacity]
 
 
+def _during(ctx: Context, run: Run) -> np.ndarray:
+    """The seconds an event of a flow on the run's target and direction is on (once per lint run)."""
+    memo = ctx.memo.setdefault("event_seconds", {})
+    if (run.target, run.direction) in memo:
+        found: np.ndarray = memo[run.target, run.direction]
+        return found
+    active = memo[run.target, run.direction] = np.zeros(SECONDS_PER_DAY, dtype=bool)
+    for flow in ctx.traffic.flows:
+        if flow.target == run.target and flow.direction == run.direction:
+            for surge in flow.profile.surges:
+                active |= (SECONDS - surge.start) % SECONDS_PER_DAY < surge.seconds
+    return active
+
+
+def _event_over(ctx: Context, run: Run | None) -> float:
+    """Units the table's or index's capacity throttles while an event is on (the rest of the day is TW308's and
+    TW313's: bounds below the daily peak)."""
+    if run is None or run.over is None:
+        return 0.0
+    return float(run.over[_during(ctx, run)].sum())
+
+
 def _tried(ctx: Context, run: Run, changed: Settings, billing: Billing | None = None) -> tuple[float, float | None]:
-    """(units the target still throttles, monthly throughput cost) with the change."""
+    """(units the target still throttles during its events, monthly throughput cost) with the change."""
     mode = run_mode(ctx.design, ctx.capacity, ctx.traffic, billing or ctx.design.blueprint.table.billing, changed)
-    after = mode.day.run(run.target, run.direction)
-    return (after.over_capacity if after else 0.0), mode.monthly_usd
+    return _event_over(ctx, mode.day.run(run.target, run.direction)), mode.monthly_usd
 
 
 def _proof(before: float, after: float, cost: float | None, base: float | None) -> str:
@@ -59,6 +82,7 @@ def _proof(before: float, after: float, cost: float | None, base: float | None) 
 
 
 def _on_demand_fixes(ctx: Context, run: Run, settings: Settings, base: float | None) -> list[tuple[str, float]]:
+    before = _event_over(ctx, run)
     key = (run.target, run.direction)
     current = settings[key]
     peaks = {d: math.ceil(float(r.demand.max())) for d in DIRECTIONS
@@ -73,7 +97,7 @@ def _on_demand_fixes(ctx: Context, run: Run, settings: Settings, base: float | N
             ">= 6.13; warm throughput has its own charge)")
     if current.maximum is not None and current.maximum < peaks[run.direction]:
         text += f" and raise `max_throughput` {run.direction} to {peaks[run.direction]}"
-    return [(f"{text} ({_proof(run.over_capacity, after, cost, base)})", after)]
+    return [(f"{text} ({_proof(before, after, cost, base)})", after)]
 
 
 def _clock(second: int) -> str:
@@ -82,6 +106,7 @@ def _clock(second: int) -> str:
 
 def _provisioned_fixes(ctx: Context, run: Run, settings: Settings, base: float | None, surges: list[Surge]) -> \
         list[tuple[str, float]]:
+    before = _event_over(ctx, run)
     key = (run.target, run.direction)
     current = settings[key]
     peak = float(run.demand.max())
@@ -97,13 +122,15 @@ def _provisioned_fixes(ctx: Context, run: Run, settings: Settings, base: float |
         end = (first.start + first.seconds) % SECONDS_PER_DAY
         fixes.append((f"schedule the minimum before {first.name}: add `{{name: {first.name}, start: "
                       f"\"{_clock(start)}\", end: \"{_clock(end)}\", min: {needed}}}` to `{source}.scheduled` "
-                      f"({_proof(run.over_capacity, after, cost, base)})", after))
+                      f"({_proof(before, after, cost, base)})", after))
     after, cost = _tried(ctx, run, {key: replace(current, bounds=(needed, max(needed, current.bounds[1])))})
-    fixes.append((f"raise `{source}.min` to {needed} ({_proof(run.over_capacity, after, cost, base)})", after))
+    fixes.append((f"raise `{source}.min` to {needed} ({_proof(before, after, cost, base)})", after))
     if current.bounds[1] < math.ceil(peak / current.target):
         fixes.append((f"raise `{source}.max`: the peak needs {math.ceil(peak / current.target):,} at the target", 1.0))
-    after, cost = _tried(ctx, run, {}, "on_demand")
-    fixes.append((f"switch to `billing: on_demand` ({_proof(run.over_capacity, after, cost, base)})", after))
+    other = ctx.memo.get("on_demand") or ctx.memo.setdefault(
+        "on_demand", run_mode(ctx.design, ctx.capacity, ctx.traffic, "on_demand"))
+    after, cost = _event_over(ctx, other.day.run(run.target, run.direction)), other.monthly_usd
+    fixes.append((f"switch to `billing: on_demand` ({_proof(before, after, cost, base)})", after))
     return fixes
 
 
@@ -119,11 +146,14 @@ def throttled_during_event(ctx: Context) -> Iterator[Issue]:
     mode = ctx.simulated
     billing = ctx.design.blueprint.table.billing
     settings = capacities(ctx.design, ctx.capacity, billing)
-    throttled = sorted((run for run in mode.day.runs if run.over_capacity >= 1), key=lambda r: -r.over_capacity)
+    over = {(run.target, run.direction): _event_over(ctx, run) for run in mode.day.runs}
+    throttled = sorted((run for run in mode.day.runs if over[run.target, run.direction] >= 1),
+                       key=lambda r: -over[r.target, r.direction])
     for run in throttled[:MAX_FINDINGS]:
+        during = over[run.target, run.direction]
         surges = _surges(ctx, run)
         names = ", ".join(s.name for s in surges) or "the declared traffic"
-        seconds = int((run.demand - run.served > 1e-9).sum())
+        seconds = int((run.over[_during(ctx, run)] > 1e-9).sum()) if run.over is not None else 0
         if billing == "on_demand":
             why = (f"on demand serves at once twice its previous peak (at least {ON_DEMAND_NEW[run.direction]:,} "
                    "request units)" + (" and its `max_throughput`" if settings[run.target, run.direction].maximum
@@ -132,11 +162,11 @@ def throttled_during_event(ctx: Context) -> Iterator[Issue]:
         else:
             why = "target tracking adds capacity only after 2 minutes above its target, then UpdateTable"
             fixes = _provisioned_fixes(ctx, run, settings, mode.monthly_usd, surges)
-        working = [text for text, after in fixes if after < run.over_capacity]
+        working = [text for text, after in fixes if after < during]
         path: FieldPath = ("table",) if run.target == TABLE else ("indexes", run.target)
         yield Issue(
             "error" if ctx.design.blueprint.production else "warning",
-            f"{_place(run.target)}: {run.direction}s throttled during {names}: {run.over_capacity:,.0f} units over "
+            f"{_place(run.target)}: {run.direction}s throttled during {names}: {during:,.0f} units over "
             f"{seconds:,} s of the simulated day (peak {float(run.demand.max()):,.0f} units/s; {why})",
             "; or ".join(working) or "no fix tried removes it: lower the event's rate or spread it over time",
             path,

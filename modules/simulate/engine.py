@@ -44,9 +44,8 @@ from modules.simulate.model import PARTITION_UNITS, Direction, Flow, TrafficMode
 MINUTES = SECONDS_PER_DAY // 60
 BURST_SECONDS = 300
 SCALE_OUT_MINUTES = 2  # consecutive one-minute datapoints above the target
-SCALE_IN_MINUTES = 15  # consecutive datapoints below the target minus SCALE_IN_MARGIN
-SCALE_IN_MARGIN = 0.20
-FREE_DECREASES = 4  # decreases a day at any time; then one per hour without a decrease
+SCALE_IN_MINUTES = 15  # consecutive datapoints below the target (minus `simulation.scale_in_margin`)
+FREE_DECREASES = 4  # decreases available at 00:00 UTC and at most at any time; one more each hour
 ON_DEMAND_NEW = {"read": 12_000, "write": 4_000}
 ON_DEMAND_DOUBLING_SECONDS = 30 * 60
 SECONDS = np.arange(SECONDS_PER_DAY, dtype=np.float64)
@@ -108,7 +107,11 @@ class Run:
     key_throttled: dict[int, float] = field(default_factory=dict)  # hot key -> throttled units (this direction)
     key_seconds: dict[int, int] = field(default_factory=dict)  # hot key -> seconds it throttled
     backpressure: float = 0.0  # table writes throttled because a GSI was (units)
-    over_capacity: float = 0.0  # units throttled by the table's or index's capacity (hot keys and GSIs aside)
+    over: np.ndarray | None = None  # units per second the table's or index's capacity throttles (keys aside)
+
+    @property
+    def over_capacity(self) -> float:
+        return 0.0 if self.over is None else float(self.over.sum())
 
     @property
     def throttled(self) -> np.ndarray:
@@ -124,50 +127,125 @@ class Run:
         return int((self.throttled > 1e-9).sum())
 
 
-def _provisioned(demand: np.ndarray, capacity: Capacity, update_seconds: int) -> tuple[np.ndarray, np.ndarray]:
+def _burst_minute(asked: np.ndarray, units: float, bank: float) -> tuple[np.ndarray, float]:
+    """One minute at `units` provisioned with `bank` units of burst capacity saved: what each second serves
+    and the bank after. Unused capacity adds to the bank (up to BURST_SECONDS of it); demand above the
+    capacity draws on it, and what the bank cannot cover is throttled."""
+    most = BURST_SECONDS * units
+    spare = units - asked
+    if (spare >= 0).all():
+        return asked, min(most, bank + float(spare.sum()))
+    if (spare <= 0).all():  # saturated all minute: the bank only drains
+        drawn = np.cumsum(-spare)
+        throttled = np.diff(np.maximum(0.0, drawn - bank), prepend=0.0)
+        served: np.ndarray = asked - throttled
+        return served, max(0.0, bank - float(drawn[-1]))
+    got = []
+    for want in asked.tolist():
+        one = min(want, units + bank)
+        got.append(one)
+        bank = min(most, bank + units - one)
+    return np.array(got), bank
+
+
+@dataclass
+class _Decreases:
+    """Provisioned capacity decreases left today: 4 at 00:00 UTC, one more each hour, never more than 4."""
+
+    left: int = FREE_DECREASES
+    hour: int = 0
+
+    def take(self, second: int) -> bool:
+        hour = second // 3600
+        self.left, self.hour = min(FREE_DECREASES, self.left + hour - self.hour), hour
+        if self.left == 0:
+            return False
+        self.left -= 1
+        return True
+
+
+def _quiet_minutes(minute: int, units: float, low: int, high: float, peak: np.ndarray, average: np.ndarray,
+                   floors: np.ndarray, capacity: Capacity, low_share: float) -> int:
+    """How many minutes from `minute` change nothing: every request served, no scaling possible (within the
+    thresholds, or at the bound it would cross), the same minimum. The day is stepped minute by minute only
+    where something can happen."""
+    units_cap = units >= high
+    cannot_in = units <= low or capacity.disable_scale_in
+    still = ((peak[minute:] <= units) & ((average[minute:] <= capacity.target * units) | units_cap)
+             & ((average[minute:] >= low_share * units) | cannot_in) & (floors[minute:] == low))
+    if still.all():
+        return MINUTES - minute
+    return int(still.argmin())
+
+
+def _trailing(flags: np.ndarray, before: int) -> int:
+    """A consecutive-datapoints counter after `flags` (one per minute), from `before`."""
+    if flags.all():
+        return before + len(flags)
+    return len(flags) - 1 - int(np.flatnonzero(~flags)[-1])
+
+
+def _provisioned(demand: np.ndarray, capacity: Capacity, simulation: Simulation) -> tuple[np.ndarray, np.ndarray]:
     """Served units per second and the provisioned capacity per minute under target tracking and burst."""
-    high = capacity.bounds[1]
+    high = min(capacity.bounds[1], simulation.table_quota)
     minutes = demand.reshape(MINUTES, 60)
-    low = capacity.minimum(0)
-    units = float(min(high, max(low, math.ceil(round(float(minutes[0].mean()) / capacity.target, 6)))))
+    totals, busiest = minutes.sum(axis=1).tolist(), minutes.max(axis=1).tolist()
+    quietest = minutes.min(axis=1).tolist()
+    lows = [capacity.minimum(minute * 60) for minute in range(MINUTES)] if capacity.schedule else \
+        [capacity.bounds[0]] * MINUTES
+    units = float(min(high, max(lows[0], math.ceil(round(totals[0] / 60 / capacity.target, 6)))))
+    if not capacity.schedule and units == lows[0] and max(busiest) <= units * capacity.target:
+        return demand.copy(), np.full(MINUTES, units)  # never above the target, never below the minimum
     bank = BURST_SECONDS * units
-    served = np.empty_like(demand)
+    served = demand.copy()
     provisioned = np.empty(MINUTES)
     pending: tuple[int, float] | None = None  # (second it serves from, units)
-    above = below = decreases = 0
-    last_out = last_in = last_decrease = -10**9
-    for minute in range(MINUTES):
+    above = below = 0
+    decreases = _Decreases()
+    last_out = last_in = -10**9
+    low_share = capacity.target - simulation.scale_in_margin
+    average, peak, floors = np.array(totals) / 60, np.array(busiest), np.array(lows)
+    minute = 0
+    while minute < MINUTES:
         start = minute * 60
         if pending is not None and pending[0] <= start:
             units, pending = pending[1], None
             bank = min(bank, BURST_SECONDS * units)
-        low = capacity.minimum(start)
+        low = lows[minute]
         if units < low:  # a scheduled action raised the minimum: the capacity follows at once
             units, pending = float(low), None
+        if pending is None and bank >= BURST_SECONDS * units and busiest[minute] <= units:
+            quiet = _quiet_minutes(minute, units, low, high, peak, average, floors, capacity, low_share)
+            if quiet:
+                stretch = average[minute:minute + quiet]
+                above = _trailing(stretch > capacity.target * units, above)
+                below = _trailing(stretch < low_share * units, below)
+                provisioned[minute:minute + quiet] = units
+                minute += quiet
+                continue
         provisioned[minute] = units
-        asked = minutes[minute]
-        if asked.max() <= units:
-            served[start:start + 60] = asked
-            bank = min(BURST_SECONDS * units, bank + float((units - asked).sum()))
+        consumed = totals[minute] / 60
+        if busiest[minute] <= units and bank >= BURST_SECONDS * units:
+            pass  # under the capacity with a full bank: everything served, the bank stays full
+        elif bank <= 0 and quietest[minute] >= units:
+            served[start:start + 60] = units  # saturated with no burst left: the capacity, no more
+            consumed = units
         else:
-            for second, want in enumerate(asked):
-                got = min(want, units + bank)
-                served[start + second] = got
-                bank = min(BURST_SECONDS * units, bank + units - got)
-        consumed = float(served[start:start + 60].mean())
+            got, bank = _burst_minute(minutes[minute], units, bank)
+            served[start:start + 60] = got
+            consumed = float(got.sum()) / 60
         above = above + 1 if consumed > capacity.target * units else 0
-        below = below + 1 if consumed < (capacity.target - SCALE_IN_MARGIN) * units else 0
+        below = below + 1 if consumed < low_share * units else 0
         now = start + 60
+        minute += 1
         if pending is not None:
             continue
         wanted = float(min(high, max(low, math.ceil(round(consumed / capacity.target, 6)))))
         if above >= SCALE_OUT_MINUTES and wanted > units and now - last_out >= capacity.scale_out_cooldown:
-            pending, last_out = (now + update_seconds, wanted), now
+            pending, last_out = (now + simulation.update_seconds, wanted), now
         elif (below >= SCALE_IN_MINUTES and wanted < units and not capacity.disable_scale_in
-              and now - last_in >= capacity.scale_in_cooldown
-              and (decreases < FREE_DECREASES or now - last_decrease >= 3600)):
-            pending, last_in, last_decrease = (now + update_seconds, wanted), now, now
-            decreases, below = decreases + 1, 0
+              and now - last_in >= capacity.scale_in_cooldown and decreases.take(now)):
+            pending, last_in, below = (now + simulation.update_seconds, wanted), now, 0
     return served, provisioned
 
 
@@ -176,30 +254,32 @@ def _on_demand(demand: np.ndarray, capacity: Capacity, direction: Direction, sim
     """Served units per second and, per minute, what on demand serves at once: twice the peak it served at
     least 30 minutes before (the previous peak), never less than a new table's throughput (partitions are
     never taken away) or the warm throughput, at most `max_throughput` and the table quota."""
-    minutes = demand.reshape(MINUTES, 60)
+    most = demand.reshape(MINUTES, 60).max(axis=1)
+    busiest = most.tolist()
     floor = max(capacity.warm, ON_DEMAND_NEW[direction])
     ceiling = min(capacity.maximum or math.inf, simulation.table_quota)
     lag = ON_DEMAND_DOUBLING_SECONDS // 60
-    peaks = np.zeros(MINUTES)  # highest served per minute
-    served = np.empty_like(demand)
-    allowed = np.empty(MINUTES)
     seen = 0.0 if simulation.history == "new" else previous_peak
+    if max(busiest) <= min(ceiling, max(floor, 2 * seen)):  # never above what it serves at once
+        lagged = np.maximum.accumulate(np.concatenate([np.full(lag, seen), np.maximum(most, seen)]))[:MINUTES]
+        return demand.copy(), np.minimum(ceiling, np.maximum(floor, 2 * lagged))
+    peaks = [0.0] * MINUTES  # the most served in a second, per minute
+    allowed = np.empty(MINUTES)
     for minute in range(MINUTES):
         if minute >= lag:
             seen = max(seen, peaks[minute - lag])
         cap = min(ceiling, max(floor, 2 * seen))
         allowed[minute] = cap
-        got = np.minimum(minutes[minute], cap)
-        served[minute * 60:(minute + 1) * 60] = got
-        peaks[minute] = got.max()
-    return served, allowed
+        peaks[minute] = min(busiest[minute], cap)
+    return np.minimum(demand, np.repeat(allowed, 60)), allowed
 
 
 @dataclass
 class Day:
-    """The simulated day of one stack: one run per target and direction with traffic."""
+    """The simulated day of one stack: one run per target and direction."""
 
     runs: list[Run]
+    passed: dict[str, np.ndarray] = field(default_factory=dict)  # entity -> share of its writes its GSIs let through
 
     def run(self, target: str, direction: Direction) -> Run | None:
         return next((r for r in self.runs if r.target == target and r.direction == direction), None)
@@ -208,7 +288,7 @@ class Day:
 def _serve(demand: np.ndarray, capacity: Capacity, direction: Direction, simulation: Simulation,
            previous_peak: float) -> tuple[np.ndarray, np.ndarray]:
     if capacity.billing == "provisioned":
-        return _provisioned(demand, capacity, simulation.update_seconds)
+        return _provisioned(demand, capacity, simulation)
     return _on_demand(demand, capacity, direction, simulation, previous_peak)
 
 
@@ -229,10 +309,24 @@ class Shapes:
             self._kept.popitem(last=False)
         return shape
 
+    def summed(self, flows: list[Flow]) -> np.ndarray:
+        """The flows' units per second added up: one multiply-add per (profile, rate) they share."""
+        weights: dict[tuple[Profile, float], tuple[Flow, float]] = {}
+        for flow in flows:
+            key = (flow.profile, flow.requests)
+            weights[key] = (flow, weights.get(key, (flow, 0.0))[1] + flow.per_request)
+        total = np.zeros(SECONDS_PER_DAY)
+        for flow, weight in weights.values():
+            total += self.requests(flow) * weight
+        return total
+
     def units(self, flow: Flow, passing: np.ndarray | None = None) -> np.ndarray:
         """The flow's units per second; `passing`: the share of each second's that gets through (back-pressure)."""
         units: np.ndarray = self.requests(flow) * flow.per_request
         return units if passing is None else units * passing
+
+
+SHAPES = Shapes()  # shared by every day simulated in the process (a profile's shape does not change)
 
 
 def followed_keys(model: TrafficModel) -> list[int]:
@@ -249,17 +343,23 @@ def _cut(used: np.ndarray) -> np.ndarray:
 
 
 def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Capacity], simulation: Simulation,
-                 previous_peaks: dict[tuple[str, Direction], float] | None = None) -> Day:
+                 previous_peaks: dict[tuple[str, Direction], float] | None = None, base: Day | None = None,
+                 only: set[tuple[str, Direction]] | None = None) -> Day:
     """Every target through the day: the GSIs first, so that their write throttling holds back the table's
-    writes of the same entities (one pass: table throttles are not fed back into the GSIs).
+    writes of the same entities (one pass: table throttles are not fed back into the GSIs). With `base` and
+    `only`, just those targets and directions are simulated again; the others are `base`'s (a fix being tried).
 
     Work and memory are bounded: one array per (profile, rate) met (the last SHAPES_KEPT), one per followed hot
     key and one per entity written to a GSI; flows are summed into them and never kept one by one."""
-    shapes = Shapes()
+    shapes = SHAPES
     followed = followed_keys(model)
     runs: list[Run] = []
-    passed: dict[str, np.ndarray] = {}  # entity -> share of its writes its GSIs let through, per second
+    passed: dict[str, np.ndarray] = dict(base.passed) if base is not None else {}
+    kept = {(run.target, run.direction): run for run in base.runs} if base is not None else {}
     for target in [t for t in model.targets if t != TABLE] + [TABLE]:
+        if only is not None and all((target, d) not in only for d in DIRECTIONS):
+            runs += [kept[target, d] for d in DIRECTIONS]
+            continue
         mine = [i for i, flow in enumerate(model.flows) if flow.target == target]
         held = {i: passed[model.flows[i].entity] for i in mine
                 if target == TABLE and model.flows[i].direction == "write" and model.flows[i].entity in passed}
@@ -283,10 +383,11 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
             for i, share in model.hot_keys[number].terms:
                 in_keys.setdefault(i, []).append((number, share))
         for direction in DIRECTIONS:
+            if only is not None and (target, direction) not in only:
+                runs.append(kept[target, direction])
+                continue
             flows = [i for i in mine if model.flows[i].direction == direction]
-            asked = np.zeros(SECONDS_PER_DAY)
-            for i in flows:
-                asked += shapes.units(model.flows[i])
+            asked = shapes.summed([model.flows[i] for i in flows])
             after_keys = asked.copy()
             for i in held:
                 if i in flows:
@@ -297,8 +398,13 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
             peak = (previous_peaks or {}).get((target, direction), float(np.max(after_keys)))
             served, capacity = _serve(after_keys, capacities[target, direction], direction, simulation, peak)
             ratio = np.divide(served, after_keys, out=np.ones_like(served), where=after_keys > 0)
-            run = Run(target, direction, asked, served, capacity, over_capacity=float((after_keys - served).sum()))
+            run = Run(target, direction, asked, served, capacity, over=after_keys - served)
+            lost = 1 - ratio
             for i in flows:
+                flow = model.flows[i]
+                if i not in held and i not in in_keys and (direction == "read" or target == TABLE):
+                    run.flow_throttled[i] = flow.per_request * float(np.dot(shapes.requests(flow), lost))
+                    continue
                 kept_share = ratio.copy()
                 for number, share in in_keys.get(i, ()):
                     kept_share = kept_share - cuts[number] * share * ratio
@@ -314,13 +420,13 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
                     run.key_throttled[number] = float(throttled.sum())
                     run.key_seconds[number] = int((throttled > 1e-9).sum())
             runs.append(run)
-    return Day(runs)
+    return Day(runs, passed)
 
 
 def key_throttle(terms: list[tuple[Flow, float]]) -> tuple[float, int]:
     """(requests throttled, seconds with a throttle) over the day on one key value that receives `share` of
     each flow: the partition limit alone (the table's or index's capacity aside)."""
-    shapes = Shapes()
+    shapes = SHAPES
     used = np.zeros(SECONDS_PER_DAY)
     for flow, share in terms:
         used += shapes.units(flow) * (share / PARTITION_UNITS[flow.direction])

@@ -95,14 +95,41 @@ def _peaks(day: Day) -> dict[tuple[str, Direction], float]:
     return {(run.target, run.direction): float(np.max(run.served)) for run in day.runs}
 
 
+# The blueprint's own settings are simulated by lint (TW105) and again by `simulate` and the review: the last few
+# runs are kept, by the identity of their design and estimate (held here, so an id is not reused while kept).
+_KEPT = 8
+_RUNS: dict[tuple[int, int, str], tuple[TableDesign, CapacityReport, ModeRun]] = {}
+
+
 def run_mode(design: TableDesign, capacity: CapacityReport, model: TrafficModel, billing: Billing,
              changed: dict[tuple[str, Direction], Capacity] | None = None) -> ModeRun:
     """The stack's day in one billing mode (`changed`: some targets served otherwise, a fix being tried); with
     events, the normal day first (an established on-demand table has served its peak, not the events')."""
+    if changed:
+        return _run_mode(design, capacity, model, billing, changed, run_mode(design, capacity, model, billing))
+    key = (id(design), id(capacity), billing)
+    if key not in _RUNS:
+        if len(_RUNS) >= _KEPT:
+            del _RUNS[next(iter(_RUNS))]
+        _RUNS[key] = (design, capacity, _run_mode(design, capacity, model, billing, None))
+    return _RUNS[key][2]
+
+
+def _run_mode(design: TableDesign, capacity: CapacityReport, model: TrafficModel, billing: Billing,
+              changed: dict[tuple[str, Direction], Capacity] | None, configured: ModeRun | None = None) -> ModeRun:
+    """`configured`: the same mode as the blueprint sets it; only what `changed` touches is simulated again (a
+    GSI's writes hold back the table's, so the table's writes are simulated again with them)."""
     simulation = design.blueprint.simulation
     settings = capacities(design, capacity, billing) | (changed or {})
-    normal = simulate_day(without_events(model), settings, simulation)
-    day = simulate_day(model, settings, simulation, _peaks(normal)) if has_events(model) else normal
+    only: set[tuple[str, Direction]] | None = None
+    if configured is not None and changed:
+        only = set(changed)
+        if any(target != TABLE and direction == "write" for target, direction in changed):
+            only.add((TABLE, "write"))
+    normal = simulate_day(without_events(model), settings, simulation, None,
+                          configured.normal if configured else None, only)
+    day = (simulate_day(model, settings, simulation, _peaks(normal), configured.day if configured else None, only)
+           if has_events(model) else normal)
     prices = capacity.prices.table_class(design.blueprint.region, design.blueprint.table.table_class)
     monthly = None
     if prices is not None:

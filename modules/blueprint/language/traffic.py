@@ -147,9 +147,14 @@ class Simulation(Strict):
         "once); `new`: a new table, which serves 4,000 write and 12,000 read request units per second until it "
         "has seen more.")
     update_seconds: int = Field(
-        default=60, ge=0, le=3600,
-        description="Seconds from the scaling alarm to the new provisioned capacity serving requests (UpdateTable "
-        "returns at once; AWS publishes no figure for when the capacity is there).")
+        default=180, ge=0, le=3600,
+        description="Seconds from the scaling alarm to the new provisioned capacity serving requests (AWS: \"it then "
+        "takes several minutes to update the provisioned capacity\"; it publishes no figure).")
+    scale_in_margin: float = Field(
+        default=0.2, ge=0, lt=0.9,
+        description="How far below the target utilization consumed capacity must stay for 15 minutes before "
+        "autoscaling scales in (AWS documents the 15 datapoints below the target; the 20-point margin comes from "
+        "its Knowledge Center, not the Developer Guide).")
     table_quota: int = Field(
         default=40_000, ge=1, le=10_000_000,
         description="The account's per-table throughput quota in each direction (AWS's default 40,000 units).")
