@@ -27,12 +27,28 @@ CHART_POINTS = 48  # half hours
 
 @dataclass(frozen=True)
 class Simulated:
-    stack: Stack
-    result: StackSimulation
+    """One stack's simulation as the renderers need it: computed stack by stack, the day's arrays dropped (a
+    fleet's would not fit in memory)."""
+
+    name: str
+    document: dict[str, Any]  # the stack's entry in the JSON
+    chart: list[str]  # the Mermaid chart of its worst table or index
+    worst: str  # that table or index, in words
+    summary: list[str]  # the billing modes side by side, the break-even and the recommendation
+    notes: list[str]  # the hot keys that throttled
 
 
 def simulated(stacks: Iterable[Stack]) -> list[Simulated]:
-    return [Simulated(stack, simulate_stack(stack.design, stack.capacity)) for stack in stacks]
+    found = []
+    for stack in stacks:
+        result = simulate_stack(stack.design, stack.capacity)
+        worst = _worst(result)
+        notes = [f"hot key {row['key']} ({run.target} {run.direction}): {row['throttled_requests']:,.0f} requests "
+                 f"throttled in {row['throttled_seconds']:,} s"
+                 for run in result.declared.day.runs for row in _key_rows(result, run)]
+        found.append(Simulated(stack.name, stack_document(stack, result), chart(result),
+                               f"{worst.target} ({worst.direction}s)", _summary(result), notes))
+    return found
 
 
 def _requests(result: StackSimulation, run: Run) -> float:
@@ -107,8 +123,7 @@ def _assumptions(stack: Stack) -> list[str]:
             "30.4 times and each event as often as it recurs"]
 
 
-def stack_document(item: Simulated) -> dict[str, Any]:
-    stack, result = item.stack, item.result
+def stack_document(stack: Stack, result: StackSimulation) -> dict[str, Any]:
     declared = result.declared
     targets = []
     for run in declared.day.runs:
@@ -134,7 +149,7 @@ def stack_document(item: Simulated) -> dict[str, Any]:
 
 
 def render_json(items: Sequence[Simulated]) -> str:
-    return json.dumps({"schema_version": SCHEMA_VERSION, "stacks": [stack_document(i) for i in items]}, indent=2,
+    return json.dumps({"schema_version": SCHEMA_VERSION, "stacks": [i.document for i in items]}, indent=2,
                       sort_keys=True) + "\n"
 
 
@@ -142,24 +157,17 @@ def _money(value: float | None) -> str:
     return "not priced" if value is None else f"${value:,.2f}"
 
 
-def _lines(item: Simulated) -> tuple[list[list[str]], list[str]]:
-    result = item.result
-    rows = []
-    for target in stack_document(item)["targets"]:
-        rows.append([target["target"], target["direction"], f"{target['peak_demand']:,.0f}",
-                     f"{target['capacity_min']:,.0f}-{target['capacity_max']:,.0f}",
-                     f"{target['throttled_requests']:,.0f}", f"{target['throttled_seconds']:,}"])
-    notes = [f"  hot key {row['key']} ({run.target} {run.direction}): {row['throttled_requests']:,.0f} requests "
-             f"throttled in {row['throttled_seconds']:,} s" for run in result.declared.day.runs
-             for row in _key_rows(result, run)]
-    return rows, notes
+def _rows(item: Simulated) -> list[list[str]]:
+    return [[target["target"], target["direction"], f"{target['peak_demand']:,.0f}",
+             f"{target['capacity_min']:,.0f}-{target['capacity_max']:,.0f}", f"{target['throttled_requests']:,.0f}",
+             f"{target['throttled_seconds']:,}"] for target in item.document["targets"]]
 
 
 HEADERS = ["target", "direction", "peak units/s", "capacity units/s", "throttled requests", "throttled s"]
 
 
-def _summary(item: Simulated) -> list[str]:
-    result, words = item.result, {"provisioned": "provisioned", "on_demand": "on demand"}
+def _summary(result: StackSimulation) -> list[str]:
+    words = {"provisioned": "provisioned", "on_demand": "on demand"}
     lines = [f"{words[m.billing]}: {_money(m.monthly_usd)} a month, {result.throttled_requests(m):,.0f} throttled "
              f"requests a day" + (f", {m.utilization:.0%} utilization" if m.utilization is not None else "")
              for m in (result.declared, result.other)]
@@ -172,10 +180,9 @@ def _summary(item: Simulated) -> list[str]:
 def render_text(items: Sequence[Simulated]) -> str:
     parts = []
     for item in items:
-        rows, notes = _lines(item)
-        parts += [f"{item.stack.name}: a day of the declared traffic ({item.result.declared.billing})", "",
-                  text_table(HEADERS, rows), *notes, "", *_summary(item), "",
-                  "assumptions: " + "; ".join(_assumptions(item.stack)), ""]
+        parts += [f"{item.name}: a day of the declared traffic ({item.document['billing']})", "",
+                  text_table(HEADERS, _rows(item)), *(f"  {note}" for note in item.notes), "", *item.summary, "",
+                  "assumptions: " + "; ".join(item.document["assumptions"]), ""]
     return "\n".join(parts) + "\n"
 
 
@@ -200,13 +207,10 @@ def chart(result: StackSimulation) -> list[str]:
 def render_markdown(items: Sequence[Simulated]) -> str:
     parts = []
     for item in items:
-        rows, notes = _lines(item)
         table = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
-        table += ["| " + " | ".join(row) + " |" for row in rows]
-        run = _worst(item.result)
-        parts += [f"### {item.stack.name}", "", *table, "", *(f"- {n.strip()}" for n in notes), "",
-                  f"Demand (upper line, the busiest second of each half hour) and capacity of {run.target} "
-                  f"({run.direction}s):", "", "```mermaid", *chart(item.result), "```", "",
-                  *(f"- {line}" for line in _summary(item)), "",
-                  "Assumptions: " + "; ".join(_assumptions(item.stack)) + ".", ""]
+        table += ["| " + " | ".join(row) + " |" for row in _rows(item)]
+        parts += [f"### {item.name}", "", *table, "", *(f"- {note}" for note in item.notes), "",
+                  f"Demand (the first line: the busiest second of each half hour) and capacity of {item.worst}:", "",
+                  "```mermaid", *item.chart, "```", "", *(f"- {line}" for line in item.summary), "",
+                  "Assumptions: " + "; ".join(item.document["assumptions"]) + ".", ""]
     return sanitize("\n".join(parts))

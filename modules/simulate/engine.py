@@ -87,11 +87,13 @@ class Capacity:
     warm: int = 0  # warm throughput
     schedule: tuple[tuple[int, int, int], ...] = ()  # provisioned: (first second, last second, minimum) raised
 
-    def minimum(self, second: int) -> int:
-        """Autoscaling's minimum at a second of the day: the configured one, or a scheduled one while it lasts."""
-        raised = [low for start, end, low in self.schedule if (second - start) % SECONDS_PER_DAY <= (end - start)
-                  % SECONDS_PER_DAY]
-        return max([self.bounds[0], *raised])
+    def minimums(self) -> list[int]:
+        """Autoscaling's minimum at each minute of the day: the configured one, or a scheduled one while it lasts."""
+        lows = np.full(MINUTES, self.bounds[0])
+        for start, end, low in self.schedule:
+            during = (SECONDS[::60] - start) % SECONDS_PER_DAY <= (end - start) % SECONDS_PER_DAY
+            lows = np.where(during, np.maximum(lows, low), lows)
+        return [int(low) for low in lows]
 
 
 @dataclass
@@ -191,11 +193,10 @@ def _provisioned(demand: np.ndarray, capacity: Capacity, simulation: Simulation)
     minutes = demand.reshape(MINUTES, 60)
     totals, busiest = minutes.sum(axis=1).tolist(), minutes.max(axis=1).tolist()
     quietest = minutes.min(axis=1).tolist()
-    lows = [capacity.minimum(minute * 60) for minute in range(MINUTES)] if capacity.schedule else \
-        [capacity.bounds[0]] * MINUTES
+    lows = capacity.minimums()
     units = float(min(high, max(lows[0], math.ceil(round(totals[0] / 60 / capacity.target, 6)))))
     if not capacity.schedule and units == lows[0] and max(busiest) <= units * capacity.target:
-        return demand.copy(), np.full(MINUTES, units)  # never above the target, never below the minimum
+        return demand, np.full(MINUTES, units)  # never above the target, never below the minimum
     bank = BURST_SECONDS * units
     served = demand.copy()
     provisioned = np.empty(MINUTES)
@@ -214,7 +215,9 @@ def _provisioned(demand: np.ndarray, capacity: Capacity, simulation: Simulation)
         low = lows[minute]
         if units < low:  # a scheduled action raised the minimum: the capacity follows at once
             units, pending = float(low), None
-        if pending is None and bank >= BURST_SECONDS * units and busiest[minute] <= units:
+        if (pending is None and bank >= BURST_SECONDS * units and busiest[minute] <= units
+                and (totals[minute] <= capacity.target * units * 60 or units >= high)
+                and (totals[minute] >= low_share * units * 60 or units <= low or capacity.disable_scale_in)):
             quiet = _quiet_minutes(minute, units, low, high, peak, average, floors, capacity, low_share)
             if quiet:
                 stretch = average[minute:minute + quiet]
@@ -262,7 +265,7 @@ def _on_demand(demand: np.ndarray, capacity: Capacity, direction: Direction, sim
     seen = 0.0 if simulation.history == "new" else previous_peak
     if max(busiest) <= min(ceiling, max(floor, 2 * seen)):  # never above what it serves at once
         lagged = np.maximum.accumulate(np.concatenate([np.full(lag, seen), np.maximum(most, seen)]))[:MINUTES]
-        return demand.copy(), np.minimum(ceiling, np.maximum(floor, 2 * lagged))
+        return demand, np.minimum(ceiling, np.maximum(floor, 2 * lagged))
     peaks = [0.0] * MINUTES  # the most served in a second, per minute
     allowed = np.empty(MINUTES)
     for minute in range(MINUTES):
@@ -342,6 +345,11 @@ def _cut(used: np.ndarray) -> np.ndarray:
     return cut
 
 
+def _hold_back(passed: dict[str, np.ndarray], entity: str, through: np.ndarray) -> None:
+    """An entity's writes to a GSI let `through` this share each second: its table writes get no more."""
+    passed[entity] = np.minimum(passed[entity], through) if entity in passed else through
+
+
 def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Capacity], simulation: Simulation,
                  previous_peaks: dict[tuple[str, Direction], float] | None = None, base: Day | None = None,
                  only: set[tuple[str, Direction]] | None = None) -> Day:
@@ -388,33 +396,40 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
                 continue
             flows = [i for i in mine if model.flows[i].direction == direction]
             asked = shapes.summed([model.flows[i] for i in flows])
-            after_keys = asked.copy()
+            after_keys = asked
             for i in held:
                 if i in flows:
-                    after_keys -= shapes.units(model.flows[i]) * (1 - held[i])
+                    after_keys = after_keys - shapes.units(model.flows[i]) * (1 - held[i])
             for (_, key_direction), throttled in key_units.items():
                 if key_direction == direction:
-                    after_keys -= throttled
+                    after_keys = after_keys - throttled
             peak = (previous_peaks or {}).get((target, direction), float(np.max(after_keys)))
             served, capacity = _serve(after_keys, capacities[target, direction], direction, simulation, peak)
-            ratio = np.divide(served, after_keys, out=np.ones_like(served), where=after_keys > 0)
-            run = Run(target, direction, asked, served, capacity, over=after_keys - served)
-            lost = 1 - ratio
+            over = None if served is after_keys else after_keys - served
+            if over is not None and not (over > 1e-9).any():
+                over = None
+            ratio = None if over is None else np.divide(served, after_keys, out=np.ones_like(served),
+                                                        where=after_keys > 0)
+            run = Run(target, direction, asked, served, capacity, over=over)
             for i in flows:
                 flow = model.flows[i]
-                if i not in held and i not in in_keys and (direction == "read" or target == TABLE):
-                    run.flow_throttled[i] = flow.per_request * float(np.dot(shapes.requests(flow), lost))
+                if i not in held and i not in in_keys:
+                    if ratio is not None:
+                        run.flow_throttled[i] = flow.per_request * float(np.dot(shapes.requests(flow), 1 - ratio))
+                        if direction == "write" and target != TABLE:
+                            _hold_back(passed, flow.entity, ratio)
+                    else:
+                        run.flow_throttled[i] = 0.0
                     continue
-                kept_share = ratio.copy()
+                kept_share: np.ndarray = np.ones(SECONDS_PER_DAY) if ratio is None else ratio.copy()
                 for number, share in in_keys.get(i, ()):
-                    kept_share = kept_share - cuts[number] * share * ratio
-                original = shapes.units(model.flows[i])
+                    kept_share = kept_share - cuts[number] * share * (1.0 if ratio is None else ratio)
+                original = shapes.units(flow)
                 if i in held:
                     run.backpressure += float((original * (1 - held[i])).sum())
-                run.flow_throttled[i] = float((original - shapes.units(model.flows[i], held.get(i)) * kept_share).sum())
+                run.flow_throttled[i] = float((original - shapes.units(flow, held.get(i)) * kept_share).sum())
                 if direction == "write" and target != TABLE:
-                    entity = model.flows[i].entity
-                    passed[entity] = np.minimum(passed[entity], kept_share) if entity in passed else kept_share
+                    _hold_back(passed, flow.entity, kept_share)
             for (number, key_direction), throttled in key_units.items():
                 if key_direction == direction:
                     run.key_throttled[number] = float(throttled.sum())
