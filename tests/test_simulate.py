@@ -444,3 +444,16 @@ def test_a_fix_simulated_on_its_own_target_matches_the_whole_stack_simulated_aga
             assert (mine.target, mine.direction) == (theirs.target, theirs.direction)
             assert mine.throttled_units == pytest.approx(theirs.throttled_units)
             assert list(mine.capacity) == list(theirs.capacity)
+
+
+@pytest.mark.terraform
+def test_mermaid_parses_the_simulation_charts(write_blueprint):
+    from modules.report.simulate import render_markdown, simulated
+    from tests.test_diagrams import mermaid, parse
+
+    stacks = [_stack(write_blueprint, FLEET.format(extra=""), "fleet.yaml"),
+              _stack(write_blueprint, ON_DEMAND_SALE.replace("table: {name: shop}", PROVISIONED), "sale.yaml")]
+    charts = mermaid(render_markdown(simulated(stacks)))
+    assert len(charts) == 2 and all(chart.startswith("xychart-beta") for chart in charts)
+    code, results = parse(charts)
+    assert code == 0, results

@@ -180,7 +180,7 @@ def _summary(result: StackSimulation) -> list[str]:
 def render_text(items: Sequence[Simulated]) -> str:
     parts = []
     for item in items:
-        parts += [f"{item.name}: a day of the declared traffic ({item.document['billing']})", "",
+        parts += [f"{item.name}: a day of the declared traffic ({item.document['billing'].replace('_', ' ')})", "",
                   text_table(HEADERS, _rows(item)), *(f"  {note}" for note in item.notes), "", *item.summary, "",
                   "assumptions: " + "; ".join(item.document["assumptions"]), ""]
     return "\n".join(parts) + "\n"

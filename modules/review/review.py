@@ -164,13 +164,13 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
         extra = breaking_changes(old.source, old.design, new.source, new.design, search) if old is not None else []
         result.lint = new.with_findings(extra).lint
         result.cost_after = new.cost
-        result.simulated_after = DaySummary.of(new.simulation)
+        result.simulated_after = new.simulated_day
         result.head = new
         result.application = pattern_changes(old.design if old is not None else None, new.design)
         result.new = old is None
     if old is not None:
         result.cost_before = old.cost
-        result.simulated_before = DaySummary.of(old.simulation)
+        result.simulated_before = old.simulated_day
     result.warnings += introduced_throttling(result.simulated_before, result.simulated_after)
     if old is not None and new is not None:
         before, after = lock_of(old.design), lock_of(new.design)

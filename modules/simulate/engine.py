@@ -102,7 +102,7 @@ class Run:
 
     target: str
     direction: Direction
-    demand: np.ndarray  # units per second asked for (after the table's back-pressure, before any limit)
+    demand: np.ndarray  # units per second asked for (before any limit or back-pressure)
     served: np.ndarray
     capacity: np.ndarray  # per minute: provisioned units, or what on demand serves at once
     flow_throttled: dict[int, float] = field(default_factory=dict)  # flow -> throttled units over the day

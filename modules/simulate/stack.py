@@ -95,9 +95,10 @@ def _peaks(day: Day) -> dict[tuple[str, Direction], float]:
     return {(run.target, run.direction): float(np.max(run.served)) for run in day.runs}
 
 
-# The blueprint's own settings are simulated by lint (TW105) and again by `simulate` and the review: the last few
-# runs are kept, by the identity of their design and estimate (held here, so an id is not reused while kept).
-_KEPT = 8
+# The blueprint's own settings are simulated by lint (TW105) and again by `simulate` and the review: the last runs
+# (both modes of one stack) are kept, by the identity of their design and estimate (held here, so an id is not
+# reused while kept). A run holds a few arrays of the day per table and index, so no more are kept.
+_KEPT = 2
 _RUNS: dict[tuple[int, int, str], tuple[TableDesign, CapacityReport, ModeRun]] = {}
 
 

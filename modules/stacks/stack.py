@@ -20,7 +20,7 @@ from modules.design.designer import design
 from modules.errors import BlueprintError, ErrorCode, TablewrightError
 from modules.lint.engine import LintResult, lint_loaded
 from modules.lint.findings import Finding
-from modules.simulate.stack import StackSimulation, simulate_stack
+from modules.simulate.stack import DaySummary, simulate_stack
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,9 @@ class Stack:
         return monthly_cost(self.design, self.capacity)
 
     @cached_property
-    def simulation(self) -> StackSimulation:
-        """A day of the declared traffic in both billing modes, simulated on first use."""
-        return simulate_stack(self.design, self.capacity)
+    def simulated_day(self) -> DaySummary:
+        """A day of the declared traffic, simulated on first use, in three figures (the day itself is not kept)."""
+        return DaySummary.of(simulate_stack(self.design, self.capacity))
 
     def with_findings(self, extra: Sequence[Finding]) -> Stack:
         """The same stack with findings that need more than this blueprint (`lint --against`, the review)."""
