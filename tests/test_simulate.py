@@ -67,6 +67,10 @@ def test_one_key_at_1500_wcu_on_a_table_of_10000_throttles_500_a_second_on_that_
     assert run.key_seconds[0] == 86_400
     assert run.throttled_units == pytest.approx(500 * 86_400)
     assert key_throttle([(write_flow(1500), 1.0)]) == (pytest.approx(500 * 86_400), 86_400)
+    # Reads share the partition: 1,500 WCU and 1,500 RCU use 1.5 + 0.5 = 2 partitions' worth, so half of each
+    # is turned away: 750 WCU and 750 RCU a second.
+    read = Flow("get", "read", TABLE, 1500, 1.0, profile(), "Item")
+    assert key_throttle([(write_flow(1500), 1.0), (read, 1.0)]) == (pytest.approx(1500 * 86_400), 86_400)
 
 
 @pytest.mark.parametrize(("seconds", "throttled"), [(60, 0.0), (400, 100 * 1000.0)])
@@ -457,3 +461,52 @@ def test_mermaid_parses_the_simulation_charts(write_blueprint):
     assert len(charts) == 2 and all(chart.startswith("xychart-beta") for chart in charts)
     code, results = parse(charts)
     assert code == 0, results
+
+
+def _one(write_blueprint, entities: str, patterns: str, name: str = "b.yaml"):
+    text = (f"blueprint: scenario\nversion: 1.0.0\nregion: us-east-1\ntable: {{name: scenario}}\n"
+            f"entities:\n{entities}access_patterns:\n{patterns}")
+    return _stack(write_blueprint, text, name)
+
+
+def test_an_unknown_non_identifier_key_part_is_not_assumed_spread(write_blueprint):
+    """The leaderboard: `gameId` declared 70% hot, `period` a plain string: the event game's current board
+    takes 0.7 x 1 of 1,900 score writes/s, x 3 at the peak = 3,990 WCU on one key value."""
+    stack = _one(write_blueprint, """\
+  Score:
+    attributes:
+      gameId: {type: string, hot_key_share: 0.7}
+      period: string
+      playerId: string
+      points: {type: number, width: 10}
+    key: {pk: "BOARD#{gameId}#{period}", sk: "{points}#{playerId}"}
+    writes: {inserts: 1900}
+""", """\
+  board: {entity: Score, where: {gameId: "=", period: "="}, order: desc, order_by: points, limit: 10, rps: 1}
+""")
+    [finding] = _hot(stack)
+    assert "3,990 WCU per key" in finding.message
+    assert "{period}: cardinality unknown and not an identifier, so judged at its worst" in finding.message
+    assert "`cardinality:` (and `hot_key_share:`) or `weights:` on period" in finding.message
+
+
+def test_a_read_hot_key_is_judged_at_its_peak_and_a_top_n_is_cached_not_sharded(write_blueprint):
+    """A chat room read at 1,362 RCU/s on average (x 3 at the peak: 4,086, over a partition's 3,000): sharding
+    a top-N multiplies its reads (each shard is asked for the same 50), so only the cache is offered."""
+    stack = _one(write_blueprint, """\
+  Message:
+    attributes:
+      roomId: {type: string, hot_key_share: 1.0}
+      sentAt: timestamp
+      body: string
+    key: {pk: "ROOM#{roomId}", sk: "{sentAt}"}
+    item_bytes: 450
+    item_count: 1000000
+""", """\
+  latest: {entity: Message, where: {roomId: "="}, order: desc, limit: 50, rps: 454}
+""")
+    [finding] = _hot(stack)
+    # 50 messages x 450 B = 22,500 B: 6 x 4 KB, eventually consistent: 3 RCU a call; 454 calls/s = 1,362.
+    assert "4,086 RCU per key" in finding.message
+    assert "shard it" not in finding.fix
+    assert "serve its reads from a cache" in finding.fix and "removes all" in finding.fix

@@ -122,8 +122,8 @@ class Sharding:
     rcu: float
     read_hot: bool
     single_reads: bool  # every read of the key is of one item: sharding does not spread them
-    before: float = 0.0  # throttled requests a simulated day, as declared
-    after: float = 0.0  # with the fix
+    before: float = 0.0  # throttled units a simulated day on the key's values, as declared (-1: not simulated)
+    after: float = 0.0  # with the fix, on every value it makes of the key (each shard, each counter item)
     terms: tuple[tuple[Flow, float], ...] = ()
 
 
@@ -196,8 +196,10 @@ def _throttled(ctx: Context, terms: list[tuple[Flow, float]]) -> tuple[float, in
 
 def _fix(ctx: Context, load: KeyLoad, kind: str, count: int, terms: list[tuple[Flow, float]], before: float,
          setting: str) -> Sharding:
+    """The fix simulated on one of the `count` values it makes of the key (shards, counter items; a cache keeps
+    the key's own), each of which is loaded alike."""
     single_reads = all(_single_read(ctx, flow) for flow, _ in load.terms if flow.direction == "read")
-    after = _throttled(ctx, terms)[0] if before >= 0 else -1.0
+    after = _throttled(ctx, terms)[0] * (count if kind != "cache" else load.key.shards) if before >= 0 else -1.0
     return Sharding(kind, count, setting, _peak(terms, "write"), _peak(terms, "read"),
                     load.rcu > PARTITION_RCU * ctx.design.blueprint.lint.hot_key_warning, single_reads, before, after,
                     tuple(terms))
@@ -207,7 +209,7 @@ def candidate_fixes(ctx: Context, load: KeyLoad) -> list[Sharding]:
     """Every fix in the catalog that applies to the key, each simulated (for the MAX_PROVEN busiest keys of the
     stack; the others get `before` and `after` -1)."""
     warn = ctx.design.blueprint.lint.hot_key_warning
-    before = _throttled(ctx, load.terms)[0] if _simulated(ctx, load) else -1.0
+    before = _throttled(ctx, load.terms)[0] * load.key.shards if _simulated(ctx, load) else -1.0
     setting = _where(ctx.design, load.index, load.entities[0])[2]
     unsharded_wcu = load.wcu * load.key.shards
     fixes = []
@@ -262,10 +264,10 @@ def _proof(fix: Sharding) -> str:
     if fix.before < 0:
         return f"not simulated: lint simulates the {MAX_PROVEN} busiest hot keys of a stack"
     if fix.after == 0:
-        return (f"simulated: removes all {fix.before:,.0f} throttled requests a day" if fix.before
+        return (f"simulated: removes all {fix.before:,.0f} throttled units a day" if fix.before
                 else "simulated: no throttling")
     share = 1 - fix.after / fix.before if fix.before else 0.0
-    return f"simulated: {fix.after:,.0f} throttled requests a day remain of {fix.before:,.0f} ({share:.0%} fewer)"
+    return f"simulated: {fix.after:,.0f} throttled units a day remain of {fix.before:,.0f} ({share:.0%} fewer)"
 
 
 def _fixes_text(ctx: Context, load: KeyLoad) -> str:
@@ -282,7 +284,8 @@ def _message(ctx: Context, load: KeyLoad, over: str) -> str:
     single = ("; each value is a single item, so shards on its key do not spread it"
               if load.key.single_item else (f"; {load.key.shards} shards" if load.key.shards > 1 else ""))
     before, seconds = _throttled(ctx, load.terms) if _simulated(ctx, load) else (0.0, 0)
-    throttles = (f"; simulated over a day: {before:,.0f} requests throttled in {seconds:,} s" if before else "")
+    each = f" on each of its {load.key.shards} shards" if load.key.shards > 1 else ""
+    throttles = (f"; simulated over a day: {before:,.0f} units throttled in {seconds:,} s{each}" if before else "")
     return (f"{name}: partition key {load.key.label} ({_assumptions(load)}) gets an estimated {over} at its peak"
             f"{single} ({_breakdown(load)}){throttles}")
 

@@ -439,12 +439,11 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
 
 
 def key_throttle(terms: list[tuple[Flow, float]]) -> tuple[float, int]:
-    """(requests throttled, seconds with a throttle) over the day on one key value that receives `share` of
-    each flow: the partition limit alone (the table's or index's capacity aside)."""
+    """(units throttled, seconds with a throttle) over the day on one key value that receives `share` of each
+    flow's units: the partition limit alone (the table's or index's capacity aside)."""
     shapes = SHAPES
-    used = np.zeros(SECONDS_PER_DAY)
+    load = {direction: np.zeros(SECONDS_PER_DAY) for direction in DIRECTIONS}
     for flow, share in terms:
-        used += shapes.units(flow) * (share / PARTITION_UNITS[flow.direction])
-    cut = _cut(used)
-    requests = sum(float(np.dot(shapes.requests(flow), cut)) * share for flow, share in terms)
-    return requests, int((cut > 1e-9).sum())
+        load[flow.direction] += shapes.units(flow) * share
+    cut = _cut(load["read"] / PARTITION_UNITS["read"] + load["write"] / PARTITION_UNITS["write"])
+    return float(np.dot(load["read"] + load["write"], cut)), int((cut > 1e-9).sum())
