@@ -9,7 +9,8 @@ and event volumes are integrals, so no figure depends on a sampling step.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from modules.blueprint.language import (
@@ -37,7 +38,8 @@ class Surge:
     every: Literal["once", "day", "week", "month"]
     rate: float | None  # requests per second while it lasts
     factor: float | None  # or the normal rate times this
-    where: str  # the blueprint field that declares it, for messages
+    where: str = field(compare=False)  # the blueprint field that declares it, for messages (two patterns whose
+    # traffic is the same YAML anchor have equal profiles)
 
     def active(self, t: int) -> bool:
         return (t - self.start) % SECONDS_PER_DAY < self.seconds
@@ -47,20 +49,42 @@ class Surge:
         return OCCURRENCES_PER_MONTH[self.every]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Profile:
     points: tuple[tuple[int, float], ...]  # (second of the day, multiplier), sorted; linear between, wrapping
     surges: tuple[Surge, ...]
     basis: str  # the curve in words
 
+    # Profiles key the simulator's caches: a thousand patterns may share one (a YAML anchor), so equality and the
+    # hash are computed once, from the curve and the surges.
+    @cached_property
+    def _identity(self) -> tuple[object, ...]:
+        return (self.points, self.surges)
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash(self._identity)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return isinstance(other, Profile) and self._hash == other._hash and self._identity == other._identity
+
     def normal(self, t: float) -> float:
         """The curve at second `t` of the day (multiplier of the average)."""
         t %= SECONDS_PER_DAY
         points = self.points
-        i = bisect_right([time for time, _ in points], t) - 1
+        i = bisect_right(self.times, t) - 1
         t0, v0 = points[i] if i >= 0 else (points[-1][0] - SECONDS_PER_DAY, points[-1][1])
         t1, v1 = points[i + 1] if i + 1 < len(points) else (points[0][0] + SECONDS_PER_DAY, points[0][1])
         return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+
+    @cached_property
+    def times(self) -> list[int]:
+        return [time for time, _ in self.points]
 
     def rate(self, average: float, t: int) -> float:
         """Requests per second at second `t`: a surge's rate (the highest, if several), else the normal rate
@@ -82,8 +106,8 @@ class Profile:
         return sorted(times)
 
     def peak(self, average: float) -> float:
-        """The highest rate of the day, events included."""
-        return max(self.rate(average, t) for t in self.corners())
+        """The highest rate of the day, events included (every flow of a pattern or entity asks it again)."""
+        return _peak(self, average)
 
     @property
     def peak_factor(self) -> float:
@@ -92,13 +116,7 @@ class Profile:
 
     def integral(self, start: int, seconds: int) -> float:
         """The curve summed over `seconds` seconds from `start` (exact: trapezoids between its points)."""
-        corners = sorted({start + seconds} | {day + t for day in (0, SECONDS_PER_DAY, 2 * SECONDS_PER_DAY)
-                                              for t, _ in self.points if start < day + t < start + seconds})
-        total, t = 0.0, start
-        for corner in corners:
-            total += (self.normal(t) + self.normal(corner)) / 2 * (corner - t)
-            t = corner
-        return total
+        return _integral(self, start, seconds)
 
     def event_volume(self, average: float, surge: Surge) -> float:
         """Requests one occurrence of a surge adds to the normal day's."""
@@ -111,6 +129,23 @@ class Profile:
         """Requests per second over a month: the normal days plus each event as often as it recurs."""
         extra = sum(surge.per_month * self.event_volume(average, surge) for surge in self.surges)
         return average + extra / SECONDS_PER_MONTH
+
+
+@lru_cache(maxsize=4096)
+def _peak(profile: Profile, average: float) -> float:
+    return max(profile.rate(average, t) for t in profile.corners())
+
+
+@lru_cache(maxsize=4096)
+def _integral(profile: Profile, start: int, seconds: int) -> float:
+    end = start + seconds
+    corners = sorted({end} | {day + t for day in (0, SECONDS_PER_DAY, 2 * SECONDS_PER_DAY)
+                              for t in profile.times if start < day + t < end})
+    total, t = 0.0, start
+    for corner in corners:
+        total += (profile.normal(t) + profile.normal(corner)) / 2 * (corner - t)
+        t = corner
+    return total
 
 
 def peak_curve(peak_factor: float, peak_at: str) -> tuple[tuple[int, float], ...]:

@@ -19,7 +19,7 @@ from modules.blueprint.traffic import Surge
 from modules.design.design import TABLE
 from modules.errors import FieldPath
 from modules.lint.findings import Context, Issue, rule
-from modules.simulate.engine import ON_DEMAND_NEW, SECONDS, Capacity, Run
+from modules.simulate.engine import ON_DEMAND_NEW, Capacity, Run, event_window
 from modules.simulate.model import Direction
 from modules.simulate.stack import DIRECTIONS, Billing, capacities, has_events, run_mode
 
@@ -54,10 +54,11 @@ def _during(ctx: Context, run: Run) -> np.ndarray:
         found: np.ndarray = memo[run.target, run.direction]
         return found
     active = memo[run.target, run.direction] = np.zeros(SECONDS_PER_DAY, dtype=bool)
-    for flow in ctx.traffic.flows:
-        if flow.target == run.target and flow.direction == run.direction:
-            for surge in flow.profile.surges:
-                active |= (SECONDS - surge.start) % SECONDS_PER_DAY < surge.seconds
+    surges = {surge for flow in ctx.traffic.flows if flow.target == run.target and flow.direction == run.direction
+              for surge in flow.profile.surges}
+    for surge in surges:
+        for part in event_window(surge.start, surge.seconds):
+            active[part] = True
     return active
 
 

@@ -54,23 +54,55 @@ SHAPES_KEPT = 64
 MAX_KEYS = 64  # hot keys a day follows one by one, the busiest (each an array of the day)
 
 
-def profile_series(profile: Profile, average: float) -> np.ndarray:
-    """`profile.rate` at every second of the day, as an array."""
+def event_window(start: int, seconds: int) -> list[slice]:
+    """The seconds from `start` for `seconds`, as slices of the day (two when it runs past midnight)."""
+    end = start + seconds
+    if end <= SECONDS_PER_DAY:
+        return [slice(start, end)]
+    return [slice(start, SECONDS_PER_DAY), slice(0, end - SECONDS_PER_DAY)]
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A profile over the day, apart from the average it scales: the curve times the events' factors, and the
+    seconds an event's own rate replaces it."""
+
+    scaled: np.ndarray  # multiplier of the average, each second
+    fixed: np.ndarray | None  # seconds at an event's rate
+    rate: np.ndarray | None  # that rate (requests per second)
+
+    def series(self, average: float, weight: float = 1.0) -> np.ndarray:
+        """Requests per second at `average`, times `weight`; with `weight` the sum of several flows' weights and
+        `average` their weighted average's numerator over it, the sum of their series (the curve scales with the
+        average, an event's rate does not)."""
+        normal: np.ndarray = self.scaled * (average * weight)
+        if self.fixed is None or self.rate is None:
+            return normal
+        combined: np.ndarray = np.where(self.fixed, self.rate * weight, normal)
+        return combined
+
+
+def _shape(profile: Profile) -> _Shape:
     points = profile.points
     xs = [points[-1][0] - SECONDS_PER_DAY, *(t for t, _ in points), points[0][0] + SECONDS_PER_DAY]
     vs = [points[-1][1], *(v for _, v in points), points[0][1]]
-    normal = np.interp(SECONDS, xs, vs) * average
-    factor = np.ones(SECONDS_PER_DAY)
-    rate = np.zeros(SECONDS_PER_DAY)
-    fixed = np.zeros(SECONDS_PER_DAY, dtype=bool)
+    scaled = np.interp(SECONDS, xs, vs)
+    fixed = rate = None
     for surge in profile.surges:
-        active = (SECONDS - surge.start) % SECONDS_PER_DAY < surge.seconds
-        if surge.rate is not None:
-            rate[active] = np.maximum(rate[active], surge.rate)
-            fixed |= active
-        else:
-            factor[active] *= surge.factor or 1.0
-    return np.where(fixed, rate, normal * factor)
+        for part in event_window(surge.start, surge.seconds):
+            if surge.rate is None:
+                scaled[part] *= surge.factor or 1.0
+                continue
+            if fixed is None or rate is None:
+                fixed, rate = np.zeros(SECONDS_PER_DAY, dtype=bool), np.zeros(SECONDS_PER_DAY)
+            fixed[part] = True
+            rate[part] = np.maximum(rate[part], surge.rate)
+    return _Shape(scaled, fixed, rate)
+
+
+def profile_series(profile: Profile, average: float) -> np.ndarray:
+    """`profile.rate` at every second of the day, as an array."""
+    return _shape(profile).series(average)
 
 
 @dataclass(frozen=True)
@@ -296,32 +328,39 @@ def _serve(demand: np.ndarray, capacity: Capacity, direction: Direction, simulat
 
 
 class Shapes:
-    """Each (profile, average requests) met, as requests per second over the day: computed once, the last
-    SHAPES_KEPT kept (flows of one pattern or entity share theirs), so memory stays bounded by them."""
+    """Each profile met, over the day: computed once, the last SHAPES_KEPT kept (the flows of every pattern and
+    entity that shares a profile share it), so memory stays bounded by them."""
 
     def __init__(self) -> None:
-        self._kept: OrderedDict[tuple[Profile, float], np.ndarray] = OrderedDict()
+        self._kept: OrderedDict[Profile, _Shape] = OrderedDict()
 
-    def requests(self, flow: Flow) -> np.ndarray:
-        key = (flow.profile, flow.requests)
-        if key in self._kept:
-            self._kept.move_to_end(key)
-            return self._kept[key]
-        shape = self._kept[key] = profile_series(flow.profile, flow.requests)
-        if len(self._kept) > SHAPES_KEPT:
-            self._kept.popitem(last=False)
+    def _shape(self, profile: Profile) -> _Shape:
+        shape = self._kept.get(profile)
+        if shape is None:
+            shape = self._kept[profile] = _shape(profile)
+            if len(self._kept) > SHAPES_KEPT:
+                self._kept.popitem(last=False)
+        else:
+            self._kept.move_to_end(profile)
         return shape
 
-    def summed(self, flows: list[Flow]) -> np.ndarray:
-        """The flows' units per second added up: one multiply-add per (profile, rate) they share."""
-        weights: dict[tuple[Profile, float], tuple[Flow, float]] = {}
-        for flow in flows:
-            key = (flow.profile, flow.requests)
-            weights[key] = (flow, weights.get(key, (flow, 0.0))[1] + flow.per_request)
-        total = np.zeros(SECONDS_PER_DAY)
-        for flow, weight in weights.values():
-            total += self.requests(flow) * weight
-        return total
+    def requests(self, flow: Flow) -> np.ndarray:
+        """The flow's calls (or writes) per second."""
+        return self._shape(flow.profile).series(flow.requests)
+
+    def summed(self, terms: list[tuple[Flow, float]]) -> np.ndarray:
+        """Units per second of the flows, each times its share, added up: one multiply-add per profile they
+        share (a curve is linear in the average; an event's rate is the same for every flow of the profile)."""
+        groups: dict[Profile, tuple[float, float]] = {}
+        for flow, share in terms:
+            weight = flow.per_request * share
+            averaged, total = groups.get(flow.profile, (0.0, 0.0))
+            groups[flow.profile] = (averaged + weight * flow.requests, total + weight)
+        found = np.zeros(SECONDS_PER_DAY)
+        for profile, (averaged, total) in groups.items():
+            if total:
+                found += self._shape(profile).series(averaged / total, total)
+        return found
 
     def units(self, flow: Flow, passing: np.ndarray | None = None) -> np.ndarray:
         """The flow's units per second; `passing`: the share of each second's that gets through (back-pressure)."""
@@ -378,9 +417,11 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
             key = model.hot_keys[number]
             if key.target != target:
                 continue
-            load = {d: np.zeros(SECONDS_PER_DAY) for d in DIRECTIONS}
+            load = {d: shapes.summed([(model.flows[i], share) for i, share in key.terms
+                                      if model.flows[i].direction == d and i not in held]) for d in DIRECTIONS}
             for i, share in key.terms:
-                load[model.flows[i].direction] += shapes.units(model.flows[i], held.get(i)) * share
+                if i in held:  # table writes a GSI holds back: as many as get through
+                    load[model.flows[i].direction] += shapes.units(model.flows[i], held[i]) * share
             cut = _cut(load["read"] / PARTITION_UNITS["read"] + load["write"] / PARTITION_UNITS["write"])
             if cut.any():
                 cuts[number] = cut
@@ -395,7 +436,7 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
                 runs.append(kept[target, direction])
                 continue
             flows = [i for i in mine if model.flows[i].direction == direction]
-            asked = shapes.summed([model.flows[i] for i in flows])
+            asked = shapes.summed([(model.flows[i], 1.0) for i in flows])
             after_keys = asked
             for i in held:
                 if i in flows:
@@ -442,8 +483,6 @@ def key_throttle(terms: list[tuple[Flow, float]]) -> tuple[float, int]:
     """(units throttled, seconds with a throttle) over the day on one key value that receives `share` of each
     flow's units: the partition limit alone (the table's or index's capacity aside)."""
     shapes = SHAPES
-    load = {direction: np.zeros(SECONDS_PER_DAY) for direction in DIRECTIONS}
-    for flow, share in terms:
-        load[flow.direction] += shapes.units(flow) * share
+    load = {d: shapes.summed([(flow, share) for flow, share in terms if flow.direction == d]) for d in DIRECTIONS}
     cut = _cut(load["read"] / PARTITION_UNITS["read"] + load["write"] / PARTITION_UNITS["write"])
     return float(np.dot(load["read"] + load["write"], cut)), int((cut > 1e-9).sum())

@@ -11,9 +11,10 @@ the template's traffic (declared, or judged at its worst), divided by the shards
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Literal
 
-from modules.blueprint.traffic import Profile, entity_profile, pattern_profile
+from modules.blueprint.traffic import OCCURRENCES_PER_MONTH, Profile, entity_profile, pattern_profile
 from modules.blueprint.traits import SPREAD_FROM, Component, counted_items, hot_values, key_components
 from modules.capacity.estimate import CapacityReport
 from modules.design.design import TABLE, Shape, TableDesign
@@ -77,6 +78,22 @@ class TrafficModel:
 
     def key_average(self, key: HotKey, direction: Direction) -> float:
         return sum(self.flows[i].units * share for i, share in key.terms if self.flows[i].direction == direction)
+
+    @cached_property
+    def event_weights(self) -> dict[str, tuple[float, float]]:
+        """Each event (by where it is declared) -> (its share of the event day's extra units, occurrences a month)."""
+        extra: dict[str, tuple[float, float]] = {}
+        volumes: dict[tuple[int, float, int], float] = {}  # (profile, requests, surge) -> one occurrence's extra
+        for flow in self.flows:
+            for number, surge in enumerate(flow.profile.surges):
+                key = (id(flow.profile), flow.requests, number)
+                if key not in volumes:
+                    volumes[key] = flow.profile.event_volume(flow.requests, surge)
+                units = flow.per_request * volumes[key]
+                before = extra.get(surge.where, (0.0, OCCURRENCES_PER_MONTH[surge.every]))
+                extra[surge.where] = (before[0] + units, before[1])
+        total = sum(units for units, _ in extra.values()) or 1.0
+        return {where: (units / total, per_month) for where, (units, per_month) in extra.items()}
 
     def with_flows(self, flows: dict[int, Flow]) -> TrafficModel:
         return replace(self, flows=tuple(flows.get(i, flow) for i, flow in enumerate(self.flows)))

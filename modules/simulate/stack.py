@@ -10,7 +10,7 @@ import numpy as np
 from modules.blueprint.language import SECONDS_PER_DAY, seconds_of_day
 from modules.blueprint.prices import ClassPrices
 from modules.blueprint.throughput import warm_throughput_setting
-from modules.blueprint.traffic import HOURS_PER_MONTH, OCCURRENCES_PER_MONTH
+from modules.blueprint.traffic import HOURS_PER_MONTH
 from modules.capacity.estimate import CapacityReport
 from modules.capacity.throughput import UNLIMITED, on_demand_maxima
 from modules.design.design import TABLE, TableDesign
@@ -69,18 +69,6 @@ def _day_cost(day: Day, billing: Billing, prices: ClassPrices) -> float:
     return total
 
 
-def _event_weights(model: TrafficModel) -> dict[str, tuple[float, float]]:
-    """Each event (by where it is declared) -> (its share of the event day's extra units, occurrences a month)."""
-    extra: dict[str, tuple[float, float]] = {}
-    for flow in model.flows:
-        for surge in flow.profile.surges:
-            units = flow.per_request * flow.profile.event_volume(flow.requests, surge)
-            before = extra.get(surge.where, (0.0, OCCURRENCES_PER_MONTH[surge.every]))
-            extra[surge.where] = (before[0] + units, before[1])
-    total = sum(units for units, _ in extra.values()) or 1.0
-    return {where: (units / total, per_month) for where, (units, per_month) in extra.items()}
-
-
 def without_events(model: TrafficModel) -> TrafficModel:
     """The normal day: every flow's curve, no events."""
     return model.with_flows({i: replace(flow, profile=replace(flow.profile, surges=()))
@@ -137,7 +125,7 @@ def _run_mode(design: TableDesign, capacity: CapacityReport, model: TrafficModel
         base = _day_cost(normal, billing, prices)
         extra = _day_cost(day, billing, prices) - base
         monthly = base * DAYS_PER_MONTH + sum(extra * share * per_month
-                                              for share, per_month in _event_weights(model).values())
+                                              for share, per_month in model.event_weights.values())
     utilization = None
     if billing == "provisioned":
         provisioned = sum(float(run.capacity.sum()) * 60 for run in day.runs)
