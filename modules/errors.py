@@ -72,6 +72,7 @@ class ErrorCode(StrEnum):
     NOT_A_PLAN = "E700"
     FOREIGN_PLAN = "E701"
     ADOPT_INPUT = "E800"
+    CALIBRATE_INPUT = "E801"
     INTERNAL = "E900"
 
 
@@ -245,6 +246,13 @@ CODE_DOCS: dict[ErrorCode, CodeDoc] = {
         "A file that is not an AWS CLI description (`aws dynamodb describe-table` and friends), or a table the "
         "blueprint language cannot reproduce.",
         "Pass the JSON the AWS CLI prints, unedited; the message says which setting cannot be reproduced."),
+    ErrorCode.CALIBRATE_INPUT: CodeDoc(
+        "`calibrate`: a metrics file it cannot use",
+        "A file that is not what `aws cloudwatch get-metric-data` prints for the queries `calibrate --print-queries` "
+        "writes: not JSON, a series without its label, a status CloudWatch gave for a failed query, a table or "
+        "index no named stack deploys, or pages of which the last is missing.",
+        "Run the printed queries again and pass their output unedited, every page, with the blueprint of that "
+        "table."),
     ErrorCode.INTERNAL: CodeDoc(
         "internal error (a bug in Tablewright), exit code 3",
         "Something Tablewright did not expect. Nothing was written.",

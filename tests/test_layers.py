@@ -22,6 +22,7 @@ STAGES = [
     ["modules.lint"],
     # one stack value (blueprint, design, capacity, findings); the catalog; blueprints of existing tables
     ["modules.stacks", "modules.adopt"],
+    ["modules.calibrate"],  # CloudWatch's metrics of a deployed stack against its blueprint
     ["modules.constructs", "modules.synth"],
     ["modules.verify"],
     ["modules.review"],

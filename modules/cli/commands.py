@@ -201,6 +201,41 @@ def command_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_calibrate(args: argparse.Namespace) -> int:
+    from modules.calibrate.calibration import Calibration
+    from modules.calibrate.compare import compare
+    from modules.calibrate.insights import read_insights
+    from modules.calibrate.keys import observe_keys
+    from modules.calibrate.metrics import read_metrics
+    from modules.calibrate.queries import print_queries
+    from modules.report import calibrate as report
+
+    if not 0 <= args.tolerance <= 1000:
+        raise TablewrightError(f"--tolerance {args.tolerance:g} is not a percentage from 0 to 1000",
+                               code=ErrorCode.USAGE, hint="e.g. --tolerance 25 (the default)")
+    if args.print_queries == bool(args.metrics):
+        raise TablewrightError("calibrate takes either --metrics FILE ... (and --insights FILE ...) or "
+                               "--print-queries", code=ErrorCode.USAGE,
+                               hint="first `calibrate BLUEPRINT --env E --print-queries`, run what it prints, then "
+                                    "`calibrate BLUEPRINT --env E --metrics metrics-STACK.json`")
+    stacks = stacks_of(args)
+    if args.print_queries:
+        write("\n".join(print_queries(stack) for stack in stacks), styled=False)
+        say(stacks_line(stacks, "queried"))
+        return 0
+    metrics = read_metrics([Path(path) for path in args.metrics])
+    reports = read_insights([Path(path) for path in args.insights], stacks)
+    tolerance = args.tolerance / 100
+    calibration = Calibration(compare(stacks, metrics, tolerance), observe_keys(stacks, reports, tolerance),
+                                     metrics.partial, tolerance)
+    render = {"text": report.render_text, "json": report.render_json, "markdown": report.render_markdown}[args.format]
+    write(fitted(render(calibration), args.format), styled=False)
+    failing = sum(item.fails for item in calibration.comparisons) + sum(key.fails for key in calibration.keys)
+    say(f"{len(calibration.comparisons)} table/GSI direction(s) and {len(calibration.keys)} key(s) of "
+        f"{len(stacks)} stack(s) compared, {failing} above what is declared or throttled")
+    return 1 if failing else 0
+
+
 def command_schema(args: argparse.Namespace) -> int:
     from modules.blueprint.schema import schema_texts
 

@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from modules.cli.commands import (
     command_adopt,
+    command_calibrate,
     command_capacity,
     command_explain,
     command_lint,
@@ -57,6 +58,10 @@ EPILOGS: dict[str, str] = {
     "simulate": epilog(None, ["python main.py simulate blueprints/orders.yaml --env prod",
                               "python main.py simulate --format json > simulation.json",
                               "python main.py simulate blueprints/orders.yaml --format markdown"]),
+    "calibrate": epilog("observed traffic exceeds the declared rates beyond the tolerance, or was throttled",
+                        ["python main.py calibrate blueprints/orders.yaml --env prod --print-queries > query.sh",
+                         "python main.py calibrate blueprints/orders.yaml --env prod --metrics metrics.json",
+                         "python main.py calibrate --env prod --metrics p1.json p2.json --insights insights/*.json"]),
     "review": epilog("with --detailed-exitcode: a change is blocked (it would lose data or protection)",
                      ["python main.py review --base origin/main:blueprints/orders.yaml --head blueprints/orders.yaml",
                       "python main.py review --changed-since origin/main --plan-dir plans --detailed-exitcode"],
@@ -106,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tablewright", description="DynamoDB single-table blueprints -> reviewed, tested Terraform (cdktf).",
         epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    subcommands = parser.add_subparsers(dest="command", required=True)
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command_of(name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
         return subcommands.add_parser(name, help=help, description=description, epilog=EPILOGS[name],
@@ -150,6 +155,17 @@ def build_parser() -> argparse.ArgumentParser:
     simulate = add("simulate", "a day of the declared traffic per second: throttling, capacity, cost by mode",
                    command_simulate)
     simulate.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    calibrate = add("calibrate", "CloudWatch's consumed capacity and throttles against the declared rates",
+                    command_calibrate)
+    calibrate.add_argument("--metrics", nargs="+", metavar="FILE", default=[],
+                           help="`aws cloudwatch get-metric-data` output of the printed queries (every page)")
+    calibrate.add_argument("--insights", nargs="+", metavar="FILE", default=[],
+                           help="`aws cloudwatch get-insight-rule-report` output, each file named <rule>.json")
+    calibrate.add_argument("--print-queries", action="store_true",
+                           help="print the `aws` commands whose output --metrics reads")
+    calibrate.add_argument("--tolerance", type=float, default=25.0, metavar="PERCENT",
+                           help="differences up to this are as declared (default 25)")
+    calibrate.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     review = command_of("review", help="classify the Terraform changes between two blueprint versions")
     review.add_argument("blueprints", nargs="*",
                         help="with --changed-since: the blueprints to consider (default: every one under "
