@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modules.calibrate.compare import Comparison
+from modules.calibrate.compare import Change, Comparison
 from modules.calibrate.keys import KeyObservation
+from modules.calibrate.replay import Replay
 
 
 @dataclass(frozen=True)
@@ -14,3 +15,10 @@ class Calibration:
     keys: list[KeyObservation]
     partial: tuple[str, ...]  # metric series no page completed
     tolerance: float  # 0.25 for 25 %
+    replays: list[Replay]
+
+    @property
+    def changes(self) -> list[Change]:
+        """Every blueprint change the calibration names."""
+        return ([change for item in self.comparisons for change in item.changes]
+                + [key.change for key in self.keys if key.change is not None])

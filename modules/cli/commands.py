@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from modules.blueprint.load import LoadedBlueprint, with_base_locks
 from modules.cli.project import (
@@ -26,6 +27,10 @@ from modules.cli.project import (
 from modules.cli.terminal import progress, say, status, write
 from modules.errors import ErrorCode, TablewrightError
 from modules.stacks.stack import Stack, build_stacks
+
+if TYPE_CHECKING:
+    from modules.calibrate.calibration import Calibration
+    from modules.calibrate.compare import Change
 
 
 def blueprint_count(stacks: Sequence[Stack]) -> int:
@@ -208,6 +213,7 @@ def command_calibrate(args: argparse.Namespace) -> int:
     from modules.calibrate.keys import observe_keys
     from modules.calibrate.metrics import read_metrics
     from modules.calibrate.queries import print_queries
+    from modules.calibrate.replay import replay
     from modules.report import calibrate as report
 
     if not 0 <= args.tolerance <= 1000:
@@ -227,13 +233,41 @@ def command_calibrate(args: argparse.Namespace) -> int:
     reports = read_insights([Path(path) for path in args.insights], stacks)
     tolerance = args.tolerance / 100
     calibration = Calibration(compare(stacks, metrics, tolerance), observe_keys(stacks, reports, tolerance),
-                                     metrics.partial, tolerance)
+                              metrics.partial, tolerance, replay(stacks, metrics))
     render = {"text": report.render_text, "json": report.render_json, "markdown": report.render_markdown}[args.format]
     write(fitted(render(calibration), args.format), styled=False)
+    if args.write:
+        write_calibration(calibration, stacks)
     failing = sum(item.fails for item in calibration.comparisons) + sum(key.fails for key in calibration.keys)
     say(f"{len(calibration.comparisons)} table/GSI direction(s) and {len(calibration.keys)} key(s) of "
         f"{len(stacks)} stack(s) compared, {failing} above what is declared or throttled")
     return 1 if failing else 0
+
+
+def write_calibration(calibration: Calibration, stacks: Sequence[Stack]) -> None:
+    """The changes in the named blueprint files, each diff on stderr; a change in another file (a base other
+    blueprints share) is said, not made. Of two changes to one line, the higher value."""
+    from modules.calibrate.write import diff, write_changes
+
+    named = {stack.source.path.resolve() for stack in stacks}
+    chosen: dict[tuple[str, int, str], Change] = {}
+    for change in calibration.changes:
+        key = (change.location.file, change.location.line, change.field)
+        if key not in chosen or change.suggested > chosen[key].suggested:
+            chosen[key] = change
+    mine = [c for c in chosen.values() if Path(c.location.file).resolve() in named]
+    for change in chosen.values():
+        if change not in mine:
+            say(f"note: not written: `{change.field}` is in {os.path.relpath(change.location.file)}, not a blueprint "
+                "named; change it there if every blueprint that extends it should")
+    written, missed = write_changes(mine)
+    for change in missed:
+        say(f"note: not written: `{change.field}` was not found at {change.location}")
+    for path, text in written:
+        before = path.read_text(encoding="utf-8")
+        write_files(path.parent, {path.name: text}, "--write")
+        write(diff(path, before, text), styled=False, stream=sys.stderr)
+    say(f"{len(written)} blueprint file(s) written")
 
 
 def command_schema(args: argparse.Namespace) -> int:

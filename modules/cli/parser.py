@@ -161,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="`aws cloudwatch get-metric-data` output of the printed queries (every page)")
     calibrate.add_argument("--insights", nargs="+", metavar="FILE", default=[],
                            help="`aws cloudwatch get-insight-rule-report` output, each file named <rule>.json")
+    calibrate.add_argument("--write", action="store_true",
+                           help="make the changes in the named blueprint files (comments and layout kept), diff on "
+                                "stderr")
     calibrate.add_argument("--print-queries", action="store_true",
                            help="print the `aws` commands whose output --metrics reads")
     calibrate.add_argument("--tolerance", type=float, default=25.0, metavar="PERCENT",

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from modules.calibrate.calibration import Calibration
 from modules.calibrate.compare import Change, Comparison
 from modules.calibrate.keys import KeyObservation
+from modules.calibrate.replay import SLACK_PERIODS, Replay
 from modules.report.markdown import sanitize
 from modules.report.tables import text_table
 from modules.review.pull import printable
@@ -68,9 +69,17 @@ def _key_line(key: KeyObservation) -> str:
     return text + ("\n  " + _change_line(key.change, "hotter than declared") if key.change else "")
 
 
+def _replay_line(item: Replay) -> str:
+    error = "" if item.served_error is None else f", served {item.served_error:.1%} off the consumed units"
+    return (f"replay {item.stack} {item.target} {item.direction}s: {len(item.observed_throttled)} period(s) "
+            f"throttled observed, {len(item.predicted_throttled)} predicted, {item.matched} matched within "
+            f"{SLACK_PERIODS} period(s), {item.false_alarms} predicted without one{error}")
+
+
 def _all_notes(calibration: Calibration) -> list[str]:
     notes = [note for item in calibration.comparisons for note in _notes(item)]
     notes += [_key_line(key) for key in calibration.keys]
+    notes += [_replay_line(item) for item in calibration.replays]
     return notes + [f"partial: `{label}`: no page said Complete; pass the query's other pages"
                     for label in calibration.partial]
 
@@ -113,4 +122,7 @@ def render_json(calibration: Calibration) -> str:
     return json.dumps({"version": VERSION, "tolerance_percent": round(calibration.tolerance * 100, 6),
                        "partial": list(calibration.partial),
                        "comparisons": [entry(item) for item in calibration.comparisons],
-                       "keys": [key_entry(key) for key in calibration.keys]}, indent=2, sort_keys=True) + "\n"
+                       "keys": [key_entry(key) for key in calibration.keys],
+                       "replay": [{**asdict(item), "observed_throttled": [_time(m) for m in item.observed_throttled],
+                                   "predicted_throttled": [_time(m) for m in item.predicted_throttled]}
+                                  for item in calibration.replays]}, indent=2, sort_keys=True) + "\n"

@@ -119,11 +119,13 @@ class Capacity:
     warm: int = 0  # warm throughput
     schedule: tuple[tuple[int, int, int], ...] = ()  # provisioned: (first second, last second, minimum) raised
 
-    def minimums(self) -> list[int]:
-        """Autoscaling's minimum at each minute of the day: the configured one, or a scheduled one while it lasts."""
-        lows = np.full(MINUTES, self.bounds[0])
+    def minimums(self, minutes: int = MINUTES, first: int = 0) -> list[int]:
+        """Autoscaling's minimum at each of `minutes` minutes from second `first` of the day (default: the day): the
+        configured one, or a scheduled one while it lasts."""
+        lows = np.full(minutes, self.bounds[0])
+        moments = (first + 60 * np.arange(minutes)) % SECONDS_PER_DAY
         for start, end, low in self.schedule:
-            during = (SECONDS[::60] - start) % SECONDS_PER_DAY <= (end - start) % SECONDS_PER_DAY
+            during = (moments - start) % SECONDS_PER_DAY <= (end - start) % SECONDS_PER_DAY
             lows = np.where(during, np.maximum(lows, low), lows)
         return [int(low) for low in lows]
 
@@ -208,7 +210,7 @@ def _quiet_minutes(minute: int, units: float, low: int, high: float, peak: np.nd
     still = ((peak[minute:] <= units) & ((average[minute:] <= capacity.target * units) | units_cap)
              & ((average[minute:] >= low_share * units) | cannot_in) & (floors[minute:] == low))
     if still.all():
-        return MINUTES - minute
+        return len(still)
     return int(still.argmin())
 
 
@@ -219,19 +221,22 @@ def _trailing(flags: np.ndarray, before: int) -> int:
     return len(flags) - 1 - int(np.flatnonzero(~flags)[-1])
 
 
-def _provisioned(demand: np.ndarray, capacity: Capacity, simulation: Simulation) -> tuple[np.ndarray, np.ndarray]:
-    """Served units per second and the provisioned capacity per minute under target tracking and burst."""
+def _provisioned(demand: np.ndarray, capacity: Capacity, simulation: Simulation,
+                 first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Served units per second and the provisioned capacity per minute under target tracking and burst (`demand`:
+    whole minutes from second `first` of the day; a day by default)."""
     high = min(capacity.bounds[1], simulation.table_quota)
-    minutes = demand.reshape(MINUTES, 60)
+    count = len(demand) // 60
+    minutes = demand.reshape(count, 60)
     totals, busiest = minutes.sum(axis=1).tolist(), minutes.max(axis=1).tolist()
     quietest = minutes.min(axis=1).tolist()
-    lows = capacity.minimums()
+    lows = capacity.minimums(count, first)
     units = float(min(high, max(lows[0], math.ceil(round(totals[0] / 60 / capacity.target, 6)))))
     if not capacity.schedule and units == lows[0] and max(busiest) <= units * capacity.target:
         return demand, np.full(MINUTES, units)  # never above the target, never below the minimum
     bank = BURST_SECONDS * units
     served = demand.copy()
-    provisioned = np.empty(MINUTES)
+    provisioned = np.empty(count)
     pending: tuple[int, float] | None = None  # (second it serves from, units)
     above = below = 0
     decreases = _Decreases()
@@ -239,7 +244,7 @@ def _provisioned(demand: np.ndarray, capacity: Capacity, simulation: Simulation)
     low_share = capacity.target - simulation.scale_in_margin
     average, peak, floors = np.array(totals) / 60, np.array(busiest), np.array(lows)
     minute = 0
-    while minute < MINUTES:
+    while minute < count:
         start = minute * 60
         if pending is not None and pending[0] <= start:
             units, pending = pending[1], None
@@ -289,18 +294,19 @@ def _on_demand(demand: np.ndarray, capacity: Capacity, direction: Direction, sim
     """Served units per second and, per minute, what on demand serves at once: twice the peak it served at
     least 30 minutes before (the previous peak), never less than a new table's throughput (partitions are
     never taken away) or the warm throughput, at most `max_throughput` and the table quota."""
-    most = demand.reshape(MINUTES, 60).max(axis=1)
+    count = len(demand) // 60
+    most = demand.reshape(count, 60).max(axis=1)
     busiest = most.tolist()
     floor = max(capacity.warm, ON_DEMAND_NEW[direction])
     ceiling = min(capacity.maximum or math.inf, simulation.table_quota)
     lag = ON_DEMAND_DOUBLING_SECONDS // 60
     seen = 0.0 if simulation.history == "new" else previous_peak
     if max(busiest) <= min(ceiling, max(floor, 2 * seen)):  # never above what it serves at once
-        lagged = np.maximum.accumulate(np.concatenate([np.full(lag, seen), np.maximum(most, seen)]))[:MINUTES]
+        lagged = np.maximum.accumulate(np.concatenate([np.full(lag, seen), np.maximum(most, seen)]))[:count]
         return demand, np.minimum(ceiling, np.maximum(floor, 2 * lagged))
     peaks = [0.0] * MINUTES  # the most served in a second, per minute
-    allowed = np.empty(MINUTES)
-    for minute in range(MINUTES):
+    allowed = np.empty(count)
+    for minute in range(count):
         if minute >= lag:
             seen = max(seen, peaks[minute - lag])
         cap = min(ceiling, max(floor, 2 * seen))
@@ -320,10 +326,12 @@ class Day:
         return next((r for r in self.runs if r.target == target and r.direction == direction), None)
 
 
-def _serve(demand: np.ndarray, capacity: Capacity, direction: Direction, simulation: Simulation,
-           previous_peak: float) -> tuple[np.ndarray, np.ndarray]:
+def serve(demand: np.ndarray, capacity: Capacity, direction: Direction, simulation: Simulation,
+          previous_peak: float, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """What one target serves of `demand` (units per second, whole minutes from second `first` of the day), and
+    its capacity per minute."""
     if capacity.billing == "provisioned":
-        return _provisioned(demand, capacity, simulation)
+        return _provisioned(demand, capacity, simulation, first)
     return _on_demand(demand, capacity, direction, simulation, previous_peak)
 
 
@@ -445,7 +453,7 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
                 if key_direction == direction:
                     after_keys = after_keys - throttled
             peak = (previous_peaks or {}).get((target, direction), float(np.max(after_keys)))
-            served, capacity = _serve(after_keys, capacities[target, direction], direction, simulation, peak)
+            served, capacity = serve(after_keys, capacities[target, direction], direction, simulation, peak)
             over = None if served is after_keys else after_keys - served
             if over is not None and not (over > 1e-9).any():
                 over = None
