@@ -475,3 +475,12 @@ def test_a_replay_that_misses_says_by_how_much(run_cli, write_blueprint, tmp_pat
     assert (replayed["matched"], replayed["false_alarms"]) == (10, 0)
     total = 20 * 3000 + 10 * 6000
     assert replayed["served_error"] == round((12_000 + 12_000 + 6_000) / 30 / (total / 30), 4)
+
+
+def test_a_window_of_years_is_compared_but_not_replayed(run_cli, tmp_path):
+    # Two datapoints ten years apart: replaying them second by second would take gigabytes.
+    reads = {0: 360 * 60, 10 * 365 * 24 * 60: 360 * 60}
+    files = [page(tmp_path, "m.json", [result(None, "ConsumedReadCapacityUnits", reads)])]
+    code, out, err = run_cli("calibrate", ORDERS, "--env", "prod", "--metrics", *files, "--format", "json")
+    report = json.loads(out)
+    assert code == 0 and report["replay"] == [] and report["comparisons"][0]["verdict"] == "over-declared", err

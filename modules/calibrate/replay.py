@@ -6,8 +6,9 @@ with those consumed.
 
 Demand is what was consumed plus what was throttled: throttle events count requests, each taken at the
 declared units per request of the target and direction (every SDK retry is counted too, so demand is an upper
-bound). Each period's demand is spread evenly over its seconds. Keys are not replayed: a partition's limit needs
-the key's own series, which Contributor Insights gives only for its top keys.
+bound). Each period's demand is spread evenly over its seconds. A window of more than 31 days, periods that are
+not whole minutes, or throttle events at another period than the consumed units are not replayed. Keys are not
+replayed: a partition's limit needs the key's own series, which Contributor Insights gives only for its top keys.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ SLACK_PERIODS = 2  # a predicted throttle within 2 periods of an observed one ma
 # On demand serves twice its previous peak at once; the table's history before the window is unknown, so the
 # peak of the window's first 30 minutes stands for it.
 HISTORY_SECONDS = 30 * 60
+MAX_DAYS = 31  # the simulator steps seconds: a longer window is not replayed (its arrays would not stay small)
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,10 @@ def _replay(stack: Stack, target: str, direction: Direction, consumed: Series, t
             per_request: float) -> Replay | None:
     period = consumed.period
     moments = sorted(set(consumed.points) | set(throttled.points if throttled else ()))
-    if period % 60 or not moments:
-        return None  # the simulator steps whole minutes
+    if period % 60 or not moments or (throttled is not None and throttled.period != period):
+        return None  # the simulator steps whole minutes, and both series the same periods
+    if moments[-1] - moments[0] > MAX_DAYS * SECONDS_PER_DAY:
+        return None
     start, periods = moments[0], (moments[-1] - moments[0]) // period + 1
     used = np.zeros(periods)
     refused = np.zeros(periods)
