@@ -64,16 +64,19 @@ def test_traffic_as_declared_passes(run_cli, tmp_path):
 
 
 def test_an_under_declared_rate_across_pages_with_missing_minutes(run_cli, tmp_path):
-    # Table reads at 900 units/s, 5 minutes without a datapoint (no request), in two pages: the first says
-    # PartialData and carries a NextToken. The window is the hour the table's writes cover (3,600 s).
+    # Table reads at 900 units/s, 5 minutes without a datapoint (no request), in three pages (newest first, as
+    # CloudWatch returns them): the first two say PartialData and carry a NextToken. The window is the hour the
+    # table's writes cover (3,600 s).
     reads = {m: 900 * 60 for m in range(60) if m not in (3, 17, 29, 41, 58)}
-    first = {m: v for m, v in reads.items() if m >= 30}
-    second = {m: v for m, v in reads.items() if m < 30}
+    first = {m: v for m, v in reads.items() if m >= 40}
+    second = {m: v for m, v in reads.items() if 20 <= m < 40}
+    third = {m: v for m, v in reads.items() if m < 20}
     files = [
         page(tmp_path, "page1.json", [result(None, "ConsumedReadCapacityUnits", first, "PartialData"),
                                       result(None, "ConsumedWriteCapacityUnits", steady(124)),
                                       result("GSI1", "ConsumedWriteCapacityUnits", steady(120))], "token-1"),
-        page(tmp_path, "page2.json", [result(None, "ConsumedReadCapacityUnits", second)]),
+        page(tmp_path, "page2.json", [result(None, "ConsumedReadCapacityUnits", second, "PartialData")], "token-2"),
+        page(tmp_path, "page3.json", [result(None, "ConsumedReadCapacityUnits", third)]),
     ]
     code, out, err = run_cli("calibrate", ORDERS, "--env", "prod", "--metrics", *files, "--format", "json")
     assert code == 1, err
@@ -484,3 +487,15 @@ def test_a_window_of_years_is_compared_but_not_replayed(run_cli, tmp_path):
     code, out, err = run_cli("calibrate", ORDERS, "--env", "prod", "--metrics", *files, "--format", "json")
     report = json.loads(out)
     assert code == 0 and report["replay"] == [] and report["comparisons"][0]["verdict"] == "over-declared", err
+
+
+def test_bad_input_with_write_writes_nothing(run_cli, write_blueprint, tmp_path):
+    path = write_blueprint(Path(ORDERS).read_text(), "orders.yaml")
+    before = path.read_text()
+    reads = [page(tmp_path, "m.json", [result(None, "ConsumedReadCapacityUnits", steady(720))])]
+    unknown = insight_report(tmp_path / "insights", "DynamoDBContributorInsights-PKC-elsewhere-1764000000000",
+                             {"X": 1}, 1)
+    code, out, err = run_cli("calibrate", path, "--env", "prod", "--metrics", *reads, "--insights", unknown, "--write")
+    assert code == 2 and out == "" and "elsewhere" in err
+    assert path.read_text() == before and sorted(p.name for p in path.parent.iterdir()) == sorted(
+        ["orders.yaml", "shared", "m.json", "insights"])
