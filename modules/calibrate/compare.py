@@ -18,7 +18,7 @@ from modules.calibrate.metrics import Direction, Metrics, Series
 from modules.design.design import TABLE
 from modules.errors import BlueprintError, ErrorCode, SourceLocation
 from modules.simulate.engine import MINUTES, SHAPES
-from modules.simulate.model import Flow, traffic_model
+from modules.simulate.model import Flow
 from modules.stacks.stack import Stack
 
 DIRECTIONS: tuple[Direction, Direction] = ("read", "write")
@@ -138,8 +138,8 @@ def compare(stacks: Sequence[Stack], metrics: Metrics, tolerance: float) -> list
         if not measured:
             continue
         start, end = _window(measured)
-        model = traffic_model(stack.design, stack.capacity)
-        for target in _targets(stack):
+        model = stack.traffic
+        for target in model.targets:
             for direction in DIRECTIONS:
                 of = [s for s in measured if (s.index or TABLE) == target and s.direction == direction]
                 consumed = next((s for s in of if s.kind == "consumed"), None)

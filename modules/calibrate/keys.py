@@ -18,7 +18,7 @@ from modules.blueprint.templates import SEPARATOR, KeyTemplate
 from modules.blueprint.traits import hottest_share
 from modules.calibrate.compare import Change
 from modules.calibrate.insights import RuleReport
-from modules.simulate.model import Flow, traffic_model
+from modules.simulate.model import Flow
 from modules.stacks.stack import Stack
 
 MIN_SHARE = 0.01  # a value under 1% of a table's or index's accesses is not a hot key, whatever is declared
@@ -88,9 +88,9 @@ def _accessed(stack: Stack, report: RuleReport, tolerance: float) -> list[KeyObs
             busiest[template] = (key, share, entities)
     found = []
     dominant = stack.design.blueprint.traffic.dominant_share
-    flows = traffic_model(stack.design, stack.capacity).flows
+    flows = stack.traffic.flows
+    blueprint = stack.design.blueprint
     for template, (key, share, entities) in sorted(busiest.items()):
-        blueprint = stack.design.blueprint
         of_target = _template_share(flows, report.target, entities)
         within = max(hottest_share(members[e], blueprint.entities[e].attributes, dominant) or 0.0 for e in entities)
         declared = within * of_target

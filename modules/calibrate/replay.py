@@ -21,7 +21,6 @@ from modules.blueprint.language import SECONDS_PER_DAY
 from modules.calibrate.metrics import Direction, Metrics, Series
 from modules.design.design import TABLE
 from modules.simulate.engine import serve
-from modules.simulate.model import traffic_model
 from modules.simulate.stack import capacities
 from modules.stacks.stack import Stack
 
@@ -85,8 +84,8 @@ def replay(stacks: list[Stack], metrics: Metrics) -> list[Replay]:
     found = []
     for stack in stacks:
         table = stack.design.blueprint.table.name
-        model = traffic_model(stack.design, stack.capacity)
-        for target in [TABLE, *(index.name for index in stack.design.global_indexes)]:
+        model = stack.traffic
+        for target in model.targets:
             for direction in ("read", "write"):
                 mine = [s for s in metrics.series if s.table == table and (s.index or TABLE) == target
                         and s.direction == direction]

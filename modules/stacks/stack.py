@@ -20,6 +20,7 @@ from modules.design.designer import design
 from modules.errors import BlueprintError, ErrorCode, TablewrightError
 from modules.lint.engine import LintResult, lint_loaded
 from modules.lint.findings import Finding
+from modules.simulate.model import TrafficModel, traffic_model
 from modules.simulate.stack import DaySummary, simulate_stack
 
 
@@ -38,6 +39,11 @@ class Stack:
     def cost(self) -> CostReport:
         """The monthly cost, computed on first use (synth has no use for it)."""
         return monthly_cost(self.design, self.capacity)
+
+    @cached_property
+    def traffic(self) -> TrafficModel:
+        """The declared traffic as flows onto the table and each GSI (what `calibrate` compares), on first use."""
+        return traffic_model(self.design, self.capacity)
 
     @cached_property
     def simulated_day(self) -> DaySummary:
