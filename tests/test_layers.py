@@ -23,6 +23,7 @@ STAGES = [
     # one stack value (blueprint, design, capacity, findings); the catalog; blueprints of existing tables
     ["modules.stacks", "modules.adopt"],
     ["modules.calibrate"],  # CloudWatch's metrics of a deployed stack against its blueprint
+    ["modules.client"],  # the generated data-access modules (Python, TypeScript) of a stack's design
     ["modules.constructs", "modules.synth"],
     ["modules.verify"],
     ["modules.review"],

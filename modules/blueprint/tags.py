@@ -10,6 +10,9 @@ from modules.errors import BlueprintError, ErrorCode
 # "Tagging your DynamoDB resources" and "Tag naming limits and requirements":
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Tagging.html
 MAX_TAGS = 50
+# The tags Tablewright adds itself (`tablewright:blueprint`, and `tablewright:design` on the table).
+RESERVED_PREFIX = "tablewright:"
+RESERVED_TAGS = 2
 TAG_PUNCTUATION = frozenset("_.:/=+-@")
 
 
@@ -20,15 +23,18 @@ def _tag_text_allowed(text: str) -> bool:
 
 
 def check_tags(blueprint: Blueprint) -> None:
-    if len(blueprint.tags) > MAX_TAGS:
-        raise BlueprintError(f"{len(blueprint.tags)} tags; AWS allows {MAX_TAGS} per resource", path=("tags",),
-                             code=ErrorCode.TAGS,
-                             hint="remove tags, or move them to a tag policy")
+    if len(blueprint.tags) > MAX_TAGS - RESERVED_TAGS:
+        raise BlueprintError(f"{len(blueprint.tags)} tags; AWS allows {MAX_TAGS} per resource and Tablewright adds "
+                             f"{RESERVED_TAGS}", path=("tags",), code=ErrorCode.TAGS,
+                             hint=f"keep at most {MAX_TAGS - RESERVED_TAGS}: remove tags, or move them to a tag policy")
     allowed = "letters, digits, spaces and _ . : / = + - @ (AWS's tag rules)"
     for key, value in blueprint.tags.items():
         if not 1 <= len(key) <= 128 or key.lower().startswith("aws:") or not _tag_text_allowed(key):
             raise BlueprintError(f"tag key {key!r} is not allowed", path=("tags", key), code=ErrorCode.TAGS,
                                  hint=f"1-128 characters of {allowed}, not starting with aws:")
+        if key.startswith(RESERVED_PREFIX) and blueprint.adopted is None:
+            raise BlueprintError(f"tag key {key!r} is Tablewright's own", path=("tags", key), code=ErrorCode.TAGS,
+                                 hint=f"rename the tag: keys starting with {RESERVED_PREFIX} are set by Tablewright")
         if len(value) > 256 or not _tag_text_allowed(value):
             raise BlueprintError(f"the value of tag {key!r} is not allowed", path=("tags", key), code=ErrorCode.TAGS,
                                  hint=f"at most 256 characters of {allowed}")

@@ -15,6 +15,7 @@ from modules.cli.project import (
     PROJECT_ROOT,
     changed_blueprints,
     designed,
+    inside_project,
     listed_blueprints,
     load_all,
     picked_up,
@@ -104,11 +105,12 @@ def command_verify(args: argparse.Namespace) -> int:
 
     stacks = stacks_of(args)
     refuse_lint_errors(stacks, args.allow_lint_errors)
-    results = verify_stacks(stacks, seed=args.seed)
+    results = verify_stacks(stacks, seed=args.seed, with_client=args.client)
     render = {"text": report.render_text, "markdown": report.render_markdown, "json": report.render_json}[args.format]
     write(fitted(render(results), args.format), styled=args.format == "text")
     checks = [check.passed for result in results for check in result.results]
     checks += [index.passed for result in results for index in result.indexes]
+    checks += [check.passed for result in results for check in result.client]
     refused = sum(1 for result in results if result.refused is not None)
     say(f"{checks.count(True)} pattern and index check(s) passed, {checks.count(False)} failed"
         + (f", {refused} stack(s) refused" if refused else "") + f" in {stacks_line(stacks, 'verified')}")
@@ -203,6 +205,19 @@ def command_simulate(args: argparse.Namespace) -> int:
     items = report.simulated(progress(stacks, len(stacks), "simulating", "stacks"))
     write(fitted(render(items), args.format), styled=False)
     say(stacks_line(stacks, "simulated over a day"))
+    return 0
+
+
+def command_client(args: argparse.Namespace) -> int:
+    from modules.client.generate import generate
+
+    out = inside_project(Path(args.out), "--out")  # refuse a wrong --out before any work
+    stacks = stacks_of(args)
+    refuse_lint_errors(stacks, allowed=False)  # a client of a design known to fail would write items no one reads
+    written = write_files(out, generate(stacks, args.lang), "--out")
+    for path in written:
+        print(f"wrote {os.path.relpath(path)}")
+    say(f"{len(written)} {args.lang} client module(s) written into {args.out}, from {stacks_line(stacks, 'designed')}")
     return 0
 
 

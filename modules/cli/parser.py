@@ -11,6 +11,7 @@ from modules.cli.commands import (
     command_adopt,
     command_calibrate,
     command_capacity,
+    command_client,
     command_explain,
     command_lint,
     command_list,
@@ -62,6 +63,8 @@ EPILOGS: dict[str, str] = {
                         ["python main.py calibrate blueprints/orders.yaml --env prod --print-queries > query.sh",
                          "python main.py calibrate blueprints/orders.yaml --env prod --metrics metrics.json",
                          "python main.py calibrate --env prod --metrics p1.json p2.json --insights insights/*.json"]),
+    "client": epilog(None, ["python main.py client blueprints/orders.yaml --lang python --out app/db",
+                            "python main.py client --lang typescript --out src/db"]),
     "review": epilog("with --detailed-exitcode: a change is blocked (it would lose data or protection)",
                      ["python main.py review --base origin/main:blueprints/orders.yaml --head blueprints/orders.yaml",
                       "python main.py review --changed-since origin/main --plan-dir plans --detailed-exitcode"],
@@ -142,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     verify.add_argument("--seed", type=int, default=7, help="sample data seed (default 7)")
     verify.add_argument("--allow-lint-errors", action="store_true", help="verify despite lint errors")
+    verify.add_argument("--client", action="store_true",
+                        help="also drive the generated Python client (`client --lang python`) through every write "
+                             "and pattern")
     lint = add("lint", "hot partitions, key traps, limits and costs, with numbers", command_lint)
     lint.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     lint.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
@@ -169,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--tolerance", type=float, default=25.0, metavar="PERCENT",
                            help="differences up to this are as declared (default 25)")
     calibrate.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    client = add("client", "a typed data-access module per blueprint for application code (Python or TypeScript)",
+                 command_client)
+    client.add_argument("--lang", required=True, choices=("python", "typescript"), help="the module's language")
+    client.add_argument("--out", required=True, metavar="DIR",
+                        help="directory inside the working directory: DIR/<blueprint>_client.py|.ts is replaced, "
+                             "other files stay")
     review = command_of("review", help="classify the Terraform changes between two blueprint versions")
     review.add_argument("blueprints", nargs="*",
                         help="with --changed-since: the blueprints to consider (default: every one under "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -189,6 +190,27 @@ def picked_up(path: Path, listed: list[str] | None) -> str:
 
 
 
+def inside_project(directory: Path, option: str) -> Path:
+    """`directory` if it lies inside the working directory (links resolved), else a refusal: generated code
+    belongs in the project it is generated for."""
+    project = Path.cwd().resolve()
+    resolved = directory.resolve()
+    if resolved == project or not resolved.is_relative_to(project):
+        where = "the working directory" if resolved == project else "outside the working directory"
+        raise TablewrightError(f"{option} {directory} is {where} ({project})", code=ErrorCode.PATH_ARGUMENT,
+                               hint=f"pass a directory inside the project, e.g. {option} app/db")
+    return directory
+
+
+def _mode_of(target: Path) -> int:
+    """The permissions a written file gets: those of the file it replaces, else the umask's for a new file."""
+    if target.is_file():
+        return target.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_files(directory: Path, texts: dict[str, str], option: str) -> list[Path]:
     """Write each of `texts` (file name -> text) into `directory` (`option` names it on the command line), made
     if missing; other files there stay. Returns the files written."""
@@ -205,10 +227,15 @@ def write_files(directory: Path, texts: dict[str, str], option: str) -> list[Pat
         if path.is_symlink() or (path.exists() and not path.is_file()):
             raise TablewrightError(f"{path} is not a regular file", code=ErrorCode.PATH_ARGUMENT,
                                    hint=f"remove it, or pass another {option} directory")
-    staged = {directory / name: directory / f".{name}.{os.getpid()}" for name in texts}
+    staged: dict[Path, Path] = {}
     try:  # every file staged first, then each renamed over its name: none half-written, links replaced not followed
-        for staging, text in zip(staged.values(), texts.values(), strict=True):
-            staging.write_text(text)
+        for name, text in texts.items():
+            # A new file of a random name (O_CREAT | O_EXCL): no link planted in the directory is followed.
+            handle, staged_name = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
+            staged[directory / name] = Path(staged_name)
+            os.fchmod(handle, _mode_of(directory / name))
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
         for target, staging in staged.items():
             staging.replace(target)
     except OSError as error:

@@ -27,6 +27,7 @@ from modules.constructs.resources import (
 )
 from modules.constructs.terraform import Block, data_source, import_block, local, reference, resource
 from modules.design.design import TABLE, IndexDesign, TableDesign, key_types
+from modules.design.locked import DESIGN_TAG, design_digest
 
 STREAM_VIEW: dict[str, StreamViewType] = {"keys_only": "KEYS_ONLY", "new_image": "NEW_IMAGE", "old_image": "OLD_IMAGE",
                                           "new_and_old_images": "NEW_AND_OLD_IMAGES"}
@@ -80,7 +81,7 @@ def table(design: TableDesign, tags: dict[str, str],
         table_class=TABLE_CLASS[spec.table_class],
         on_demand_throughput=_on_demand(maxima or {}, TABLE),
         warm_throughput=_warm(design, None),
-        tags=tags or None,
+        tags=_table_tags(design, tags) or None,
     )
     # The autoscaler owns provisioned capacity once the table exists: never set it back.
     # In production, Terraform itself refuses a plan that would destroy the table.
@@ -159,6 +160,14 @@ def _live_gsi_lookup(base: str, table_name: str) -> tuple[list[Block], str]:
 
 def _live_capacity(lookup: str, index: str, attribute: str, minimum: int) -> str:
     return f'${{max(try({lookup}["{index}"].{attribute}, 0), {minimum})}}'
+
+
+def _table_tags(design: TableDesign, tags: dict[str, str]) -> dict[str, str]:
+    """The stack's tags and the design's digest, which a generated client checks (`check_design()`); an
+    adopted table keeps the tags it has, so importing it changes nothing."""
+    if design.blueprint.adopted is not None:
+        return tags
+    return {**tags, DESIGN_TAG: design_digest(design)}
 
 
 def _encryption(base: str, spec: TableSpec, tags: dict[str, str],

@@ -8,6 +8,8 @@ it in place. Local indexes are part of the table: they come from the blueprint a
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 from modules.blueprint.encoding import key_encoding
@@ -111,6 +113,22 @@ def lock_of(design: TableDesign) -> StackLock:
     keys = design.table_keys
     return StackLock(table=blueprint.table.name, partition_key=keys.pk, sort_key=keys.sk, indexes=indexes,
                      entities=entities)
+
+
+# The table tag that carries `design_digest`: a generated client compares it with its own (`check_design()`).
+DESIGN_TAG = "tablewright:design"
+
+
+def design_digest(design: TableDesign) -> str:
+    """16 hex digits that change whenever items would be written or read differently: the lock's keys,
+    indexes and projections (not the table's name, so every environment of one design shares it) and how
+    every attribute is stored."""
+    lock = lock_of(design).model_dump(mode="json", exclude={"table"})
+    stored = {entity: {name: [key_encoding(spec), spec.optional]
+                       for name, spec in sorted(design.blueprint.entities[entity].attributes.items())}
+              for entity in sorted(design.shapes)}
+    text = json.dumps({"lock": lock, "attributes": stored}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from modules.verify.runner import BlueprintResult
 
 HEADERS = ("Pattern", "Index", "Ops/call", "Items", "RCU/call (model)", "Result")
 INDEX_HEADERS = ("Index", "Sparse by", "Items on it", "Result")
+CLIENT_HEADERS = ("Generated client", "Result")
 
 
 def _rows(result: BlueprintResult) -> list[list[str]]:
@@ -26,6 +27,10 @@ def _index_rows(result: BlueprintResult) -> list[list[str]]:
     ]
 
 
+def _client_rows(result: BlueprintResult) -> list[list[str]]:
+    return [[c.name, "PASS" if c.passed else "FAIL"] for c in result.client]
+
+
 def _failures(result: BlueprintResult) -> list[str]:
     return result.failures
 
@@ -37,6 +42,8 @@ def _heading(result: BlueprintResult) -> str:
     if result.indexes:
         held = sum(i.passed for i in result.indexes)
         heading += f", {held}/{len(result.indexes)} indexes hold exactly their items"
+    if result.client:
+        heading += f", {sum(c.passed for c in result.client)}/{len(result.client)} client checks pass"
     return heading
 
 
@@ -52,6 +59,8 @@ def render_text(results: list[BlueprintResult]) -> str:
         parts += [_heading(result), text_table(HEADERS, _rows(result))]
         if result.indexes:
             parts += ["", text_table(INDEX_HEADERS, _index_rows(result))]
+        if result.client:
+            parts += ["", text_table(CLIENT_HEADERS, _client_rows(result))]
         parts += [*(f"FAIL {f}" for f in _failures(result)), ""]
     return "\n".join([*parts, NOTE]) + "\n"
 
@@ -62,6 +71,8 @@ def render_markdown(results: list[BlueprintResult]) -> str:
         parts += [f"### {_heading(result)}", "", markdown_table(HEADERS, _rows(result)), ""]
         if result.indexes:
             parts += [markdown_table(INDEX_HEADERS, _index_rows(result)), ""]
+        if result.client:
+            parts += [markdown_table(CLIENT_HEADERS, _client_rows(result)), ""]
         parts += [f"- **FAIL** {one_line(f)}" for f in _failures(result)]
     return sanitize("\n".join([*parts, "", f"_{NOTE}_"]) + "\n")
 
@@ -95,6 +106,8 @@ def render_json(results: list[BlueprintResult]) -> str:
                  "result": "PASS" if i.passed else "FAIL", "failure": i.failure}
                 for i in result.indexes
             ],
+            "client": [{"check": c.name, "result": "PASS" if c.passed else "FAIL", "failure": c.failure}
+                       for c in result.client],
         }
         for result in results
     ]

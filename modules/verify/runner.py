@@ -50,6 +50,18 @@ class PatternResult:
 
 
 @dataclass
+class ClientCheck:
+    """One check of the generated client (`verify --client`)."""
+
+    name: str
+    failure: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None
+
+
+@dataclass
 class BlueprintResult:
     blueprint: str
     table: str
@@ -57,17 +69,18 @@ class BlueprintResult:
     results: list[PatternResult] = field(default_factory=list)
     indexes: list[IndexResult] = field(default_factory=list)
     refused: str | None = None  # DynamoDB refused the sample items: nothing else was run
+    client: list[ClientCheck] = field(default_factory=list)  # `verify --client`: the generated client's checks
 
     @property
     def passed(self) -> bool:
         return self.refused is None and all(result.passed for result in self.results) and all(
-            index.passed for index in self.indexes)
+            index.passed for index in self.indexes) and all(check.passed for check in self.client)
 
     @property
     def failures(self) -> list[str]:
         """Every failure: the sample items refused, then patterns, then indexes, each naming what failed."""
         return ([self.refused] if self.refused else []) + [r.failure for r in self.results if r.failure] + [
-            i.failure for i in self.indexes if i.failure]
+            i.failure for i in self.indexes if i.failure] + [c.failure for c in self.client if c.failure]
 
 
 def table_key(keys: KeyNames, item: dict[str, Any]) -> tuple[str, str]:
@@ -194,9 +207,18 @@ def _follow_up(
     return found, batches
 
 
+SET_TYPES = ("SS", "NS", "BS")
+
+
+def comparable(value: dict[str, Any]) -> dict[str, Any]:
+    """A set compared as a set: DynamoDB returns its members in no particular order."""
+    ((kind, inner),) = value.items()
+    return {kind: sorted(inner)} if kind in SET_TYPES else value
+
+
 def _row(item: dict[str, Any], attributes: tuple[str, ...]) -> str:
     # Binary values come back as bytes: compared by their text, as every other value is.
-    return json.dumps({a: item[a] for a in attributes if a in item}, sort_keys=True, default=repr)
+    return json.dumps({a: comparable(item[a]) for a in attributes if a in item}, sort_keys=True, default=repr)
 
 
 def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dict[str, Any]]) -> str | None:

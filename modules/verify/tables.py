@@ -35,6 +35,8 @@ def create_table_request(config: dict[str, Any]) -> dict[str, Any]:
         ],
         "BillingMode": "PAY_PER_REQUEST",
     }
+    if table.get("tags"):
+        request["Tags"] = [{"Key": key, "Value": value} for key, value in sorted(table["tags"].items())]
     indexes = []
     for gsi in table.get("global_secondary_index", []):
         projection: dict[str, Any] = {"ProjectionType": gsi["projection_type"]}

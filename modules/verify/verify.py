@@ -13,9 +13,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from modules.client.generate import checked_client
+from modules.client.model import Client
 from modules.design.design import TableDesign
 from modules.stacks.stack import Stack
 from modules.synth.synth import synthesize
+from modules.verify.client import verify_client
 from modules.verify.indexes import verify_index
 from modules.verify.runner import BlueprintResult, verify_pattern, write_samples
 from modules.verify.samples import generate_samples
@@ -25,9 +28,11 @@ REGION = "us-east-1"
 
 
 def verify_table(
-    client: Any, design: TableDesign, config: dict[str, Any], seed: int = 7, create: bool = True
+    client: Any, design: TableDesign, config: dict[str, Any], seed: int = 7, create: bool = True,
+    generated: Client | None = None,
 ) -> BlueprintResult:
-    """Verify one design on `client`; `config` is the stack's synthesized Terraform (cdk.tf.json)."""
+    """Verify one design on `client`; `config` is the stack's synthesized Terraform (cdk.tf.json); with
+    `generated`, that client too, on a table of its own."""
     table = terraform_table(config)["name"]
     request = create_table_request(config)
     if create:
@@ -43,6 +48,8 @@ def verify_table(
         return result
     result.results = [verify_pattern(client, design, plan, table, samples) for plan in design.plans]
     result.indexes = [verify_index(client, design, index, table, samples) for index in index_names(request)]
+    if generated is not None:
+        result.client = verify_client(client, design, generated, request, samples)
     return result
 
 
@@ -54,8 +61,9 @@ def embedded_client() -> Any:
     )
 
 
-def verify_stacks(stacks: Sequence[Stack], seed: int = 7) -> list[BlueprintResult]:
-    """Synthesize (into a scratch directory) and verify every stack against moto, in-process."""
+def verify_stacks(stacks: Sequence[Stack], seed: int = 7, with_client: bool = False) -> list[BlueprintResult]:
+    """Synthesize (into a scratch directory) and verify every stack against moto, in-process (`with_client`:
+    the generated Python client of each, too)."""
     from moto import mock_aws
 
     with tempfile.TemporaryDirectory(prefix="tablewright-verify-") as scratch:
@@ -65,7 +73,8 @@ def verify_stacks(stacks: Sequence[Stack], seed: int = 7) -> list[BlueprintResul
     with _isolated_credentials(), mock_aws():
         client = embedded_client()
         for stack, config in zip(stacks, configs, strict=True):
-            results.append(verify_table(client, stack.design, config, seed))
+            generated = checked_client([stack], "python") if with_client else None
+            results.append(verify_table(client, stack.design, config, seed, generated=generated))
     return results
 
 

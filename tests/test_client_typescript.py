@@ -1,0 +1,72 @@
+"""The generated TypeScript client, compiled by tsc and run by Node against the emulator server (moto on
+127.0.0.1): every check `verify --client` makes of the Python client, and `checkDesign()` on a stale table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import boto3
+import pytest
+
+from modules.client.model import client_of
+from modules.design.locked import DESIGN_TAG
+from modules.synth.synth import synthesize
+from modules.verify.client import client_checks
+from modules.verify.samples import generate_samples
+from modules.verify.tables import create_table_request
+from tests.client_support import BLUEPRINTS, StaleDesignInNode, TypeScriptTable, module_text, run_tsc, stacks_of
+from tests.emulator import Emulator
+
+pytestmark = pytest.mark.terraform
+CASES = {"orders": "dev", "features": None, "client": None}  # bundled; sharded; sparse with every type
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory) -> dict[str, Path]:
+    """Each case's module, compiled to CommonJS."""
+    scratch = tmp_path_factory.mktemp("typescript")
+    for name, environment in CASES.items():
+        (scratch / f"{name}_client.ts").write_text(module_text(BLUEPRINTS[name], "typescript", environment))
+    done = run_tsc(scratch, "*.ts", out_dir="build")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {name: scratch / "build" / f"{name}_client.js" for name in CASES}
+
+
+def _table(emulator: Emulator, name: str, scratch: Path) -> tuple[object, str]:
+    stack = stacks_of(BLUEPRINTS[name], CASES[name])[0]
+    (written,) = synthesize([stack], scratch / "out")
+    request = create_table_request(json.loads(written.read_text()))
+    client = boto3.client("dynamodb", endpoint_url=emulator.endpoint, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    client.create_table(**request)
+    return client, request["TableName"]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_typescript_client_passes_every_check_against_the_emulator(name, compiled, tmp_path):
+    stack = stacks_of(BLUEPRINTS[name], CASES[name])[0]
+    with Emulator() as emulator:
+        client, table_name = _table(emulator, name, tmp_path)
+        table = TypeScriptTable(compiled[name], client_of([stack], ""), emulator.endpoint, table_name)
+        try:
+            checks = client_checks(client, stack.design, table.client, table, table_name,
+                                   generate_samples(stack.design), StaleDesignInNode)
+        finally:
+            table.close()
+    assert {check.name: check.failure for check in checks if check.failure} == {}
+    assert len(checks) == 3 + len(stack.design.plans)
+
+
+def test_check_design_in_typescript_rejects_a_table_of_another_design(compiled, tmp_path):
+    stack = stacks_of(BLUEPRINTS["orders"], "dev")[0]
+    with Emulator() as emulator:
+        client, table_name = _table(emulator, "orders", tmp_path)
+        arn = client.describe_table(TableName=table_name)["Table"]["TableArn"]
+        client.tag_resource(ResourceArn=arn, Tags=[{"Key": DESIGN_TAG, "Value": "0123456789abcdef"}])
+        table = TypeScriptTable(compiled["orders"], client_of([stack], ""), emulator.endpoint, table_name)
+        try:
+            with pytest.raises(StaleDesignInNode, match="carries design 0123456789abcdef, this module was generated"):
+                table.check_design()
+        finally:
+            table.close()
