@@ -17,6 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from modules.blueprint.language import AttributeSpec
 from modules.client.model import client_of
 from modules.design.locked import DESIGN_TAG, design_digest
 from modules.synth.synth import synthesize
@@ -638,12 +639,23 @@ PARITY = """\
           ms: {type: timestamp, format: epoch_millis}
           day: {type: timestamp, format: "%Y%j"}
         key: {pk: "M#{id}#{at:month}", sk: "{amount}#{at}#{ms}#{day}"}
+      Weekly:
+        attributes: {id: string, at: timestamp}
+        key: {pk: "W#{id}#{at:week}", sk: "{at}"}
+      Hourly:
+        attributes: {id: string, at: timestamp}
+        key: {pk: "H#{id}#{at:hour}", sk: "{at}"}
     access_patterns:
       measure: {entity: Measure, where: {id: "=", at: "=", amount: "=", ms: "=", day: "="}}
+      weekly: {entity: Weekly, where: {id: "=", at: "="}}
+      hourly: {entity: Hourly, where: {id: "=", at: "="}}
 """
 AMOUNTS = [0, 7, -5, 0.1, 1.5, -0.25, 1e21, 1e-7, 123456789.25, 2**53 - 1, 1.2345678901234567e25]
 MOMENTS = ["1969-12-31T23:59:59.500000+00:00", "1960-06-15T12:00:00+00:00", "2024-03-01T09:30:00+00:00",
            "2038-01-19T03:14:08+00:00"]
+# ISO weeks at year ends: 2024-12-30 is in 2025-W01, 2021-01-03 in 2020-W53, 2026-12-31 in 2026-W53.
+WEEK_EDGES = ["2024-12-30T00:00:00+00:00", "2021-01-03T23:59:59+00:00", "2026-12-31T12:00:00+00:00",
+              "2027-01-04T00:00:00+00:00", "2016-01-01T00:00:00+00:00"]
 
 
 def test_the_typescript_key_builders_write_what_the_python_ones_write(write_blueprint, tmp_path):
@@ -658,12 +670,98 @@ def test_the_typescript_key_builders_write_what_the_python_ones_write(write_blue
     (tmp_path / "parity_client.ts").write_text(module_text(path, "typescript"))
     done = run_tsc(tmp_path, "parity_client.ts", out_dir="build")
     assert done.returncode == 0, done.stdout + done.stderr
-    script = ("const m = require('./build/parity_client.js'); const cases = JSON.parse(process.argv[1]);"
+    moments = MOMENTS + WEEK_EDGES
+    expected += [builder(id="m", at=datetime.fromisoformat(moment)) for moment in moments
+                 for builder in (python.weekly_table_key, python.hourly_table_key)]
+    script = ("const m = require('./build/parity_client.js'); const [cases, moments] = JSON.parse(process.argv[1]);"
               "console.log(JSON.stringify(cases.map(([amount, at]) => m.measureTableKey({id: 'm', amount,"
-              " at: new Date(at), ms: new Date(at), day: new Date(at)}))));")
-    done = subprocess.run(["node", "-e", script, json.dumps(cases)], cwd=tmp_path, capture_output=True, text=True)
+              " at: new Date(at), ms: new Date(at), day: new Date(at)})).concat(moments.flatMap((at) =>"
+              " [m.weeklyTableKey({id: 'm', at: new Date(at)}), m.hourlyTableKey({id: 'm', at: new Date(at)})]))));")
+    done = subprocess.run(["node", "-e", script, json.dumps([cases, moments])], cwd=tmp_path, capture_output=True,
+                          text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == expected
+    weeks = [key["PK"] for key in expected[len(cases)::2][len(MOMENTS):]]
+    assert weeks == ["W#m#2025-W01", "W#m#2020-W53", "W#m#2026-W53", "W#m#2027-W01", "W#m#2015-W53"]
     # 1969-12-31T23:59:59.5Z: -0.5 s truncates to 0 s; -500 ms is signed, then padded to 13 characters.
     first = expected[AMOUNTS.index(1e21) * len(MOMENTS)]["SK"]
     assert first == "1000000000000000000000#0000000000#-000000000500#1969365"
+
+
+# -- values, tokens and keys at their edges ------------------------------------------------------------------
+
+
+def test_maps_and_lists_keep_every_value_type_they_can_hold(aws, tmp_path):
+    kitchen = python_module(BLUEPRINTS["client"])
+    name = table_of(aws, BLUEPRINTS["client"], tmp_path)
+    table = kitchen.ClientKitchenTable(aws, name)
+    meta = {"n": None, "s": {"b", "a"}, "ns": {2, 1}, "b": b"\x01\x02", "l": [None, 1, "x", {"deep": True}]}
+    table.put_ticket(_ticket(meta=meta))
+    stored = aws.get_item(TableName=name, Key={"PK": {"S": "PROJECT#p-1"}, "SK": {"S": "TICKET#t-1"}})["Item"]
+    assert stored["meta"] == {"M": {"n": {"NULL": True}, "s": {"SS": ["a", "b"]}, "ns": {"NS": ["1", "2"]},
+                                    "b": {"B": b"\x01\x02"}, "l": {"L": [{"NULL": True}, {"N": "1"}, {"S": "x"},
+                                                                         {"M": {"deep": {"BOOL": True}}}]}}}
+    assert table.ticket(projectId="p-1", ticketId="t-1")["meta"] == meta
+    with pytest.raises(ValueError, match="is not a value DynamoDB stores in a map or list"):
+        table.put_ticket(_ticket(meta={"when": MOMENT}))
+
+
+def test_epoch_milliseconds_are_exact(aws, tmp_path):
+    """2004-09-18T13:12:28.120Z: 1,095,513,148 s since 1970 (calendar.timegm) and 120 ms; float arithmetic on
+    `timestamp() * 1000` gives ...119."""
+    import calendar
+
+    moment = datetime(2004, 9, 18, 13, 12, 28, 120000, tzinfo=UTC)
+    millis = calendar.timegm(moment.timetuple()) * 1000 + 120
+    assert millis == 1095513148120
+    kitchen = python_module(BLUEPRINTS["client"])
+    assert kitchen._TICKET.stored["openedAt"](moment) == {"N": str(millis)}
+    assert kitchen._TICKET.read["openedAt"]({"N": str(millis)}) == moment
+    from modules.blueprint.encoding import stored_value
+
+    assert stored_value(AttributeSpec(type="timestamp", format="epoch_millis"), moment) == {"N": str(millis)}
+
+
+def test_a_token_continues_only_the_call_that_returned_it(aws, tmp_path):
+    orders = python_module(BLUEPRINTS["orders"], "dev")
+    table = orders.OrdersTable(aws, table_of(aws, BLUEPRINTS["orders"], tmp_path, "dev"))
+    for number in range(3):
+        for user in ("u-1", "u-2"):
+            table.put_order({"orderId": f"{user}-{number}", "userId": user, "status": "PAID", "totalCents": 1,
+                             "orderedAt": datetime(2024, 3, 1 + number, tzinfo=UTC)})
+    window = (datetime(2024, 1, 1, tzinfo=UTC), datetime(2025, 1, 1, tzinfo=UTC))
+    token = table.user_orders_by_date(userId="u-1", orderedAt=window, limit=1).next
+    assert token is not None
+    assert [o["orderId"] for o in table.user_orders_by_date(userId="u-1", orderedAt=window, start=token).items] == [
+        "u-1-1", "u-1-0"]
+    for start, arguments in ((token, {"userId": "u-2", "orderedAt": window}),
+                             ("W3RydWVd", {"userId": "u-1", "orderedAt": window}),
+                             ("not base64!", {"userId": "u-1", "orderedAt": window})):
+        with pytest.raises(ValueError, match="not a page token of this read"):
+            table.user_orders_by_date(**arguments, start=start)
+    with pytest.raises(ValueError, match="a page holds at least 1 item"):
+        table.user_orders_by_date(userId="u-1", orderedAt=window, limit=0)
+
+
+def test_updates_take_only_the_table_key_from_the_key_given(aws, tmp_path):
+    kitchen = python_module(BLUEPRINTS["client"])
+    name = table_of(aws, BLUEPRINTS["client"], tmp_path)
+    table = kitchen.ClientKitchenTable(aws, name)
+    stale = _ticket(assignee="bob")
+    table.put_ticket(stale)
+    table.update_ticket({"projectId": "p-1", "ticketId": "t-1"}, {"assignee": "amy"})
+    table.update_ticket(stale, {"status": "DONE"})  # a whole, outdated item as the key: its assignee is not used
+    assert [t["assignee"] for t in table.tickets_of_assignee(assignee="amy", status="DONE").items] == ["amy"]
+    assert table.tickets_of_assignee(assignee="bob", status="DONE").items == []
+
+
+def test_a_key_attribute_change_that_keeps_the_key_text_is_an_update(aws, tmp_path):
+    kitchen = python_module(BLUEPRINTS["client"])
+    table = kitchen.ClientKitchenTable(aws, table_of(aws, BLUEPRINTS["client"], tmp_path))
+    first = datetime(2024, 3, 1, 10, 0, 0, 100000, tzinfo=UTC)
+    table.put_reading({"sensorId": "s", "at": first, "value": 1})
+    # iso8601 keys hold whole seconds: .1 s and .4 s make the same key, so this is no move (a transaction on one
+    # item twice, which DynamoDB refuses), but an update.
+    table.update_reading({"sensorId": "s", "at": first}, {"at": first.replace(microsecond=400000), "value": 2})
+    (reading,) = table.readings_between(sensorId="s", at=(first.replace(microsecond=0), first)).items
+    assert reading["value"] == 2

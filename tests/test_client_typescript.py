@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import boto3
@@ -15,7 +16,15 @@ from modules.synth.synth import synthesize
 from modules.verify.client import client_checks
 from modules.verify.samples import generate_samples
 from modules.verify.tables import create_table_request
-from tests.client_support import BLUEPRINTS, StaleDesignInNode, TypeScriptTable, module_text, run_tsc, stacks_of
+from tests.client_support import (
+    BLUEPRINTS,
+    StaleDesignInNode,
+    TypeScriptTable,
+    module_text,
+    python_module,
+    run_tsc,
+    stacks_of,
+)
 from tests.emulator import Emulator
 
 pytestmark = pytest.mark.terraform
@@ -70,3 +79,54 @@ def test_check_design_in_typescript_rejects_a_table_of_another_design(compiled, 
                 table.check_design()
         finally:
             table.close()
+
+
+TEXTS = ["\uff5e", "\U0001F600", "a", "\uff01", "\U0001F601", "z", "\ue000", "\U00010000"]
+
+
+def test_typescript_merges_shards_in_dynamodbs_order_of_text(write_blueprint, tmp_path):
+    """DynamoDB orders strings by UTF-8 bytes (code points); JavaScript's `<` by UTF-16 units, which differ for
+    U+E000-U+FFFF against characters beyond U+FFFF. Both clients must page a sharded read alike."""
+    path = write_blueprint(textwrap.dedent("""\
+        blueprint: rooms
+        version: 1.0.0
+        table: {name: rooms_main}
+        entities:
+          Msg:
+            attributes: {room: string, text: string, msgId: string}
+            key: {pk: "ROOM#{room}", sk: "{text}#{msgId}", shards: 3, shard_by: [msgId]}
+        access_patterns:
+          messages: {entity: Msg, where: {room: "="}}
+    """), "rooms.yaml")
+    stack = stacks_of(path)[0]
+    (tmp_path / "ts").mkdir()
+    (tmp_path / "ts" / "rooms_client.ts").write_text(module_text(path, "typescript"))
+    done = run_tsc(tmp_path / "ts", "*.ts", out_dir="build")
+    assert done.returncode == 0, done.stdout + done.stderr
+    python = python_module(path)
+    with Emulator() as emulator:
+        (written,) = synthesize([stack], tmp_path / "out")
+        request = create_table_request(json.loads(written.read_text()))
+        client = boto3.client("dynamodb", endpoint_url=emulator.endpoint, region_name="us-east-1",
+                              aws_access_key_id="testing", aws_secret_access_key="testing")
+        client.create_table(**request)
+        table = TypeScriptTable(tmp_path / "ts" / "build" / "rooms_client.js", client_of([stack], ""),
+                                emulator.endpoint, request["TableName"])
+        try:
+            for number, text in enumerate(TEXTS * 2):
+                table.put_msg({"room": "r", "text": text, "msgId": f"m{number:02d}"})
+            reference = python.RoomsTable(client, request["TableName"])
+            everything = [m["msgId"] for m in reference.messages(room="r", limit=None).items]
+            assert everything == [m["msgId"] for m in table.messages(room="r", limit=None).items]
+            for size in (1, 2, 3):
+                walked, token = [], None
+                while True:
+                    page = table.messages(room="r", limit=size, start=token)
+                    walked += [m["msgId"] for m in page.items]
+                    if (token := page.next) is None:
+                        break
+                assert walked == everything, size
+        finally:
+            table.close()
+    by_text = sorted(range(16), key=lambda n: (TEXTS * 2)[n].encode("utf-8"))
+    assert [(TEXTS * 2)[int(m[1:])] for m in everything] == [(TEXTS * 2)[n] for n in by_text]

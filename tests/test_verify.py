@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import textwrap
 
@@ -12,7 +13,7 @@ import pytest
 from modules.blueprint.load import load_blueprint, load_blueprints
 from modules.stacks.stack import build_stacks
 from modules.verify.verify import verify_stacks
-from tests.conftest import BUNDLED
+from tests.conftest import BUNDLED, ROOT
 
 HEADER = """\
 blueprint: traps
@@ -125,7 +126,9 @@ def test_limit_with_descending_order_returning_the_oldest_items_fails(write_blue
     result = verify_text(write_blueprint, body)
     [failed] = result.results
     assert failed.failure.startswith("latest_messages: with threadId=")
-    assert re.search(r": item \d differs: expected \{", failed.failure)
+    # Only the attributes that differ, each value shortened (a long `text` would be cut to 40 characters).
+    assert re.search(r": item \d differs: (.*; )?sequence expected \{\"N\": \"\d+\"\}, got \{\"N\": \"\d+\"\}",
+                     failed.failure), failed.failure
     assert "cause: `sequence` is a number without `width`" in failed.failure
     [error] = lint_errors(write_blueprint, body)
     assert error.startswith("TW202: the table: Message's sort key MSG#{sequence}")
@@ -313,3 +316,107 @@ def test_verify_command_exits_one_on_failure(write_blueprint, run_cli):
     assert code == 1
     assert "| latest_messages | table | 1 |" in out and "| FAIL |" in out
     assert "- **FAIL** latest_messages: with threadId=" in out
+
+
+KEYS_ONLY = """\
+entities:
+  Message:
+    attributes: {roomId: string, sentAt: timestamp, body: string, tags: string_set}
+    key: {pk: "ROOM#{roomId}", sk: "MSG#{sentAt}"}
+access_patterns:
+  message_keys: {entity: Message, where: {roomId: "="}, returns: [], limit: 100}
+  newest: {entity: Message, where: {roomId: "="}, order: desc, limit: 30, returns: [body, tags]}
+"""
+
+
+def test_a_keys_only_pattern_reads_the_table_keys_and_is_walked_in_pages(write_blueprint):
+    from modules.design.cookbook import next_page_request, request
+
+    result = verify_text(write_blueprint, KEYS_ONLY)
+    assert result.passed, result.failures
+    design = build_stacks([load_blueprint(write_blueprint(HEADER + textwrap.dedent(KEYS_ONLY)))])[0].design
+    keys_only = request(design.plan("message_keys"), "t")
+    assert keys_only["ProjectionExpression"] == "#PK, #SK"
+    assert next_page_request(design.plan("message_keys")) == {
+        "ExclusiveStartKey": "{LastEvaluatedKey of the previous page}"}
+
+
+def test_a_request_that_reads_whole_items_for_a_keys_only_pattern_fails(write_blueprint, monkeypatch):
+    import modules.design.cookbook as cookbook
+
+    projected = cookbook.read_attributes
+    monkeypatch.setattr(cookbook, "read_attributes", lambda plan: plan.projected if not plan.returns
+                        else projected(plan))  # the request before the fix: no projection, whole items
+    failed = {r.pattern: r.failure for r in verify_text(write_blueprint, KEYS_ONLY).results}
+    assert "a returned item holds _entity, body, roomId, sentAt, tags" in failed["message_keys"]
+    assert "which the pattern does not return (returns: [] (keys only))" in failed["message_keys"]
+    assert failed["newest"] is None
+
+
+def test_paging_that_repeats_the_boundary_item_fails(write_blueprint, monkeypatch):
+    """A cursor that starts on the previous page's last item (`>=` instead of ExclusiveStartKey) repeats it."""
+    import modules.verify.runner as runner
+
+    original = runner._read_pages
+
+    def repeating(client, operation, body, wanted):
+        return original(_Repeating(client) if "Limit" in body and wanted is None else client, operation, body,
+                        wanted)
+
+    monkeypatch.setattr(runner, "_read_pages", repeating)
+    failed = {r.pattern: r.failure for r in verify_text(write_blueprint, KEYS_ONLY).results}
+    assert "read in pages of" in failed["newest"] and "(Limit, then ExclusiveStartKey)" in failed["newest"]
+    assert "expected 30 items, got" in failed["newest"] or "differs" in failed["newest"]
+
+
+class _Repeating:
+    """A client whose every page after the first starts with the previous page's last item again."""
+
+    def __init__(self, client):
+        self.client, self.last = client, None
+
+    def query(self, **body):
+        answer = self.client.query(**body)
+        items = ([self.last] if "ExclusiveStartKey" in body and self.last else []) + answer["Items"]
+        self.last = answer["Items"][-1] if answer["Items"] else None
+        return {**answer, "Items": items}
+
+
+def test_a_failure_names_only_the_differing_attributes_shortened(write_blueprint):
+    body = """\
+    entities:
+      Note:
+        attributes: {bookId: string, page: number, text: string}
+        key: {pk: "BOOK#{bookId}", sk: "PAGE#{page}"}
+        item_bytes: 1000
+    access_patterns:
+      first_pages: {entity: Note, where: {bookId: "="}, order_by: page, limit: 3}
+    """
+    [failed] = verify_text(write_blueprint, body).results
+    difference = failed.failure.split(" differs: ", 1)[1].split(" (cause:")[0]
+    assert difference.startswith('page expected {"N": ') and "; text expected " in difference
+    assert "bookId" not in difference  # the same in both items
+    assert all(len(part) < 140 for part in difference.split("; ")), difference  # 1,000-character texts cut
+
+
+def test_verify_prints_the_same_bytes_on_every_run_and_hash_seed(write_blueprint, tmp_path):
+    import subprocess
+    import sys
+
+    path = write_blueprint(HEADER + textwrap.dedent("""\
+        entities:
+          Note:
+            attributes: {bookId: string, page: number, tags: string_set, votes: number_set}
+            key: {pk: "BOOK#{bookId}", sk: "PAGE#{page}"}
+        access_patterns:
+          first_pages: {entity: Note, where: {bookId: "="}, order_by: page, limit: 3}
+          notes: {entity: Note, where: {bookId: "="}}
+    """))
+    outputs = set()
+    for seed in ("0", "1", "4242"):
+        done = subprocess.run([sys.executable, str(ROOT / "main.py"), "verify", str(path), "--seed", "3",
+                               "--allow-lint-errors"], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 1, done.stderr  # the unpadded page number fails first_pages
+        outputs.add(done.stdout)
+    assert len(outputs) == 1

@@ -40,23 +40,46 @@ def encode_key_value(spec: AttributeSpec, value: Any) -> str:
     return text
 
 
+# A time bucket's text (UTC): each sorts as the times it holds. `week` is the ISO 8601 week, Monday first, with
+# its ISO year (2024-12-30 is in 2025-W01).
+BUCKET_FORMATS = {"month": "%Y-%m", "week": "%G-W%V", "day": "%Y-%m-%d", "hour": "%Y-%m-%dT%H"}
+BUCKET_SHAPES = {"month": "YYYY-MM", "week": "YYYY-Www, ISO week", "day": "YYYY-MM-DD", "hour": "YYYY-MM-DDTHH"}
+
+
 def bucket_value(spec: AttributeSpec, value: Any, bucket: str) -> str:
-    """The time bucket of a timestamp or date: `2024-03` by month, `2024-03-01` by day (UTC)."""
-    moment = value if isinstance(value, datetime) else datetime(value.year, value.month, value.day)
-    return _utc(moment).strftime("%Y-%m" if bucket == "month" else "%Y-%m-%d")
+    """The time bucket of a timestamp or date (UTC): `2024-03` by month, `2024-W09` by ISO week,
+    `2024-03-01` by day, `2024-03-01T09` by hour."""
+    return _utc(_moment(value)).strftime(BUCKET_FORMATS[bucket])
+
+
+def _moment(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else datetime(value.year, value.month, value.day)
 
 
 def bucket_range(spec: AttributeSpec, start: Any, end: Any, bucket: str) -> list[str]:
     """Every time bucket from the one holding `start` to the one holding `end`, in order."""
-    first, last = bucket_value(spec, start, bucket), bucket_value(spec, end, bucket)
-    day = date.fromisoformat(first + ("-01" if bucket == "month" else ""))
+    last = bucket_value(spec, end, bucket)
+    moment = _bucket_start(_utc(_moment(start)), bucket)
     buckets: list[str] = []
-    while True:
-        text = day.strftime("%Y-%m" if bucket == "month" else "%Y-%m-%d")
-        if text > last:
-            return buckets
+    while (text := moment.strftime(BUCKET_FORMATS[bucket])) <= last:
         buckets.append(text)
-        day = (day.replace(day=28) + timedelta(days=4)).replace(day=1) if bucket == "month" else day + timedelta(days=1)
+        moment = _next_bucket(moment, bucket)
+    return buckets
+
+
+def _bucket_start(moment: datetime, bucket: str) -> datetime:
+    day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    if bucket == "month":
+        return day.replace(day=1)
+    if bucket == "week":
+        return day - timedelta(days=day.weekday())
+    return day if bucket == "day" else moment.replace(minute=0, second=0, microsecond=0)
+
+
+def _next_bucket(start: datetime, bucket: str) -> datetime:
+    if bucket == "month":
+        return (start.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return start + {"week": timedelta(days=7), "day": timedelta(days=1), "hour": timedelta(hours=1)}[bucket]
 
 
 def stored_value(spec: AttributeSpec, value: Any) -> dict[str, Any]:
@@ -274,6 +297,12 @@ def _utc(value: datetime) -> datetime:
     return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def _epoch(value: datetime, fmt: str) -> int:
-    seconds = _utc(value).timestamp()
-    return int(seconds * 1000) if fmt == "epoch_millis" else int(seconds)
+    """Whole seconds or milliseconds since 1970 (UTC), truncated toward zero, in exact integer arithmetic (a
+    float's product drops a millisecond of about one value in 160)."""
+    micros = (_utc(value) - EPOCH) // timedelta(microseconds=1)
+    unit = 1000 if fmt == "epoch_millis" else 1_000_000
+    return micros // unit if micros >= 0 else -(-micros // unit)

@@ -248,6 +248,11 @@ def _check_template(entity: EntitySpec, text: str, path: FieldPath) -> None:
                 hint="time buckets apply to timestamp and date attributes",
                 code=ErrorCode.KEY_TEMPLATE,
             )
+        if segment.bucket == "hour" and spec.type == "date":
+            raise BlueprintError(
+                f"`{{{segment.placeholder}}}` buckets `{attribute}` by hour, but a date has no time of day",
+                path=path, hint=f"write {{{attribute}:day}}, or make `{attribute}` a timestamp",
+                code=ErrorCode.KEY_TEMPLATE)
         if segment.bucket and path[-1] != "pk":
             raise BlueprintError(
                 f"`{{{segment.placeholder}}}`: time buckets belong in partition keys",

@@ -3,8 +3,8 @@
 Attribute values may not contain the separator, so every segment of a template yields exactly one
 `#`-separated segment of the key. That is what makes prefixes and ranges over keys predictable.
 
-Two derived segments exist: a time bucket of a timestamp or date (`{createdAt:month}`, `{at:day}`)
-and the shard number the design appends to a sharded partition key (`{_shard}`).
+Two derived segments exist: a time bucket of a timestamp or date (`{createdAt:month}`, `{at:week}`,
+`{at:day}`, `{at:hour}`) and the shard number the design appends to a sharded partition key (`{_shard}`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ SEPARATOR = "#"
 # The character right after the separator: every key that starts with `X#` sorts below `X$`.
 AFTER_SEPARATOR = chr(ord(SEPARATOR) + 1)
 SHARD = "_shard"
-BUCKETS = ("month", "day")
+BUCKETS = ("month", "week", "day", "hour")
 
 _LITERAL = re.compile(r"^[A-Za-z0-9_.-]+$")
 _PLACEHOLDER = re.compile(r"^\{([A-Za-z][A-Za-z0-9_]*)(?::([a-z]+))?\}$")
@@ -97,7 +97,8 @@ def parse_template(text: str) -> KeyTemplate:
             if bucket is not None and bucket not in BUCKETS:
                 raise Invalid(
                     f"unknown time bucket `{bucket}` in {part!r}",
-                    f"write {{{match.group(1)}:month}} or {{{match.group(1)}:day}}",
+                    f"write {{{match.group(1)}:month}}, {{{match.group(1)}:week}} (ISO week), "
+                    f"{{{match.group(1)}:day}} or {{{match.group(1)}:hour}}",
                     code=ErrorCode.KEY_TEMPLATE,
                 )
             segments.append(Segment(attribute=match.group(1), bucket=bucket))

@@ -122,8 +122,16 @@ def write_units(size: int) -> int:
 
 def _typical(spec: AttributeSpec) -> Any:
     if spec.type == "string" and not spec.values:
-        return "x" * min(spec.max_length or 16, 16)
+        return "x" * (spec.bytes or min(spec.max_length or 16, 16))
+    if spec.type == "binary" and spec.bytes:
+        return b"\x00" * spec.bytes
     return example_value(spec)
+
+
+def _declared_size(name: str, spec: AttributeSpec) -> int | None:
+    """An attribute's bytes (name and value) as `bytes:` declares them (DynamoDB: the name's UTF-8 length plus
+    the value's), or None."""
+    return len(name.encode("utf-8")) + spec.bytes if spec.bytes else None
 
 
 def representative_item(design: TableDesign, entity: str) -> dict[str, dict[str, Any]]:
@@ -153,8 +161,14 @@ def _memo(design: TableDesign) -> dict[tuple[str, str], Any]:
 
 
 def item_bytes(design: TableDesign, entity: str) -> int:
+    """The declared `item_bytes`, else the representative item's size with each attribute's declared `bytes`."""
     declared = design.blueprint.entities[entity].item_bytes
-    return declared if declared else item_size(representative_item(design, entity))
+    if declared:
+        return declared
+    sample = representative_item(design, entity)
+    specs = design.blueprint.entities[entity].attributes
+    return sum(item_size({name: value}) if (size := _declared_size(name, specs[name]) if name in specs else None)
+               is None else size for name, value in sample.items())
 
 
 def entry_bytes(design: TableDesign, entity: str, index: str) -> int:
@@ -168,9 +182,10 @@ def entry_bytes(design: TableDesign, entity: str, index: str) -> int:
 def attribute_bytes(design: TableDesign, entity: str) -> dict[str, float]:
     """Bytes each attribute (name and value) takes in an average item.
 
-    Representative values give the base sizes; when the declared `item_bytes` is larger, the extra
-    goes to the free-text attributes outside every key (the payload), or to all attributes if the
-    entity has none, in proportion to their size.
+    Attributes that declare `bytes:` take exactly that (and their name). Representative values give the
+    others' sizes; when the declared `item_bytes` is larger, the extra goes to the free-text attributes
+    outside every key that declare no size (the payload), or to every attribute without one if there is
+    no such attribute, in proportion to their size.
     """
     memo = _memo(design)
     if ("sizes", entity) not in memo:
@@ -182,11 +197,14 @@ def attribute_bytes(design: TableDesign, entity: str) -> dict[str, float]:
 def _attribute_bytes(design: TableDesign, entity: str) -> dict[str, float]:
     sample = representative_item(design, entity)
     specs = design.blueprint.entities[entity].attributes
-    sizes = {name: float(item_size({name: value})) for name, value in sample.items() if name in specs}
-    extra = max(0, item_bytes(design, entity) - item_size(sample))
+    sizes = {name: float(_declared_size(name, specs[name]) or item_size({name: value}))
+             for name, value in sample.items() if name in specs}
+    others = sum(item_size({name: value}) for name, value in sample.items() if name not in specs)  # the keys
+    extra = max(0, item_bytes(design, entity) - others - sum(sizes.values()))
     in_keys = {a for shape in design.shapes[entity].values() for a in shape.pk.attributes + shape.sk.attributes}
-    payload = [a for a, spec in specs.items() if spec.type == "string" and not spec.values and a not in in_keys]
-    receivers = payload or list(sizes)
+    undeclared = [a for a in sizes if not specs[a].bytes]
+    payload = [a for a in undeclared if specs[a].type == "string" and not specs[a].values and a not in in_keys]
+    receivers = payload or undeclared
     weight = sum(sizes[a] for a in receivers) or 1
     for name in receivers:
         sizes[name] += extra * sizes[name] / weight

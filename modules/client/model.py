@@ -74,7 +74,9 @@ class Entity:
         return tuple(field.name for field in self.fields)
 
     def field(self, name: str) -> Field:
-        return next(field for field in self.fields if field.name == name)
+        """The attribute `name`; a key attribute the item carries (`PK`, read by a keys-only pattern) is text."""
+        return next((field for field in self.fields if field.name == name),
+                    Field(name, "string", (), False, None, "iso8601"))
 
     def sparse(self, key: KeyWrite) -> bool:
         """Whether an item may stay out of this index: one of its attributes is optional."""
@@ -192,7 +194,10 @@ def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity]) -
     fanned_bucket = f"{fanned.attribute}:{fanned.bucket}" if fanned and fanned.kind == "buckets" else None
     buckets = tuple((name, name.split(":")[0], name.split(":")[1]) for name in derived
                     if name not in (SHARD, fanned_bucket))
-    returns = tuple((name, tuple(a for a in plan.returns if a in entities[name].names)) for name in plan.entities)
+    # A keys-only pattern (`returns: []`) returns each item's table key attributes, as text.
+    returned = plan.returns or plan.table_keys.names
+    returns = tuple((name, tuple(a for a in returned if a in entities[name].names or not plan.returns))
+                    for name in plan.entities)
     return Read(
         pattern=plan.pattern, description=pattern.description or "", summary=plan.summary,
         operation=plan.operation, index=plan.index, entities=plan.entities,

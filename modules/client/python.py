@@ -17,7 +17,10 @@ from modules.client.model import TABLE_PLACEHOLDER, Argument, Client, Entity, Fi
 from modules.client.names import class_name, snake
 from modules.design.design import ENTITY_ATTRIBUTE, TABLE
 
-RUNTIME = (Path(__file__).parent / "python_runtime.py").read_text()
+# The runtime in two parts, its values and its requests; the second's own imports (for the type checker) dropped.
+_REQUESTS = (Path(__file__).parent / "python_runtime_requests.py").read_text()
+RUNTIME = (Path(__file__).parent / "python_runtime.py").read_text() + "\n\n" + \
+    _REQUESTS.split("# --- end of the type checker's import ---\n", 1)[1].lstrip("\n")
 # What the module's top level defines: the runtime's names and what it imports.
 MODULE_NAMES = set(re.findall(r"^(?:class |def |import )?([A-Za-z_]\w*)", RUNTIME, re.MULTILINE)) | set(
     re.findall(r"^from \S+ import (.+?)(?:  #.*)?$", RUNTIME, re.MULTILINE)[-1].split(", ")) | {

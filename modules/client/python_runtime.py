@@ -1,14 +1,16 @@
-# --- Tablewright's client runtime: the same in every generated Python module ---
+# --- Tablewright's client runtime, its values: the same in every generated Python module ---
 # How values are written into keys and items, and how reads are paged. Mirrors modules/blueprint/encoding.py.
 
-import base64
+# The imports of the whole module: python_runtime_requests.py (which follows this part) and the generated code use
+# those marked F401.
+import base64  # noqa: F401
 import hashlib
-import json
+import json  # noqa: F401
 import re
-import time
-from collections.abc import Callable, Mapping, Sequence
+import time  # noqa: F401
+from collections.abc import Callable, Mapping, Sequence  # noqa: F401
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Generic, Literal, NotRequired, TypedDict, TypeVar, cast  # noqa: F401 (the generated code's)
 
@@ -65,9 +67,14 @@ def _utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def _epoch(moment: datetime, millis: bool) -> int:
-    seconds = _utc(moment).timestamp()
-    return int(seconds * 1000) if millis else int(seconds)
+    """Whole seconds or milliseconds since 1970 (UTC), truncated toward zero, in exact integer arithmetic."""
+    micros = (_utc(moment) - _EPOCH) // timedelta(microseconds=1)
+    unit = 1000 if millis else 1_000_000
+    return micros // unit if micros >= 0 else -(-micros // unit)
 
 
 def _timestamp(moment: datetime, fmt: str) -> str:
@@ -82,21 +89,32 @@ def _day(value: date) -> str:
     return value.strftime("%Y-%m-%d")
 
 
+# A time bucket's text (UTC): month 2024-03, ISO week 2024-W09 (Monday first, ISO year), day 2024-03-01, hour
+# 2024-03-01T09.
+_BUCKET_FORMATS = {"month": "%Y-%m", "week": "%G-W%V", "day": "%Y-%m-%d", "hour": "%Y-%m-%dT%H"}
+
+
+def _moment(value: datetime | date) -> datetime:
+    return _utc(value if isinstance(value, datetime) else datetime(value.year, value.month, value.day))
+
+
 def _bucket(value: datetime | date, unit: str) -> str:
-    """The UTC month (`2024-03`) or day (`2024-03-01`) a time falls in."""
-    moment = value if isinstance(value, datetime) else datetime(value.year, value.month, value.day)
-    return _utc(moment).strftime("%Y-%m" if unit == "month" else "%Y-%m-%d")
+    """The UTC month, ISO week, day or hour a time falls in."""
+    return _moment(value).strftime(_BUCKET_FORMATS[unit])
 
 
 def _buckets(start: datetime | date, end: datetime | date, unit: str) -> list[str]:
-    """Every month or day from the one holding `start` to the one holding `end`, in order."""
-    first, last = _bucket(start, unit), _bucket(end, unit)
-    day = date.fromisoformat(first + ("-01" if unit == "month" else ""))
+    """Every bucket from the one holding `start` to the one holding `end`, in order."""
+    last = _bucket(end, unit)
+    moment = _moment(start)
+    day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    moment = {"month": day.replace(day=1), "week": day - timedelta(days=day.weekday()), "day": day,
+              "hour": moment.replace(minute=0, second=0, microsecond=0)}[unit]
     found: list[str] = []
-    while (text := day.strftime("%Y-%m" if unit == "month" else "%Y-%m-%d")) <= last:
+    while (text := moment.strftime(_BUCKET_FORMATS[unit])) <= last:
         found.append(text)
-        day = date.fromordinal(day.replace(day=28).toordinal() + 4).replace(day=1) if unit == "month" \
-            else date.fromordinal(day.toordinal() + 1)
+        moment = (moment.replace(day=28) + timedelta(days=4)).replace(day=1) if unit == "month" else moment + {
+            "week": timedelta(days=7), "day": timedelta(days=1), "hour": timedelta(hours=1)}[unit]
     return found
 
 
@@ -112,16 +130,28 @@ def _shards(shards: int) -> list[str]:
 
 
 def _document(value: Any) -> dict[str, Any]:
-    """A value inside a map or list, typed by what it is."""
+    """A value inside a map or list, typed by what it is (as the AWS SDKs' document clients type it)."""
+    if value is None:
+        return {"NULL": True}
     if isinstance(value, bool):
         return {"BOOL": value}
     if isinstance(value, (int, float, Decimal)):
         return {"N": _number(value)}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, (bytes, bytearray)):
+        return {"B": bytes(value)}
     if isinstance(value, dict):
         return {"M": {str(k): _document(v) for k, v in value.items()}}
     if isinstance(value, (list, tuple)):
         return {"L": [_document(v) for v in value]}
-    return {"S": str(value)}
+    if isinstance(value, (set, frozenset)) and value and all(isinstance(v, str) for v in value):
+        return {"SS": sorted(value)}
+    if isinstance(value, (set, frozenset)) and value and all(
+            isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in value):
+        return {"NS": sorted(_number(v) for v in value)}
+    raise ValueError(f"{value!r} is not a value DynamoDB stores in a map or list (text, a number, a boolean, "
+                     "None, bytes, a non-empty set of text or numbers, a list or a map)")
 
 
 def _read_number(text: str) -> int | Decimal:
@@ -140,13 +170,19 @@ def _read_document(value: Mapping[str, Any]) -> Any:
         return _read_number(inner)
     if kind == "NULL":
         return None
+    if kind == "SS":
+        return set(inner)
+    if kind == "NS":
+        return {_read_number(n) for n in inner}
+    if kind == "B":
+        return bytes(inner)
     return inner
 
 
 def _read_timestamp(value: Mapping[str, Any], fmt: str) -> datetime:
     if fmt in ("epoch_seconds", "epoch_millis"):
         number = int(value["N"])
-        return datetime.fromtimestamp(number / 1000 if fmt == "epoch_millis" else number, UTC)
+        return _EPOCH + (timedelta(milliseconds=number) if fmt == "epoch_millis" else timedelta(seconds=number))
     return datetime.strptime(value["S"], ISO8601 if fmt == "iso8601" else fmt).replace(tzinfo=UTC)
 
 
@@ -163,302 +199,3 @@ def _bind(template: Any, values: Mapping[str, str]) -> Any:
     if isinstance(template, list):
         return [_bind(value, values) for value in template]
     return template
-
-
-def _token(positions: list[Any]) -> str | None:
-    """An opaque token for where each request of a read stands: None not begun, False done, else the
-    ExclusiveStartKey. None when every request is done."""
-    if all(position is False for position in positions):
-        return None
-    return base64.urlsafe_b64encode(json.dumps(positions, sort_keys=True).encode()).decode()
-
-
-def _positions(token: str | None, requests: int) -> list[Any]:
-    if token is None:
-        return [None] * requests
-    try:
-        positions = json.loads(base64.urlsafe_b64decode(token.encode()))
-    except ValueError:
-        raise ValueError("not a page token of this read") from None
-    if not isinstance(positions, list) or len(positions) != requests:
-        raise ValueError("not a page token of this read")
-    return positions
-
-
-def _key_of(item: _Item, names: Sequence[str]) -> _Item:
-    return {name: item[name] for name in names}
-
-
-def _pages(client: Any, operation: str, body: dict[str, Any], position: Any, wanted: int | None,
-           page_keys: Sequence[str]) -> tuple[list[_Item], Any]:
-    """Items of one request from `position` until `wanted` have arrived, and where it then stands."""
-    call = client.query if operation == "Query" else client.scan
-    items: list[_Item] = []
-    while True:
-        request = dict(body)
-        if position is not None:
-            request["ExclusiveStartKey"] = position
-        if wanted is None:
-            request.pop("Limit", None)
-        elif "Limit" in body:  # no Limit with a filter: it would count the items before the filter
-            request["Limit"] = wanted - len(items)
-        answer = call(**request)
-        items.extend(answer.get("Items", []))
-        position = answer.get("LastEvaluatedKey", False)
-        if wanted is not None and len(items) > wanted:  # stopped inside a page: go on after the last item kept
-            return items[:wanted], _key_of(items[wanted - 1], page_keys)
-        if position is False or (wanted is not None and len(items) == wanted):
-            return items, position
-
-
-def _read_in_order(client: Any, operation: str, bodies: Sequence[dict[str, Any]], limit: int | None,
-                   start: str | None, page_keys: Sequence[str]) -> tuple[list[_Item], str | None]:
-    """Requests read one after another (one request, or one per time bucket) until `limit` items."""
-    positions = _positions(start, len(bodies))
-    items: list[_Item] = []
-    for number, body in enumerate(bodies):
-        if positions[number] is False:
-            continue
-        wanted = None if limit is None else limit - len(items)
-        if wanted == 0:
-            break
-        found, positions[number] = _pages(client, operation, body, positions[number], wanted, page_keys)
-        items.extend(found)
-    return items, _token(positions)
-
-
-def _read_merged(client: Any, bodies: Sequence[dict[str, Any]], limit: int | None, start: str | None,
-                 page_keys: Sequence[str], sort_key: str | None,
-                 descending: bool) -> tuple[list[_Item], str | None]:
-    """One request per shard, merged in sort-key order: each shard reads up to `limit` of its items, the
-    first `limit` of all are kept, and each shard goes on after the last of its own items kept."""
-    positions = _positions(start, len(bodies))
-    candidates: list[tuple[str, int, _Item]] = []  # (sort key, shard, item), shard by shard
-    ends = list(positions)
-    for number, body in enumerate(bodies):
-        if positions[number] is not False:
-            found, ends[number] = _pages(client, "Query", body, positions[number], limit, page_keys)
-            candidates += [(item[sort_key]["S"] if sort_key else "", number, item) for item in found]
-    merged = sorted(candidates, key=lambda entry: entry[0], reverse=descending)  # stable: ties keep shard order
-    kept = merged if limit is None else merged[:limit]
-    for number in range(len(bodies)):
-        fetched = [entry for entry in candidates if entry[1] == number]
-        own = [entry for entry in kept if entry[1] == number]
-        if positions[number] is False or not fetched or len(own) == len(fetched):
-            positions[number] = ends[number]
-        elif own:  # a shard's items are fetched in order, so the kept ones are its first
-            positions[number] = _key_of(own[-1][2], page_keys)
-    return [entry[2] for entry in kept], _token(positions)
-
-
-def _fetch(client: Any, table: str, items: list[_Item], table_keys: Sequence[str],
-           attributes: Sequence[str]) -> list[_Item]:
-    """The attributes an index does not project, read from the table by key (BatchGetItem, 100 keys each)."""
-    keys = list({json.dumps(_key_of(item, table_keys), sort_keys=True): _key_of(item, table_keys)
-                 for item in items}.values())
-    read = list(dict.fromkeys([*attributes, *table_keys]))
-    names = {f"#a{number}": name for number, name in enumerate(read)}
-    found: dict[str, _Item] = {}
-    for first in range(0, len(keys), BATCH_GET_LIMIT):
-        pending: dict[str, Any] = {table: {"Keys": keys[first:first + BATCH_GET_LIMIT],
-                                           "ProjectionExpression": ", ".join(names),
-                                           "ExpressionAttributeNames": names}}
-        retries = 0
-        while pending:
-            answer = client.batch_get_item(RequestItems=pending)
-            for item in answer["Responses"].get(table, []):
-                found[json.dumps(_key_of(item, table_keys), sort_keys=True)] = item
-            pending = answer.get("UnprocessedKeys") or {}
-            if pending:  # throttled: back off before asking again
-                time.sleep(min(1.0, 0.05 * 2 ** retries))
-                retries += 1
-    return [{**item, **found.get(json.dumps(_key_of(item, table_keys), sort_keys=True), {})} for item in items]
-
-
-def _check_design(client: Any, table: str, digest: str, tag: str) -> None:
-    arn = client.describe_table(TableName=table)["Table"]["TableArn"]
-    tags: dict[str, str] = {}
-    request: dict[str, Any] = {"ResourceArn": arn}
-    while True:
-        answer = client.list_tags_of_resource(**request)
-        tags.update({entry["Key"]: entry["Value"] for entry in answer.get("Tags", [])})
-        if not answer.get("NextToken"):
-            break
-        request["NextToken"] = answer["NextToken"]
-    live = tags.get(tag)
-    if live != digest:
-        deployed = f"design {live}" if live else f"no {tag} tag"
-        raise StaleDesign(f"table {table} carries {deployed}, this module was generated for design {digest}: "
-                          "regenerate it from the blueprint the table was deployed from")
-
-
-@dataclass(frozen=True)
-class _Keys:
-    """The key attributes an entity writes for the table or one index."""
-
-    names: tuple[str, ...]  # the item attributes (partition key, sort key)
-    attributes: tuple[str, ...]  # the entity attributes they are made of
-    build: Callable[[Mapping[str, Any]], dict[str, str]]
-    sparse: bool  # an item without one of `attributes` stays out of the index
-
-
-@dataclass(frozen=True)
-class _Entity:
-    name: str
-    stored: Mapping[str, Callable[[Any], dict[str, Any]]]  # attribute -> its DynamoDB value
-    read: Mapping[str, Callable[[Any], Any]]  # attribute -> its value from the DynamoDB value
-    table: _Keys
-    indexes: tuple[_Keys, ...]
-
-
-def _typed(keys: Mapping[str, str]) -> _Item:
-    return {name: {"S": text} for name, text in keys.items()}
-
-
-def _carries(keys: _Keys, values: Mapping[str, Any]) -> bool:
-    return all(values.get(attribute) is not None for attribute in keys.attributes)
-
-
-def _item(entity: _Entity, values: Mapping[str, Any]) -> _Item:
-    """The item as stored: the attributes given, the entity marker, and the keys of the table and of every
-    index the item takes part in."""
-    item = {name: entity.stored[name](value) for name, value in values.items() if value is not None}
-    item[ENTITY_ATTRIBUTE] = {"S": entity.name}
-    item.update(_typed(entity.table.build(values)))
-    for keys in entity.indexes:
-        if _carries(keys, values):
-            item.update(_typed(keys.build(values)))
-        elif not keys.sparse:
-            missing = [a for a in keys.attributes if values.get(a) is None]
-            raise ValueError(f"{entity.name} needs {', '.join(missing)}")
-    return item
-
-
-def _values(entity: _Entity, row: Mapping[str, Any], names: Sequence[str] | None = None) -> dict[str, Any]:
-    """An item's attribute values (only `names`, when given)."""
-    wanted = entity.read if names is None else names
-    return {name: entity.read[name](row[name]) for name in wanted if name in row}
-
-
-def _returned(entities: Mapping[str, tuple[_Entity, Sequence[str]]], row: Mapping[str, Any]) -> dict[str, Any]:
-    """A read's item: the returned attributes of its entity (and the entity, when a read mixes several)."""
-    if len(entities) == 1:
-        ((entity, names),) = entities.values()
-        return _values(entity, row, names)
-    name = row[ENTITY_ATTRIBUTE]["S"]
-    entity, names = entities[name]
-    return {ENTITY_ATTRIBUTE: name, **_values(entity, row, names)}
-
-
-def _own_item_condition(entity: _Entity) -> dict[str, Any]:
-    """Only an absent item or one of this entity: never overwrite or delete another entity's item."""
-    return {"ConditionExpression": "attribute_not_exists(#pk) OR #entity = :entity",
-            "ExpressionAttributeNames": {"#pk": entity.table.names[0], "#entity": ENTITY_ATTRIBUTE},
-            "ExpressionAttributeValues": {":entity": {"S": entity.name}}}
-
-
-def _put(client: Any, table: str, entity: _Entity, values: Mapping[str, Any]) -> None:
-    client.put_item(TableName=table, Item=_item(entity, values), **_own_item_condition(entity))
-
-
-def _delete(client: Any, table: str, entity: _Entity, key: Mapping[str, Any]) -> None:
-    client.delete_item(TableName=table, Key=_typed(entity.table.build(key)), **_own_item_condition(entity))
-
-
-def _current(client: Any, table: str, entity: _Entity, key: Mapping[str, Any],
-             names: Sequence[str] | None) -> dict[str, Any]:
-    """The item's values now (only `names`, when given), read strongly consistent."""
-    request: dict[str, Any] = {"TableName": table, "Key": _typed(entity.table.build(key)), "ConsistentRead": True}
-    if names is not None:
-        read = [*names, ENTITY_ATTRIBUTE]
-        request["ProjectionExpression"] = ", ".join(f"#a{number}" for number in range(len(read)))
-        request["ExpressionAttributeNames"] = {f"#a{number}": name for number, name in enumerate(read)}
-    row = client.get_item(**request).get("Item")
-    if row is None or row.get(ENTITY_ATTRIBUTE) != {"S": entity.name}:
-        raise ItemNotFound(f"no {entity.name} under {dict(key)}")
-    return _values(entity, row, names)
-
-
-class _Expression:
-    """The placeholders of one request's expressions: `#n1` for names, `:v1` for values."""
-
-    def __init__(self, entity: _Entity) -> None:
-        self.names = {"#entity": ENTITY_ATTRIBUTE}
-        self.values: dict[str, Any] = {":entity": {"S": entity.name}}
-        self.conditions = ["#entity = :entity"]
-
-    def name(self, attribute: str) -> str:
-        placeholder = f"#n{len(self.names)}"
-        self.names[placeholder] = attribute
-        return placeholder
-
-    def value(self, value: dict[str, Any]) -> str:
-        placeholder = f":v{len(self.values)}"
-        self.values[placeholder] = value
-        return placeholder
-
-    def unchanged(self, entity: _Entity, current: Mapping[str, Any], attributes: Sequence[str]) -> None:
-        """Hold only while `attributes` have the values read (`current`): what was read has not changed since."""
-        for attribute in attributes:
-            if attribute in current:
-                stored = entity.stored[attribute](current[attribute])
-                self.conditions.append(f"{self.name(attribute)} = {self.value(stored)}")
-            else:
-                self.conditions.append(f"attribute_not_exists({self.name(attribute)})")
-
-    def condition(self) -> dict[str, Any]:
-        return {"ConditionExpression": " AND ".join(self.conditions), "ExpressionAttributeNames": self.names,
-                "ExpressionAttributeValues": self.values}
-
-
-def _failed_condition(error: Exception) -> bool:
-    response = getattr(error, "response", None)
-    return isinstance(response, dict) and response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-
-
-def _update(client: Any, table: str, entity: _Entity, key: Mapping[str, Any], changes: Mapping[str, Any]) -> None:
-    """Change attributes (None removes one). Index keys made of a changed attribute are rewritten (the others
-    they need are read first); a changed table key attribute moves the item: a delete and a put in one
-    transaction. Either holds only if what was read is unchanged (else DynamoDB refuses: read again)."""
-    if not changes:
-        return
-    old_key = _typed(entity.table.build(key))
-    if any(a in entity.table.attributes and value != key.get(a) for a, value in changes.items()):
-        current = _current(client, table, entity, key, None)
-        guard = _Expression(entity)
-        guard.unchanged(entity, current, sorted(entity.read))
-        client.transact_write_items(TransactItems=[
-            {"Delete": {"TableName": table, "Key": old_key, **guard.condition()}},
-            {"Put": {"TableName": table, "Item": _item(entity, {**current, **changes}),
-                     "ConditionExpression": "attribute_not_exists(#pk)",
-                     "ExpressionAttributeNames": {"#pk": entity.table.names[0]}}}])
-        return
-    affected = [keys for keys in entity.indexes if set(keys.attributes) & set(changes)]
-    needed = sorted({a for keys in affected for a in keys.attributes} - set(changes) - set(key))
-    current = _current(client, table, entity, key, needed) if needed else {}
-    values = {**key, **current, **changes}
-    expression = _Expression(entity)
-    sets = [f"{expression.name(a)} = {expression.value(entity.stored[a](v))}"
-            for a, v in sorted(changes.items()) if v is not None]
-    removes = [expression.name(a) for a, v in sorted(changes.items()) if v is None]
-    for keys in affected:  # a local index shares the table's partition key, which stays as it is
-        rewritten = [n for n in keys.names if n not in entity.table.names]
-        if _carries(keys, values):
-            built = keys.build(values)
-            sets += [f"{expression.name(n)} = {expression.value({'S': built[n]})}" for n in rewritten]
-        elif keys.sparse:
-            removes += [expression.name(n) for n in rewritten]
-        else:
-            raise ValueError(f"{entity.name} needs {', '.join(a for a in keys.attributes if values.get(a) is None)}")
-    expression.unchanged(entity, current, needed)
-    update = " ".join(part for part in (("SET " + ", ".join(sets)) if sets else "",
-                                         ("REMOVE " + ", ".join(removes)) if removes else "") if part)
-    try:
-        client.update_item(TableName=table, Key=old_key, UpdateExpression=update, **expression.condition())
-    except Exception as error:
-        if needed or not _failed_condition(error):
-            raise
-        raise ItemNotFound(f"no {entity.name} under {dict(key)}") from None
-
-
-# --- generated from the blueprint ---

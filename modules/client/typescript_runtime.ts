@@ -90,8 +90,15 @@ function dayOfYear(moment: Date): number {
 }
 
 /** strftime in UTC for the directives blueprints allow: Y y m d H I M S p b B j f. */
+function validDate(moment: Date): Date {
+  if (!(moment instanceof Date) || Number.isNaN(moment.getTime())) {
+    throw new RangeError(`${String(moment)} is not a valid Date`);
+  }
+  return moment;
+}
+
 function strftime(moment: Date, format: string): string {
-  const hours = moment.getUTCHours();
+  const hours = validDate(moment).getUTCHours();
   const fields: Record<string, string> = {
     Y: String(moment.getUTCFullYear()).padStart(4, "0"), y: two(moment.getUTCFullYear() % 100),
     m: two(moment.getUTCMonth() + 1), d: two(moment.getUTCDate()), H: two(hours), I: two(hours % 12 || 12),
@@ -134,7 +141,8 @@ function strptime(value: string, format: string): Date {
 }
 
 function epoch(moment: Date, millis: boolean): number {
-  return millis ? moment.getTime() : Math.trunc(moment.getTime() / 1000); // toward zero, as Python's int()
+  const time = validDate(moment).getTime();
+  return millis ? time : Math.trunc(time / 1000); // toward zero, as the Python client
 }
 
 /** A timestamp inside a key: `iso8601`, `epoch_seconds` (10 digits), `epoch_millis` (13) or strftime. */
@@ -157,23 +165,44 @@ function day(value: string): string {
   return value;
 }
 
-/** The UTC month (`2024-03`) or day (`2024-03-01`) a time (a Date, or a YYYY-MM-DD date) falls in. */
-function bucket(value: Date | string, unit: string): string {
-  const text = typeof value === "string" ? day(value) : strftime(value, "%Y-%m-%d");
-  return unit === "month" ? text.slice(0, 7) : text;
+function momentOf(value: Date | string): Date {
+  return typeof value === "string" ? new Date(`${day(value)}T00:00:00Z`) : value;
 }
 
-/** Every month or day from the one holding `start` to the one holding `end`, in order. */
+/** The ISO 8601 week of a time (UTC): `2024-W09`, Monday first, with its ISO year (2024-12-30 is 2025-W01). */
+function isoWeek(moment: Date): string {
+  const weekday = (moment.getUTCDay() + 6) % 7; // Monday 0
+  const thursday = new Date(Date.UTC(moment.getUTCFullYear(), moment.getUTCMonth(), moment.getUTCDate() - weekday + 3));
+  const first = new Date(Date.UTC(thursday.getUTCFullYear(), 0, 4)); // 4 January is always in week 1
+  const firstThursday = first.getTime() + (3 - ((first.getUTCDay() + 6) % 7)) * 86_400_000;
+  const week = 1 + Math.round((thursday.getTime() - firstThursday) / (7 * 86_400_000));
+  return `${String(thursday.getUTCFullYear()).padStart(4, "0")}-W${two(week)}`;
+}
+
+/** The UTC month (`2024-03`), ISO week (`2024-W09`), day (`2024-03-01`) or hour (`2024-03-01T09`) a time (a Date,
+ * or a YYYY-MM-DD date) falls in. */
+function bucket(value: Date | string, unit: string): string {
+  const moment = momentOf(value);
+  if (unit === "week") return isoWeek(moment);
+  return strftime(moment, { month: "%Y-%m", day: "%Y-%m-%d", hour: "%Y-%m-%dT%H" }[unit] ?? "%Y-%m-%d");
+}
+
+/** Every bucket from the one holding `start` to the one holding `end`, in order. */
 function buckets(start: Date | string, end: Date | string, unit: string): string[] {
   const last = bucket(end, unit);
-  const first = bucket(start, unit);
-  let moment = new Date(`${first}${unit === "month" ? "-01" : ""}T00:00:00Z`);
+  const from = momentOf(start);
+  const midnight = Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate());
+  let moment = new Date({
+    month: Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), 1),
+    week: midnight - ((from.getUTCDay() + 6) % 7) * 86_400_000,
+    day: midnight,
+    hour: midnight + from.getUTCHours() * 3_600_000,
+  }[unit] ?? midnight);
   const found: string[] = [];
-  for (let current = first; current <= last; current = bucket(moment, unit)) {
+  for (let current = bucket(moment, unit); current <= last; current = bucket(moment, unit)) {
     found.push(current);
-    moment = unit === "month"
-      ? new Date(Date.UTC(moment.getUTCFullYear(), moment.getUTCMonth() + 1, 1))
-      : new Date(moment.getTime() + 86_400_000);
+    moment = unit === "month" ? new Date(Date.UTC(moment.getUTCFullYear(), moment.getUTCMonth() + 1, 1))
+      : new Date(moment.getTime() + ({ week: 7 * 86_400_000, hour: 3_600_000 }[unit] ?? 86_400_000));
   }
   return found;
 }
@@ -224,21 +253,53 @@ function request(template: Record<string, unknown>, values: Record<string, strin
 
 type Position = Row | null | false; // null: not begun, false: done, else the ExclusiveStartKey
 
-function token(positions: Position[]): string | null {
-  if (positions.every((position) => position === false)) return null;
-  return Buffer.from(JSON.stringify(positions)).toString("base64url");
+/** What a token belongs to: the read's requests, its values bound (another pattern or other values: another read). */
+function readDigest(bodies: Record<string, unknown>[]): string {
+  return createHash("sha256").update(JSON.stringify(bodies)).digest("hex").slice(0, 16);
 }
 
-function positionsOf(start: string | null | undefined, requests: number): Position[] {
-  if (start === null || start === undefined) return Array<Position>(requests).fill(null);
-  let positions: unknown;
+function token(bodies: Record<string, unknown>[], positions: Position[]): string | null {
+  if (positions.every((position) => position === false)) return null;
+  return Buffer.from(JSON.stringify({ read: readDigest(bodies), at: positions })).toString("base64url");
+}
+
+function isKey(position: unknown): boolean {
+  return position !== null && typeof position === "object" && !Array.isArray(position)
+    && Object.keys(position).length > 0
+    && Object.values(position).every((value) => typeof value === "string" || typeof value === "number");
+}
+
+function positionsOf(start: string | null | undefined, bodies: Record<string, unknown>[]): Position[] {
+  if (start === null || start === undefined) return Array<Position>(bodies.length).fill(null);
+  const refused = new RangeError("not a page token of this read (a token continues the call that returned it, with "
+    + "the same arguments)");
+  let data: unknown;
   try {
-    positions = JSON.parse(Buffer.from(start, "base64url").toString());
+    data = JSON.parse(Buffer.from(start, "base64url").toString());
   } catch {
-    throw new RangeError("not a page token of this read");
+    throw refused;
   }
-  if (!Array.isArray(positions) || positions.length !== requests) throw new RangeError("not a page token of this read");
-  return positions as Position[];
+  const { read, at } = (data ?? {}) as { read?: unknown; at?: unknown };
+  if (read !== readDigest(bodies) || !Array.isArray(at) || at.length !== bodies.length
+    || !at.every((position) => position === null || position === false || isKey(position))) throw refused;
+  return at as Position[];
+}
+
+function checkedLimit(limit: number | null): void {
+  if (limit !== null && (!Number.isInteger(limit) || limit < 1)) {
+    throw new RangeError(`limit ${limit}: a page holds at least 1 item (null: every item)`);
+  }
+}
+
+/** Strings in DynamoDB's order: by UTF-8 bytes, which is by code point (JavaScript's `<` compares UTF-16 units). */
+function compareText(left: string, right: string): number {
+  const a = [...left];
+  const b = [...right];
+  for (let i = 0; i < Math.min(a.length, b.length); i += 1) {
+    const difference = (a[i].codePointAt(0) ?? 0) - (b[i].codePointAt(0) ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return a.length - b.length;
 }
 
 function keyOf(item: Row, names: readonly string[]): Row {
@@ -270,7 +331,8 @@ async function pages(client: DynamoDBDocumentClient, operation: string, body: Re
 /** Requests read one after another (one request, or one per time bucket) until `limit` items. */
 async function readInOrder(client: DynamoDBDocumentClient, operation: string, bodies: Record<string, unknown>[],
   limit: number | null, start: string | null | undefined, pageKeys: readonly string[]): Promise<[Row[], string | null]> {
-  const positions = positionsOf(start, bodies.length);
+  checkedLimit(limit);
+  const positions = positionsOf(start, bodies);
   const items: Row[] = [];
   for (let number = 0; number < bodies.length; number += 1) {
     if (positions[number] === false) continue;
@@ -280,7 +342,7 @@ async function readInOrder(client: DynamoDBDocumentClient, operation: string, bo
     positions[number] = position;
     items.push(...found);
   }
-  return [items, token(positions)];
+  return [items, token(bodies, positions)];
 }
 
 /** One request per shard, merged in sort-key order: each shard reads up to `limit` of its items, the first
@@ -288,7 +350,8 @@ async function readInOrder(client: DynamoDBDocumentClient, operation: string, bo
 async function readMerged(client: DynamoDBDocumentClient, bodies: Record<string, unknown>[], limit: number | null,
   start: string | null | undefined, pageKeys: readonly string[], sortKey: string | null,
   descending: boolean): Promise<[Row[], string | null]> {
-  const positions = positionsOf(start, bodies.length);
+  checkedLimit(limit);
+  const positions = positionsOf(start, bodies);
   const candidates: { key: string; shard: number; item: Row }[] = [];
   const ends = [...positions];
   for (let number = 0; number < bodies.length; number += 1) {
@@ -299,7 +362,7 @@ async function readMerged(client: DynamoDBDocumentClient, bodies: Record<string,
   }
   const direction = descending ? -1 : 1;
   // Array.prototype.sort is stable: ties keep the shard order.
-  const merged = [...candidates].sort((a, b) => (a.key < b.key ? -direction : a.key > b.key ? direction : 0));
+  const merged = [...candidates].sort((a, b) => direction * Math.sign(compareText(a.key, b.key)));
   const kept = limit === null ? merged : merged.slice(0, limit);
   for (let number = 0; number < bodies.length; number += 1) {
     const fetched = candidates.filter((entry) => entry.shard === number);
@@ -310,7 +373,7 @@ async function readMerged(client: DynamoDBDocumentClient, bodies: Record<string,
       positions[number] = keyOf(own[own.length - 1].item, pageKeys);
     }
   }
-  return [kept.map((entry) => entry.item), token(positions)];
+  return [kept.map((entry) => entry.item), token(bodies, positions)];
 }
 
 /** The attributes an index does not project, read from the table by key (BatchGetItem, 100 keys each). */
@@ -400,7 +463,7 @@ function itemOf(entity: EntitySpec, values: Row): Row {
 
 function valuesOf(entity: EntitySpec, row: Row, names?: readonly string[]): Row {
   return Object.fromEntries((names ?? Object.keys(entity.read)).filter((name) => row[name] !== undefined)
-    .map((name) => [name, (entity.read[name] as (value: unknown) => unknown)(row[name])]));
+    .map((name) => [name, ((entity.read[name] ?? ((value: unknown) => value)) as (value: unknown) => unknown)(row[name])]));
 }
 
 /** A read's item: the returned attributes of its entity (and the entity, when a read mixes several). */
@@ -421,6 +484,11 @@ function ownItemCondition(entity: EntitySpec): Record<string, unknown> {
 
 async function putItem(client: DynamoDBDocumentClient, table: string, entity: EntitySpec, values: Row): Promise<void> {
   await client.send(new PutCommand({ TableName: table, Item: itemOf(entity, values), ...ownItemCondition(entity) }));
+}
+
+/** Only the attributes of the table key (a whole item may be passed as the key: its other values may be stale). */
+function tableKeyOf(entity: EntitySpec, key: Row): Row {
+  return Object.fromEntries(entity.table.attributes.filter((a) => a in key).map((a) => [a, key[a]]));
 }
 
 async function deleteItem(client: DynamoDBDocumentClient, table: string, entity: EntitySpec, key: Row): Promise<void> {
@@ -484,12 +552,13 @@ class Expression {
 /** Change attributes (null removes one). Index keys made of a changed attribute are rewritten (the others they
  * need are read first); a changed table key attribute moves the item: a delete and a put in one transaction.
  * Either holds only if what was read is unchanged (else DynamoDB refuses: read again). */
-async function updateItem(client: DynamoDBDocumentClient, table: string, entity: EntitySpec, key: Row,
+async function updateItem(client: DynamoDBDocumentClient, table: string, entity: EntitySpec, given: Row,
   changes: Row): Promise<void> {
   const changed = Object.keys(changes).sort();
   if (changed.length === 0) return;
+  const key = tableKeyOf(entity, given);
   const tableKey = entity.table.build(key);
-  if (changed.some((name) => entity.table.attributes.includes(name) && !same(changes[name], key[name]))) {
+  if (JSON.stringify(entity.table.build({ ...key, ...changes })) !== JSON.stringify(tableKey)) {
     const now = await current(client, table, entity, key);
     const guard = new Expression(entity);
     guard.unchanged(now, Object.keys(entity.read).sort());
@@ -532,11 +601,6 @@ async function updateItem(client: DynamoDBDocumentClient, table: string, entity:
     }
     throw error;
   }
-}
-
-/** Whether two attribute values are the same (a Date by its time). */
-function same(left: unknown, right: unknown): boolean {
-  return left instanceof Date && right instanceof Date ? left.getTime() === right.getTime() : left === right;
 }
 
 // --- generated from the blueprint ---

@@ -30,8 +30,11 @@ def _projection(attributes: tuple[str, ...]) -> str:
 
 
 def read_attributes(plan: QueryPlan) -> tuple[str, ...]:
-    """What the main request reads: projected returns, plus the table keys when a follow-up needs
-    them, the sort key when a fan-out merges by it, and the entity when a collection mixes several."""
+    """What the main request reads: projected returns (a keys-only pattern, `returns: []`: the table's key
+    attributes), plus the table keys when a follow-up needs them, the sort key when a fan-out merges by
+    it, and the entity when a collection mixes several."""
+    if not plan.returns:
+        return plan.table_keys.names + ((ENTITY_ATTRIBUTE,) if len(plan.entities) > 1 else ())
     extra: tuple[str, ...] = plan.table_keys.names if plan.follow_up else ()
     if plan.fan_out is not None and plan.keys.sk is not None:
         extra += (plan.keys.sk,)
@@ -84,6 +87,14 @@ def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
     if plan.consistent:
         body["ConsistentRead"] = True
     return body
+
+
+def next_page_request(plan: QueryPlan) -> dict[str, Any] | None:
+    """What the request adds for the page after one that returned a LastEvaluatedKey: that key, as it came, as
+    ExclusiveStartKey (the page then starts after the previous page's last item, never on it)."""
+    if plan.operation == "GetItem":
+        return None
+    return {"ExclusiveStartKey": "{LastEvaluatedKey of the previous page}"}
 
 
 def follow_up_request(plan: QueryPlan, table_name: str) -> dict[str, Any] | None:

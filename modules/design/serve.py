@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from modules.blueprint.encoding import describe_encoding
+from modules.blueprint.encoding import BUCKET_SHAPES, describe_encoding
 from modules.blueprint.language import AccessPattern, Blueprint
 from modules.blueprint.templates import (
     AFTER_SEPARATOR,
@@ -118,7 +118,7 @@ def _partition(
         if segment.attribute in equalities:
             derived.append(Parameter(segment.placeholder, segment.attribute,
                                      f"the {segment.bucket} of {segment.attribute} (UTC, "
-                                     f"{'YYYY-MM' if segment.bucket == 'month' else 'YYYY-MM-DD'})", "derived"))
+                                     f"{BUCKET_SHAPES[segment.bucket]})", "derived"))
         elif pattern.where.get(segment.attribute) == "between":
             fan_outs.append(FanOut("buckets", attribute=segment.attribute, bucket=segment.bucket))
             derived.append(Parameter(segment.placeholder, segment.attribute,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from modules.blueprint.encoding import EPOCH_WIDTH, admits_separator, sort_problem
+from modules.blueprint.encoding import BUCKET_FORMATS, EPOCH_WIDTH, admits_separator, sort_problem
 from modules.blueprint.language import AttributeSpec
 from modules.blueprint.templates import SEPARATOR, KeyTemplate
 from modules.blueprint.traits import mutable
@@ -190,7 +190,7 @@ def _leading_literals(template: KeyTemplate) -> int:
 def _max_bytes(spec: AttributeSpec, bucket: str | None) -> int | None:
     """The longest text an attribute takes inside a key, or None when unknown."""
     if bucket is not None:
-        return 7 if bucket == "month" else 10
+        return len(datetime(2024, 3, 1, tzinfo=UTC).strftime(BUCKET_FORMATS[bucket]))
     if spec.type == "string":
         if spec.values:
             return max(len(v.encode()) for v in spec.values)

@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from modules.capacity.estimate import CapacityReport, presence
-from modules.design.cookbook import follow_up_request, request
+from modules.capacity.estimate import CapacityReport, attribute_bytes, entry_bytes, item_bytes, presence
+from modules.design.cookbook import follow_up_request, next_page_request, request
 from modules.design.design import TABLE, IndexDesign, QueryPlan, TableDesign
 from modules.monitoring.changes import event_pattern, watched
 from modules.report import diagrams
@@ -33,6 +33,19 @@ def entity_rows(design: TableDesign) -> list[list[str]]:
         gsis = "; ".join(f"{index}: {shape}" for index, shape in sorted(shapes.items()) if index != TABLE)
         rows.append([entity, table.pk.text, table.sk.text or "-", gsis or "-"])
     return rows
+
+
+def size_lines(design: TableDesign) -> list[str]:
+    """`Issue: item 2,300 B; GSI1 entry 230 B`: each entity's average item and its entry on each index (keys
+    and projected attributes), from the attributes' `bytes:` where declared."""
+    lines = []
+    for entity in sorted(design.blueprint.entities):
+        entries = [f"{index} entry {entry_bytes(design, entity, index):,} B" for index in sorted(design.shapes[entity])
+                   if index != TABLE]
+        declared = sorted(a for a, spec in design.blueprint.entities[entity].attributes.items() if spec.bytes)
+        sized = f" ({', '.join(declared)}: as declared)" if declared else ""
+        lines.append(f"{entity}: " + "; ".join([f"item {item_bytes(design, entity):,} B", *entries]) + sized)
+    return lines
 
 
 def operation_label(plan: QueryPlan) -> str:
@@ -99,6 +112,7 @@ def render_text(stack: Stack) -> str:
     ]
     if design.indexes:
         parts += ["", "Secondary indexes", *(f"  {line}" for line in index_lines(design))]
+    parts += ["", "Sizes", *(f"  {line}" for line in size_lines(design))]
     parts += ["", "Where the figures come from", *(f"  {line}" for line in assumption_lines(stack.capacity))]
     if blueprint.alarms.enabled:
         parts += ["", "Change detection (EventBridge rule on CloudTrail)",
@@ -146,6 +160,15 @@ def explain_data(stack: Stack) -> dict[str, Any]:
                 "name": entity,
                 "keys": {index: {"pk": shape.pk.text, "sk": shape.sk.text}
                          for index, shape in sorted(design.shapes[entity].items())},
+                "bytes": {
+                    "item": item_bytes(design, entity),
+                    "entries": {index: entry_bytes(design, entity, index)
+                                for index in sorted(design.shapes[entity]) if index != TABLE},
+                    "attributes": {name: round(size, 1)
+                                   for name, size in sorted(attribute_bytes(design, entity).items())},
+                    "declared": sorted(name for name, spec in blueprint.entities[entity].attributes.items()
+                                       if spec.bytes),
+                },
             }
             for entity in sorted(blueprint.entities)
         ],
@@ -179,6 +202,7 @@ def explain_data(stack: Stack) -> dict[str, Any]:
                 "request": {OPERATION_METHOD[plan.operation]: request(plan, table_name)},
                 "fan_out": plan.fan_out.describe() if plan.fan_out else None,
                 "follow_up": follow_up_request(plan, table_name),
+                "next_page": next_page_request(plan),
                 "notes": list(plan.notes),
                 "capacity": {
                     "items_per_call": capacity.read(plan.pattern).items_per_call,

@@ -64,7 +64,8 @@ def low_level(design: TableDesign, plan: QueryPlan, row: dict[str, Any]) -> dict
     """A client's returned item as DynamoDB holds it, to compare with the oracle's."""
     entity = row.get(ENTITY_ATTRIBUTE, plan.entities[0])
     specs = design.blueprint.entities[entity].attributes
-    item = {name: stored_value(specs[name], value) for name, value in row.items() if name != ENTITY_ATTRIBUTE}
+    item = {name: stored_value(specs[name], value) if name in specs else {"S": value}  # a key: its text
+            for name, value in row.items() if name != ENTITY_ATTRIBUTE}
     if ENTITY_ATTRIBUTE in row:
         item[ENTITY_ATTRIBUTE] = {"S": entity}
     return item

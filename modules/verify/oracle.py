@@ -165,9 +165,10 @@ def _fanned(fan_out: FanOut, parameter: Parameter) -> bool:
     return parameter.name == f"{fan_out.attribute}:{fan_out.bucket}"
 
 
-def expected(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], probe: Probe) -> Expected:
-    """The pattern's answer from its declaration (conditions, order, limit); the plan only adds the
-    tie-breaking key components after the declared ordering attribute."""
+def expected(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], probe: Probe,
+             limited: bool = True) -> Expected:
+    """The pattern's answer from its declaration (conditions, order, limit: every matching item when not
+    `limited`); the plan only adds the tie-breaking key components after the declared ordering attribute."""
     pattern = design.blueprint.access_patterns[plan.pattern]
     matching = [s for s in _candidates(design, plan, samples) if _matches(pattern.conditions, s, probe.values)]
     declared = pattern.ordering_attribute
@@ -188,7 +189,7 @@ def expected(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], pr
             groups[-1] = groups[-1] + (sample,)
         else:
             groups.append((sample,))
-    limit = pattern.limit if plan.operation == "Query" else None
+    limit = pattern.limit if plan.operation == "Query" and limited else None
     takes, remaining = [], limit if limit is not None else len(ordered)
     for group in groups:
         take = min(len(group), remaining)

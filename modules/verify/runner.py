@@ -19,7 +19,7 @@ from modules.blueprint.encoding import bucket_range, sort_problem
 from modules.blueprint.language import AttributeSpec
 from modules.blueprint.templates import SHARD, shard_values
 from modules.capacity.size import batch_read_units, item_size, read_units
-from modules.design.cookbook import bind, name_placeholder, request
+from modules.design.cookbook import bind, name_placeholder, read_attributes, request
 from modules.design.design import ENTITY_ATTRIBUTE, TABLE, FollowUp, KeyNames, QueryPlan, TableDesign
 from modules.verify.indexes import IndexResult
 from modules.verify.oracle import Expected, Probe, expected, probes
@@ -27,7 +27,12 @@ from modules.verify.samples import Sample, index_key
 
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
-PAGE_SIZE_FOR_PAGINATION_CHECK = 2
+MIN_PAGES = 3  # every paginated pattern is walked across at least this many pages
+MAX_PAGES = 10_000
+
+
+class PagingError(Exception):
+    """A read whose pages do not end (the same LastEvaluatedKey again)."""
 
 
 @dataclass
@@ -112,6 +117,7 @@ def _read_pages(
     requests, capacity = 0, 0.0
     call = client.query if operation == "Query" else client.scan
     limited = "Limit" in body
+    seen: set[str] = set()
     while True:
         answer = call(**body)
         requests += 1
@@ -121,6 +127,10 @@ def _read_pages(
             return items[:wanted], requests, capacity
         if "LastEvaluatedKey" not in answer:
             return items, requests, capacity
+        token = json.dumps(answer["LastEvaluatedKey"], sort_keys=True)
+        if token in seen or requests > MAX_PAGES:
+            raise PagingError(f"LastEvaluatedKey {token[:80]} does not move the read on after {requests} pages")
+        seen.add(token)
         body = {**body, "ExclusiveStartKey": answer["LastEvaluatedKey"]}
         if limited and wanted is not None:
             body["Limit"] = wanted - len(items)
@@ -147,12 +157,14 @@ def run_plan(
     page_size: int | None = None,
 ) -> Response:
     """Send the plan's requests with the probe's values (one per shard or bucket when it fans out),
-    follow pagination, merge, then run the follow-up."""
+    follow pagination, merge, then run the follow-up. With a `page_size`, every matching item, in pages
+    of that many (`Limit`) each continuing from the last one's `LastEvaluatedKey` (`ExclusiveStartKey`)."""
     template = request(plan, table)
     template["ReturnConsumedCapacity"] = "TOTAL"
-    if page_size is not None and plan.limit is None and plan.operation != "GetItem":
-        template["Limit"] = page_size
     wanted = plan.limit
+    if page_size is not None and plan.operation != "GetItem":
+        template["Limit"] = page_size
+        wanted = None
     items: list[dict[str, Any]] = []
     requests, capacity = 0, 0.0
     for parameters in fan_out_values(plan, probe, specs):
@@ -221,10 +233,37 @@ def _row(item: dict[str, Any], attributes: tuple[str, ...]) -> str:
     return json.dumps({a: comparable(item[a]) for a in attributes if a in item}, sort_keys=True, default=repr)
 
 
+SHOWN_VALUE = 40  # characters of one attribute's value a failure shows
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= SHOWN_VALUE else text[:SHOWN_VALUE - 3] + "..."
+
+
+def shortened(row: str) -> str:
+    """A compared item (`_row`'s JSON) with every value cut to `SHOWN_VALUE` characters."""
+    return "{" + ", ".join(f"{name}: {_short(value)}" for name, value in json.loads(row).items()) + "}"
+
+
+def differences(wanted: str, got: str) -> str:
+    """Only the attributes in which two compared items differ, each value shortened."""
+    want, have = json.loads(wanted), json.loads(got)
+    names = sorted(name for name in want.keys() | have.keys() if want.get(name) != have.get(name))
+    return "; ".join(f"{name} expected {_short(want[name]) if name in want else '(absent)'}, got "
+                     f"{_short(have[name]) if name in have else '(absent)'}" for name in names)
+
+
 def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dict[str, Any]]) -> str | None:
     """The first difference between DynamoDB's answer and the oracle's, or None."""
     returns = plan.returns
+    allowed = {*read_attributes(plan), *returns, *(plan.table_keys.names if plan.follow_up else ())}
     for row in rows:
+        beyond = sorted(set(row) - allowed)
+        if beyond:
+            shown = ", ".join(beyond[:5]) + (f" and {len(beyond) - 5} more" if len(beyond) > 5 else "")
+            return (f"a returned item holds {shown}, which the pattern does not return (returns: "
+                    f"{', '.join(returns) or '[] (keys only)'}): the request reads more than it needs")
         entity = row.get(ENTITY_ATTRIBUTE, {}).get("S", plan.entities[0])
         own = design.blueprint.entities[entity].attributes if entity in design.blueprint.entities else {}
         lacking = [a for a in returns if a in own and not own[a].is_optional and a not in row]
@@ -237,8 +276,8 @@ def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dic
             missing = expected_rows - Counter(actual)
             extra = Counter(actual) - expected_rows
             if missing:
-                return f"expected item missing: {next(iter(missing))}"
-            return f"unexpected item returned: {next(iter(extra))}"
+                return f"expected item missing: {shortened(next(iter(missing)))}"
+            return f"unexpected item returned: {shortened(next(iter(extra)))}"
         return None
     position = 0
     for group, take in zip(want.groups, want.takes, strict=True):
@@ -247,13 +286,14 @@ def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dic
         for offset, got in enumerate(chunk):
             if group_rows[got] <= 0:
                 wanted = _row(group[0].item, returns)
-                return f"item {position + offset + 1} differs: expected {wanted}, got {got}"
+                return f"item {position + offset + 1} differs: {differences(wanted, got)}"
             group_rows[got] -= 1
         if len(chunk) < take:
-            return f"expected {sum(want.takes)} items, got {len(actual)}; first missing: {_row(group[0].item, returns)}"
+            return (f"expected {sum(want.takes)} items, got {len(actual)}; first missing: "
+                    f"{shortened(_row(group[0].item, returns))}")
         position += take
     if position < len(actual):
-        return f"expected {position} items, got {len(actual)}; first extra: {actual[position]}"
+        return f"expected {position} items, got {len(actual)}; first extra: {shortened(actual[position])}"
     return None
 
 
@@ -350,12 +390,12 @@ def verify_pattern(
             answer = run_plan(client, plan, table, probe, specs)
             result.requests += answer.requests
             difference = compare(design, plan, want, answer.rows)
-            if difference is None and plan.operation != "GetItem" and plan.limit is None:
-                paged = run_plan(client, plan, table, probe, specs, page_size=PAGE_SIZE_FOR_PAGINATION_CHECK)
-                if [_row(r, plan.returns) for r in paged.rows] != [_row(r, plan.returns) for r in answer.rows]:
-                    difference = "results differ when read in pages of 2 items (pagination)"
+            if difference is None and plan.operation != "GetItem":
+                difference = _paging_difference(client, design, plan, table, probe, specs, samples)
         except ClientError as error:  # e.g. BETWEEN bounds out of order once encoded: DynamoDB refuses them
             difference = f"DynamoDB refused the request: {error.response.get('Error', {}).get('Message', error)}"
+        except PagingError as error:
+            difference = str(error)
         if difference is not None:
             result.failure = f"{plan.pattern}: with {probe.describe()}: {difference}{_suspects(design, plan)}"
             return result
@@ -367,6 +407,22 @@ def verify_pattern(
             result.read_requests = max(1, len(requests_sent(plan, addressed, want.samples)))
             result.emulator_capacity = answer.emulator_capacity
     return result
+
+
+def _paging_difference(client: Any, design: TableDesign, plan: QueryPlan, table: str, probe: Probe,
+                       specs: dict[str, AttributeSpec], samples: Sequence[Sample]) -> str | None:
+    """Every matching item read in pages (at least `MIN_PAGES` of them when there are as many items), each
+    from the previous page's LastEvaluatedKey: the oracle's items in its order, none twice, none missing."""
+    everything = expected(design, plan, samples, probe, limited=False)
+    size = max(1, len(everything.samples) // MIN_PAGES)
+    paged = run_plan(client, plan, table, probe, specs, page_size=size)
+    rows = [_row(r, plan.returns) for r in paged.rows]
+    difference = compare(design, plan, everything, paged.rows)
+    if difference is not None:
+        return f"read in pages of {size} (Limit, then ExclusiveStartKey): {difference}"
+    if len(rows) >= MIN_PAGES and paged.requests < MIN_PAGES:
+        return f"{len(rows)} items in pages of {size} took {paged.requests} request(s), not {MIN_PAGES} or more"
+    return None
 
 
 def _suspects(design: TableDesign, plan: QueryPlan) -> str:

@@ -33,7 +33,7 @@ SMALL_POOL = 3
 PREFIX_POOL = 2  # values of a sort-key component bound by `=` before a range: several items per prefix
 STRATA = 4  # the items behind one prefix spread over this many strata of a range
 MIN_CARRIERS = 3  # items that carry an optional attribute, however rare it is
-BUCKET_WINDOW = {"day": 3 * 86400, "month": 90 * 86400}
+BUCKET_WINDOW = {"hour": 3 * 3600, "day": 3 * 86400, "week": 21 * 86400, "month": 90 * 86400}
 
 
 @dataclass(frozen=True)

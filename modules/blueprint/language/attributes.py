@@ -48,6 +48,14 @@ class AttributeSpec(Strict):
     )
     max_length: int | None = Field(default=None, ge=1, le=400 * 1024,
                                    description="Longest value in bytes (checks key size limits).")
+    bytes: int | None = Field(
+        default=None, ge=1, le=400 * 1024,
+        description="Average size of the value in bytes (the name not counted), for item and index entry sizes: a "
+        "title of 80 bytes weighs less than a description of 2,000. Without it, text attributes outside the keys "
+        "share what `item_bytes` leaves. Not for numbers, booleans, timestamps and dates, whose size follows from "
+        "the value; the longest value is `max_length`.",
+        examples=[80],
+    )
     cardinality: int | None = Field(
         default=None, ge=1, le=10**15,
         description="How many distinct values the attribute takes (for hot-partition estimates).",
@@ -121,6 +129,14 @@ class AttributeSpec(Strict):
         if self.expiry and self.type not in ("number", "timestamp"):
             raise Invalid("`expiry` applies to number and timestamp attributes only", "remove `expiry`", "expiry",
                           code=ErrorCode.CONTRADICTION)
+        if self.bytes is not None:
+            if self.type in ("number", "boolean", "timestamp", "date"):
+                raise Invalid(f"`bytes` does not apply to {self.type} attributes: their size follows from the value",
+                              "remove `bytes`", "bytes", code=ErrorCode.CONTRADICTION)
+            if self.max_length is not None and self.bytes > self.max_length:
+                raise Invalid(f"the average size `bytes: {self.bytes}` exceeds `max_length: {self.max_length}`",
+                              "make `bytes` the average and `max_length` the longest value", "bytes",
+                              code=ErrorCode.CONTRADICTION)
         if self.width is not None and self.type != "number":
             raise Invalid("`width` applies to number attributes only", "remove `width`", "width",
                           code=ErrorCode.CONTRADICTION)

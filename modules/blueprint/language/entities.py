@@ -92,6 +92,12 @@ class EntitySpec(Strict):
                           "keep `writes:` (it names inserts, updates, deletes and expiries), or only "
                           "`writes_per_second` for inserts", "writes_per_second",
                           code=ErrorCode.CONTRADICTION)
+        declared = sum(len(name.encode()) + spec.bytes for name, spec in self.attributes.items() if spec.bytes)
+        if self.item_bytes is not None and declared > self.item_bytes:
+            raise Invalid(f"the attributes' `bytes` (names included) add up to {declared:,}, more than "
+                          f"`item_bytes: {self.item_bytes:,}`",
+                          f"raise `item_bytes` to at least {declared:,}, or lower the attributes' `bytes`",
+                          "item_bytes", code=ErrorCode.CONTRADICTION)
         return self
 
     @field_validator("attributes", mode="before")
