@@ -130,3 +130,37 @@ def test_typescript_merges_shards_in_dynamodbs_order_of_text(write_blueprint, tm
             table.close()
     by_text = sorted(range(16), key=lambda n: (TEXTS * 2)[n].encode("utf-8"))
     assert [(TEXTS * 2)[int(m[1:])] for m in everything] == [(TEXTS * 2)[n] for n in by_text]
+
+
+def test_old_clients_are_stale_against_a_table_of_the_changed_design_on_the_emulator(write_blueprint, tmp_path):
+    """A key template changes (Product's partition key): the table the new blueprint synthesizes carries the new
+    digest, and the clients generated before, Python and TypeScript, refuse it; the new ones accept it."""
+    original = BLUEPRINTS["orders"].read_text()
+    old = write_blueprint(original, "orders.yaml")
+    old_python = python_module(old, "dev")
+    (tmp_path / "ts").mkdir()
+    (tmp_path / "ts" / "orders_client.ts").write_text(module_text(old, "typescript", "dev"))
+    done = run_tsc(tmp_path / "ts", "*.ts", out_dir="build")
+    assert done.returncode == 0, done.stdout + done.stderr
+    new = write_blueprint(original.replace('key: {pk: "PRODUCT#{productId}", sk: "DETAILS"}',
+                                           'key: {pk: "ITEM#{productId}", sk: "DETAILS"}'), "orders.yaml")
+    new_python = python_module(new, "dev")
+    assert new_python.DESIGN_DIGEST != old_python.DESIGN_DIGEST
+    stack = stacks_of(new, "dev")[0]
+    with Emulator() as emulator:
+        (written,) = synthesize([stack], tmp_path / "out")
+        request = create_table_request(json.loads(written.read_text()))
+        client = boto3.client("dynamodb", endpoint_url=emulator.endpoint, region_name="us-east-1",
+                              aws_access_key_id="testing", aws_secret_access_key="testing")
+        client.create_table(**request)
+        new_python.OrdersTable(client, request["TableName"]).check_design()
+        with pytest.raises(old_python.StaleDesign, match=f"carries design {new_python.DESIGN_DIGEST}"):
+            old_python.OrdersTable(client, request["TableName"]).check_design()
+        table = TypeScriptTable(tmp_path / "ts" / "build" / "orders_client.js", client_of(stacks_of(old, "dev"), ""),
+                                emulator.endpoint, request["TableName"])
+        try:
+            with pytest.raises(StaleDesignInNode, match=f"this module was generated for design "
+                                                        f"{old_python.DESIGN_DIGEST}"):
+                table.check_design()
+        finally:
+            table.close()
