@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
 
 from modules.client.model import client_of
 from modules.design.locked import DESIGN_TAG
+from modules.stacks.stack import Stack
 from modules.synth.synth import synthesize
 from modules.verify.client import client_checks
 from modules.verify.samples import generate_samples
@@ -42,8 +44,9 @@ def compiled(tmp_path_factory) -> dict[str, Path]:
     return {name: scratch / "build" / f"{name}_client.js" for name in CASES}
 
 
-def _table(emulator: Emulator, name: str, scratch: Path) -> tuple[object, str]:
-    stack = stacks_of(BLUEPRINTS[name], CASES[name])[0]
+def _table(emulator: Emulator, stack: Stack, scratch: Path) -> tuple[Any, str]:
+    """The stack's table as its synthesized Terraform declares it (tags included), on the emulator: (a boto3
+    client of the emulator, the table's name)."""
     (written,) = synthesize([stack], scratch / "out")
     request = create_table_request(json.loads(written.read_text()))
     client = boto3.client("dynamodb", endpoint_url=emulator.endpoint, region_name="us-east-1",
@@ -56,7 +59,7 @@ def _table(emulator: Emulator, name: str, scratch: Path) -> tuple[object, str]:
 def test_the_typescript_client_passes_every_check_against_the_emulator(name, compiled, tmp_path):
     stack = stacks_of(BLUEPRINTS[name], CASES[name])[0]
     with Emulator() as emulator:
-        client, table_name = _table(emulator, name, tmp_path)
+        client, table_name = _table(emulator, stack, tmp_path)
         table = TypeScriptTable(compiled[name], client_of([stack], ""), emulator.endpoint, table_name)
         try:
             checks = client_checks(client, stack.design, table.client, table, table_name,
@@ -70,7 +73,7 @@ def test_the_typescript_client_passes_every_check_against_the_emulator(name, com
 def test_check_design_in_typescript_rejects_a_table_of_another_design(compiled, tmp_path):
     stack = stacks_of(BLUEPRINTS["orders"], "dev")[0]
     with Emulator() as emulator:
-        client, table_name = _table(emulator, "orders", tmp_path)
+        client, table_name = _table(emulator, stack, tmp_path)
         arn = client.describe_table(TableName=table_name)["Table"]["TableArn"]
         client.tag_resource(ResourceArn=arn, Tags=[{"Key": DESIGN_TAG, "Value": "0123456789abcdef"}])
         table = TypeScriptTable(compiled["orders"], client_of([stack], ""), emulator.endpoint, table_name)
@@ -105,17 +108,13 @@ def test_typescript_merges_shards_in_dynamodbs_order_of_text(write_blueprint, tm
     assert done.returncode == 0, done.stdout + done.stderr
     python = python_module(path)
     with Emulator() as emulator:
-        (written,) = synthesize([stack], tmp_path / "out")
-        request = create_table_request(json.loads(written.read_text()))
-        client = boto3.client("dynamodb", endpoint_url=emulator.endpoint, region_name="us-east-1",
-                              aws_access_key_id="testing", aws_secret_access_key="testing")
-        client.create_table(**request)
+        client, table_name = _table(emulator, stack, tmp_path)
         table = TypeScriptTable(tmp_path / "ts" / "build" / "rooms_client.js", client_of([stack], ""),
-                                emulator.endpoint, request["TableName"])
+                                emulator.endpoint, table_name)
         try:
             for number, text in enumerate(TEXTS * 2):
                 table.put_msg({"room": "r", "text": text, "msgId": f"m{number:02d}"})
-            reference = python.RoomsTable(client, request["TableName"])
+            reference = python.RoomsTable(client, table_name)
             everything = [m["msgId"] for m in reference.messages(room="r", limit=None).items]
             assert everything == [m["msgId"] for m in table.messages(room="r", limit=None).items]
             for size in (1, 2, 3):
@@ -148,16 +147,12 @@ def test_old_clients_are_stale_against_a_table_of_the_changed_design_on_the_emul
     assert new_python.DESIGN_DIGEST != old_python.DESIGN_DIGEST
     stack = stacks_of(new, "dev")[0]
     with Emulator() as emulator:
-        (written,) = synthesize([stack], tmp_path / "out")
-        request = create_table_request(json.loads(written.read_text()))
-        client = boto3.client("dynamodb", endpoint_url=emulator.endpoint, region_name="us-east-1",
-                              aws_access_key_id="testing", aws_secret_access_key="testing")
-        client.create_table(**request)
-        new_python.OrdersTable(client, request["TableName"]).check_design()
+        client, table_name = _table(emulator, stack, tmp_path)
+        new_python.OrdersTable(client, table_name).check_design()
         with pytest.raises(old_python.StaleDesign, match=f"carries design {new_python.DESIGN_DIGEST}"):
-            old_python.OrdersTable(client, request["TableName"]).check_design()
+            old_python.OrdersTable(client, table_name).check_design()
         table = TypeScriptTable(tmp_path / "ts" / "build" / "orders_client.js", client_of(stacks_of(old, "dev"), ""),
-                                emulator.endpoint, request["TableName"])
+                                emulator.endpoint, table_name)
         try:
             with pytest.raises(StaleDesignInNode, match=f"this module was generated for design "
                                                         f"{old_python.DESIGN_DIGEST}"):

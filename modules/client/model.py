@@ -12,7 +12,7 @@ from modules.blueprint.lock import DEFAULT_ENVIRONMENT
 from modules.blueprint.templates import SHARD, KeyTemplate
 from modules.design.cookbook import name_placeholder, request
 from modules.design.design import TABLE, FanOut, QueryPlan, Shape, TableDesign
-from modules.design.locked import DESIGN_TAG, design_digest
+from modules.design.locked import design_digest
 from modules.stacks.stack import Stack
 
 TABLE_PLACEHOLDER = "_table"  # `{_table}` in a request template: the table name the client was given
@@ -123,9 +123,7 @@ class Client:
     source: str  # the blueprint file, as the command line named it
     version: str
     digest: str
-    design_tag: str
     tables: tuple[tuple[str, str], ...]  # (environment, table name)
-    table_keys: tuple[str, ...]
     entities: tuple[Entity, ...]
     reads: tuple[Read, ...]
 
@@ -214,10 +212,10 @@ def client_of(stacks: list[Stack], source: str) -> Client:
     entities = {name: entity_of(first, name) for name in sorted(first.shapes)}
     return Client(
         blueprint=first.blueprint.blueprint, source=source, version=first.blueprint.version or "",
-        digest=design_digest(first), design_tag=DESIGN_TAG,
+        digest=design_digest(first),
         tables=tuple((stack.source.environment or DEFAULT_ENVIRONMENT, stack.design.blueprint.table.name)
                      for stack in stacks),
-        table_keys=first.table_keys.names, entities=tuple(entities.values()),
+        entities=tuple(entities.values()),
         reads=tuple(read_of(first, plan, entities) for plan in sorted(first.plans, key=lambda p: p.pattern)),
     )
 

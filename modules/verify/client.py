@@ -31,7 +31,7 @@ from modules.client.python import identifier, render
 from modules.design.design import ENTITY_ATTRIBUTE, TABLE, QueryPlan, TableDesign
 from modules.design.items import build_item
 from modules.verify.oracle import Probe, expected, probes
-from modules.verify.runner import ClientCheck, comparable, compare, table_key
+from modules.verify.runner import ClientCheck, comparable, compare, short_value, table_key
 from modules.verify.samples import Sample
 
 MAX_PAGES = 10_000  # a token that never ends is a failure, not a hang
@@ -76,13 +76,8 @@ def _same(written: dict[str, Any], planned: dict[str, Any]) -> str | None:
     for name in sorted(written.keys() | planned.keys()):
         got, want = written.get(name), planned.get(name)
         if got is None or want is None or comparable(got) != comparable(want):
-            return f"{name} is {_short(got)}, the design writes {_short(want)}"
+            return f"{name} is {short_value(got)}, the design writes {short_value(want)}"
     return None
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, default=repr)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _arguments(client: Client, plan: QueryPlan, probe: Probe) -> dict[str, Any]:

@@ -236,22 +236,23 @@ def _row(item: dict[str, Any], attributes: tuple[str, ...]) -> str:
 SHOWN_VALUE = 40  # characters of one attribute's value a failure shows
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True)
+def short_value(value: Any) -> str:
+    """A value as a failure shows it: its JSON, cut to `SHOWN_VALUE` characters."""
+    text = json.dumps(value, sort_keys=True, default=repr)
     return text if len(text) <= SHOWN_VALUE else text[:SHOWN_VALUE - 3] + "..."
 
 
 def shortened(row: str) -> str:
     """A compared item (`_row`'s JSON) with every value cut to `SHOWN_VALUE` characters."""
-    return "{" + ", ".join(f"{name}: {_short(value)}" for name, value in json.loads(row).items()) + "}"
+    return "{" + ", ".join(f"{name}: {short_value(value)}" for name, value in json.loads(row).items()) + "}"
 
 
 def differences(wanted: str, got: str) -> str:
     """Only the attributes in which two compared items differ, each value shortened."""
     want, have = json.loads(wanted), json.loads(got)
     names = sorted(name for name in want.keys() | have.keys() if want.get(name) != have.get(name))
-    return "; ".join(f"{name} expected {_short(want[name]) if name in want else '(absent)'}, got "
-                     f"{_short(have[name]) if name in have else '(absent)'}" for name in names)
+    return "; ".join(f"{name} expected {short_value(want[name]) if name in want else '(absent)'}, got "
+                     f"{short_value(have[name]) if name in have else '(absent)'}" for name in names)
 
 
 def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dict[str, Any]]) -> str | None:
