@@ -142,7 +142,8 @@ class TypeScriptTable:
         from modules.client.python import identifier
 
         read = next(r for r in self.client.reads if identifier(r.pattern) == name)
-        def call(limit: Any = "default", start: str | None = None, **arguments: Any) -> Any:
+        def call(limit: Any = "default", start: str | None = None, as_of: datetime | None = None,
+                 **arguments: Any) -> Any:
             args = {}
             for argument in read.arguments:
                 value = arguments[identifier(argument.attribute)]
@@ -151,7 +152,11 @@ class TypeScriptTable:
             if read.operation == "GetItem":
                 row = self._call(_camel(read.pattern), parameters)
                 return None if row is None else self._decoded(read.entities[0], row)
-            options = {"start": start} if limit == "default" else {"limit": limit, "start": start}
+            clock = {"asOf": as_of} if as_of is not None else {}
+            if read.count:  # a number, and no page token
+                return self._call(_camel(read.pattern),
+                                  [*parameters, clock if limit == "default" else {"limit": limit, **clock}])
+            options = {"start": start, **clock} if limit == "default" else {"limit": limit, "start": start, **clock}
             page = self._call(_camel(read.pattern), [*parameters, options])
             return SimpleNamespace(items=[self._decoded(read.entities[0], row) for row in page["items"]],
                                    next=page["next"])

@@ -127,6 +127,34 @@ def test_deletes_write_every_entry_expiries_are_free_transactions_double_the_tab
     assert units(transactional, "insert") == {"table": 4.0, "GSI1": 1.0}
 
 
+def test_a_failed_condition_still_costs_the_table_the_existing_item():
+    # "Only if higher": 10 updates/s of `state` (GSI1's key), 70% failing their condition.
+    cost = ticket_costs({"updates": 10, "changes": ["state"], "failing": {"updates": 0.7}})
+    # The 3/s that succeed re-key the GSI1 entry: 2 WCU on the table (1,500 B), 2 entries of 1 WCU on GSI1.
+    assert units(cost, "update") == {"table": 2.0, "GSI1": 2.0}
+    # The 7/s that fail: the existing 1,500 B item, 2 WCU, on the table only.
+    assert units(cost, "update (condition fails)") == {"table": 2.0, "GSI1": 0.0}
+    assert cost.units_per_second == pytest.approx({"table": 3 * 2 + 7 * 2, "GSI1": 3 * 2})
+    # Counting only the successes would say 6 WCU/s on the table: understated 20 / 6 = 3.3 times.
+    assert ticket_costs({"updates": 3, "changes": ["state"]}).units_per_second["table"] == 6
+
+
+def test_a_failed_conditional_insert_writes_no_index_entry():
+    # Reservations that find the seat taken: 90% of 20 inserts/s fail against the existing item.
+    cost = ticket_costs({"inserts": 20, "failing": {"inserts": 0.9}})
+    assert cost.units_per_second["table"] == pytest.approx(2 * 2 + 18 * 2)
+    assert cost.units_per_second["GSI1"] == pytest.approx(2 * 1)
+
+
+def test_batch_writes_cost_what_the_items_cost_one_by_one():
+    # 50 inserts/s of 1,500 B in BatchWriteItem requests of 25: each item is rounded up on its own,
+    # 2 WCU, not 25 x 1,500 B = 37,500 B -> 37 WCU per request.
+    batched = ticket_costs({"inserts": 50, "deletes": 5, "batch": 25})
+    assert batched.units_per_second == ticket_costs({"inserts": 50, "deletes": 5}).units_per_second
+    assert batched.units_per_second == {"table": 55 * 2, "GSI1": 55 * 1}
+    assert "BatchWriteItem requests of 25" in batched.kinds[0].note
+
+
 def test_an_append_only_log_costs_one_write_per_index():
     log = {"attributes": {"logId": "string", "level": {"type": "string", "values": ["INFO", "ERROR"]},
                           "source": "string", "at": "timestamp", "message": "string"},

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -112,6 +112,16 @@ def test_verify_client_fails_pages_that_repeat_the_boundary_item(aws, tmp_path):
     assert wrong != text
     failures = _checks(aws, tmp_path, path, wrong)
     assert "pages of 2 repeat an item" in failures["order_with_items()"]
+
+
+def test_verify_client_fails_a_count_that_reads_one_shard(aws, tmp_path):
+    path = ROOT / "tests/blueprints/features.yaml"
+    text = module_text(path)
+    wrong = text.replace("    total = 0\n    for body in bodies:", "    total = 0\n    for body in bodies[:1]:")
+    assert wrong != text
+    failures = _checks(aws, tmp_path, path, wrong)
+    assert failures["events_counted()"].startswith("events_counted(): with ")
+    assert "counted" in failures["events_counted()"] and failures["readings()"] is None
 
 
 # -- what the generated code writes and reads, against the documented rules ----------------------------------
@@ -240,6 +250,21 @@ def test_updates_rewrite_index_keys_leave_sparse_indexes_and_move_items(aws, tmp
         table.delete_ticket({"projectId": "p-1", "ticketId": "t-9"})
     activity = table.project_activity(projectId="p-1").items
     assert sorted(item["_entity"] for item in activity) == ["Comment", "Comment", "Ticket"]
+
+
+def test_reads_hide_comments_past_their_ttl_now_or_as_of_a_given_time(aws, tmp_path):
+    kitchen = python_module(BLUEPRINTS["client"])
+    table = kitchen.ClientKitchenTable(aws, table_of(aws, BLUEPRINTS["client"], tmp_path))
+    now = datetime.now(UTC)
+    for number, expires in enumerate([now - timedelta(days=1), now + timedelta(days=1), None]):
+        comment = {"projectId": "p-1", "ticketId": "t-1", "commentId": f"c-{number}", "at": MOMENT, "body": "hi"}
+        table.put_comment(comment if expires is None else {**comment, "expiresAt": expires})
+    # c-0 expired yesterday (DynamoDB may not have deleted it yet); c-2 has no TTL and never expires.
+    assert [c["commentId"] for c in table.comments_on_ticket(projectId="p-1", ticketId="t-1").items] == ["c-1", "c-2"]
+    earlier = table.comments_on_ticket(projectId="p-1", ticketId="t-1", as_of=now - timedelta(days=2)).items
+    assert [c["commentId"] for c in earlier] == ["c-0", "c-1", "c-2"]
+    later = table.comments_on_ticket(projectId="p-1", ticketId="t-1", as_of=now + timedelta(days=2)).items
+    assert [c["commentId"] for c in later] == ["c-2"]
 
 
 def test_a_move_holds_only_if_the_item_is_unchanged_since_it_was_read(aws, tmp_path, monkeypatch):

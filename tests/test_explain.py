@@ -35,17 +35,22 @@ def test_json_cookbook_has_the_exact_requests(run_cli):
         "query": {
             "TableName": "prod-crm_main",
             "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :lo AND :hi",
-            "ExpressionAttributeNames": {"#pk": "PK", "#sk": "SK", "#contactAt": "contactAt",
-                                         "#channel": "channel", "#summary": "summary"},
+            # Contacts expire by TTL (`expiresAt`): the ones past it that DynamoDB has not deleted yet are hidden.
+            "FilterExpression": "(attribute_not_exists(#expiresAt) OR #expiresAt > :now)",
+            "ExpressionAttributeNames": {"#pk": "PK", "#sk": "SK", "#expiresAt": "expiresAt",
+                                         "#contactAt": "contactAt", "#channel": "channel", "#summary": "summary"},
             "ExpressionAttributeValues": {":pk": {"S": "CUSTOMER#{customerId}"},
                                           ":lo": {"S": "CONTACT#{contactAt.from}"},
-                                          ":hi": {"S": "CONTACT#{contactAt.to}$"}},
+                                          ":hi": {"S": "CONTACT#{contactAt.to}$"},
+                                          ":now": {"N": "{_now}"}},
             "ProjectionExpression": "#contactAt, #channel, #summary",
             "ScanIndexForward": False,
             "Limit": 3,
         }
     }
-    assert [p["name"] for p in recent["parameters"]] == ["customerId", "contactAt.from", "contactAt.to"]
+    assert [p["name"] for p in recent["parameters"]] == ["customerId", "contactAt.from", "contactAt.to", "_now"]
+    assert recent["parameters"][3] == {"name": "_now", "attribute": "expiresAt",
+                                       "encoding": "epoch seconds: the current time", "role": "clock"}
     assert recent["parameters"][1]["encoding"] == "ISO 8601 UTC, e.g. 2024-03-01T09:30:00Z"
     profile = next(p for p in crm["patterns"] if p["name"] == "customer_profile")
     assert profile["request"]["get_item"]["Key"] == {"PK": {"S": "CUSTOMER#{customerId}"}, "SK": {"S": "PROFILE"}}

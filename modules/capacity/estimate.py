@@ -10,7 +10,8 @@ in (sparse: only the share of items that carry the index's key attributes); an u
 and, per index, two entries when it changes a key attribute of that index, one when it changes a
 projected attribute, none otherwise; on the table a changed key is a delete and a put in a
 transaction; a delete writes the item and every entry; a TTL expiry is free. Transactions double
-the table's writes.
+the table's writes. A write whose condition fails costs the table the existing item's size; a
+BatchWriteItem costs what its items would cost one by one.
 """
 
 from __future__ import annotations
@@ -275,11 +276,28 @@ def write_cost(design: TableDesign, entity: str) -> WriteCost:
         size = write_units(entry_bytes(design, entity, index))
         every[index] = float(size * transaction) if index == TABLE else size * presence(design, entity, index)
     changes, note = changed_attributes(design, entity)
-    kinds = [WriteKind("insert", rates.inserts, every),
-             WriteKind("update", rates.updates, _update_units(design, entity, changes, transaction), note),
-             WriteKind("delete", rates.deletes, every),
+    # BatchWriteItem rounds each item up to 1 KB as its own PutItem or DeleteItem would
+    # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
+    batched = f"in BatchWriteItem requests of {rates.batch}, each item charged on its own" if rates.batch else ""
+    updates, failing = _update_units(design, entity, changes, transaction), rates.failing
+    kinds = [*_attempts(design, entity, WriteKind("insert", rates.inserts, every, batched), failing.get("inserts")),
+             *_attempts(design, entity, WriteKind("update", rates.updates, updates, note), failing.get("updates")),
+             *_attempts(design, entity, WriteKind("delete", rates.deletes, every, batched), failing.get("deletes")),
              WriteKind("expiry", rates.expiries, dict.fromkeys(every, 0.0), "TTL deletes are free")]
     return WriteCost(entity, item_bytes(design, entity), tuple(kind for kind in kinds if kind.rate))
+
+
+def _attempts(design: TableDesign, entity: str, kind: WriteKind, failing: float | None) -> tuple[WriteKind, ...]:
+    """A kind of write split by its condition: the share that succeeds costs what `kind` says; the share that
+    fails still costs the table the existing item's size, at least 1 WCU, and writes no index entry
+    (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html
+    #WorkingWithItems.ConditionalUpdate)."""
+    if not failing:
+        return (kind,)
+    failed = {index: float(write_units(item_bytes(design, entity))) if index == TABLE else 0.0 for index in kind.units}
+    return (WriteKind(kind.kind, kind.rate * (1 - failing), kind.units, kind.note),
+            WriteKind(f"{kind.kind} (condition fails)", kind.rate * failing, failed,
+                      "the existing item's size on the table, no index entry"))
 
 
 def _table_bytes(design: TableDesign) -> int:

@@ -115,6 +115,8 @@ class Read:
     table_keys: tuple[str, ...]
     follow_up: tuple[str, ...]  # attributes read from the table after an index query (none: no follow-up)
     returns: tuple[tuple[str, tuple[str, ...]], ...]  # (entity, the attributes returned of it)
+    count: bool = False  # `Select: COUNT`: the method returns how many items match
+    hides_expired: bool = False  # the request filters out items past their TTL at `_now`
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,7 @@ def entity_of(design: TableDesign, name: str) -> Entity:
 def _arguments(plan: QueryPlan, entity: Entity) -> tuple[Argument, ...]:
     found: dict[str, Argument] = {}
     for parameter in plan.parameters:
-        if parameter.role == "derived" or parameter.attribute in found:
+        if parameter.role in ("derived", "clock") or parameter.attribute in found:
             continue
         between = parameter.name.endswith((".from", ".to"))
         found[parameter.attribute] = Argument(parameter.attribute, entity.field(parameter.attribute), between,
@@ -202,7 +204,8 @@ def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity]) -
         arguments=_arguments(plan, entity), request=body, fan_out=fanned, shard=shard,
         buckets=buckets, limit=plan.limit, descending=not plan.scan_index_forward,
         sort_key=plan.keys.sk, page_keys=page_keys, table_keys=plan.table_keys.names,
-        follow_up=plan.follow_up.attributes if plan.follow_up else (), returns=returns,
+        follow_up=plan.follow_up.attributes if plan.follow_up else (), returns=returns, count=plan.count,
+        hides_expired=plan.hides_expired is not None,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from modules.client.model import TABLE_PLACEHOLDER, Argument, Client, Entity, Field, KeyWrite, Part, Read
 from modules.client.names import class_name, snake
-from modules.design.design import ENTITY_ATTRIBUTE, TABLE
+from modules.design.design import ENTITY_ATTRIBUTE, NOW, TABLE
 from modules.design.locked import DESIGN_TAG
 
 # The runtime in two parts, its values and its requests; the second's own imports (for the type checker) dropped.
@@ -29,8 +29,8 @@ MODULE_NAMES = set(re.findall(r"^(?:class |def |import )?([A-Za-z_]\w*)", RUNTIM
     "DESIGN_DIGEST", "DESIGN_TAG", "TABLE_NAMES"}
 # Names a parameter or a method would hide when taken as they are: a parameter `cast` hides `cast()` in the
 # method's body, a method `str` hides the type `str` in the annotations of the methods after it.
-SHADOWED = set(keyword.kwlist) | MODULE_NAMES | {"self", "limit", "start", "str", "int", "float", "bool", "bytes",
-                                                  "set", "dict", "list", "tuple"}
+SHADOWED = set(keyword.kwlist) | MODULE_NAMES | {"self", "limit", "start", "as_of", "str", "int", "float", "bool",
+                                                  "bytes", "set", "dict", "list", "tuple"}
 # Names a module-level definition (an entity's type) may not take.
 RESERVED = SHADOWED | set(dir(builtins))
 
@@ -210,8 +210,10 @@ def _read_method(client: Client, read: Read) -> str:
     parameters += [f"{identifier(a.attribute)}: {_argument_type(a)}" for a in read.arguments]
     single = read.operation == "GetItem"
     if not single:
-        parameters += [f"limit: int | None = {read.limit}", "start: str | None = None"]
-    returned = f"{item_type(read)} | None" if single else f"Page[{item_type(read)}]"
+        parameters += [f"limit: int | None = {read.limit}"] + ([] if read.count else ["start: str | None = None"])
+    if read.hides_expired:
+        parameters.append("as_of: datetime | None = None")
+    returned = "int" if read.count else f"{item_type(read)} | None" if single else f"Page[{item_type(read)}]"
     doc = (read.description + " " if read.description else "") + f"{read.operation} on " + \
         ("the table" if read.index == TABLE else read.index) + f": {read.summary}."
     lines = [f"    def {identifier(read.pattern)}({', '.join(parameters)}) -> {returned}:",
@@ -221,6 +223,8 @@ def _read_method(client: Client, read: Read) -> str:
     for placeholder, attribute, unit in read.buckets:
         lines.append(f"        _values[{json.dumps(placeholder)}] = "
                      f"_bucket({identifier(attribute)}, {json.dumps(unit)})")
+    if read.hides_expired:
+        lines.append(f"        _values[{json.dumps(NOW)}] = _clock(as_of)")
     if read.shard is not None:
         shards, shard_by = read.shard
         lines.append('        _values["_shard"] = _shard([' + ", ".join(f"_values[{json.dumps(a)}]" for a in shard_by)
@@ -231,21 +235,14 @@ def _read_method(client: Client, read: Read) -> str:
                   "        if _row is None:", "            return None",
                   f"        return cast({item_type(read)}, _returned({spec}, _row))"]
         return "\n".join(lines) + "\n"
-    fan_out = read.fan_out
-    if fan_out is not None and fan_out.kind == "shards":
-        lines.append(f"        _bodies = [_bind({request_name(read)}, {{**_values, \"_shard\": _number}}) "
-                     f"for _number in _shards({fan_out.shards})]")
+    lines.append(_bodies(read))
+    if read.count:
+        lines.append(f"        return _count(self._client, {json.dumps(read.operation)}, _bodies, limit)")
+        return "\n".join(lines) + "\n"
+    if read.fan_out is not None and read.fan_out.kind == "shards":
         lines.append(f"        _rows, _token = _read_merged(self._client, _bodies, limit, start, {read.page_keys!r}, "
                      f"{read.sort_key!r}, {read.descending})")
     else:
-        if fan_out is not None:
-            name = identifier(fan_out.attribute)
-            placeholder = json.dumps(f"{fan_out.attribute}:{fan_out.bucket}")
-            order = "[::-1]" if read.descending else ""
-            lines.append(f"        _bodies = [_bind({request_name(read)}, {{**_values, {placeholder}: _bucket_name}}) "
-                         f"for _bucket_name in _buckets({name}[0], {name}[1], {json.dumps(fan_out.bucket)}){order}]")
-        else:
-            lines.append(f"        _bodies = [_bind({request_name(read)}, _values)]")
         lines.append(f"        _rows, _token = _read_in_order(self._client, {json.dumps(read.operation)}, _bodies, "
                      f"limit, start, {read.page_keys!r})")
     if read.follow_up:
@@ -253,6 +250,21 @@ def _read_method(client: Client, read: Read) -> str:
                      f"{read.follow_up!r})")
     lines.append(f"        return Page([cast({item_type(read)}, _returned({spec}, _row)) for _row in _rows], _token)")
     return "\n".join(lines) + "\n"
+
+
+def _bodies(read: Read) -> str:
+    """The read's requests: one, one per shard, or one per time bucket in the order they are read."""
+    fan_out = read.fan_out
+    if fan_out is None:
+        return f"        _bodies = [_bind({request_name(read)}, _values)]"
+    if fan_out.kind == "shards":
+        return (f"        _bodies = [_bind({request_name(read)}, {{**_values, \"_shard\": _number}}) "
+                f"for _number in _shards({fan_out.shards})]")
+    name = identifier(fan_out.attribute)
+    placeholder = json.dumps(f"{fan_out.attribute}:{fan_out.bucket}")
+    order = "[::-1]" if read.descending else ""
+    return (f"        _bodies = [_bind({request_name(read)}, {{**_values, {placeholder}: _bucket_name}}) "
+            f"for _bucket_name in _buckets({name}[0], {name}[1], {json.dumps(fan_out.bucket)}){order}]")
 
 
 def _docstring(text: str) -> str:

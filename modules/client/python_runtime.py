@@ -77,6 +77,11 @@ def _epoch(moment: datetime, millis: bool) -> int:
     return micros // unit if micros >= 0 else -(-micros // unit)
 
 
+def _clock(as_of: datetime | None) -> str:
+    """The `_now` of a read that hides expired items: `as_of`, else the current time, in epoch seconds."""
+    return str(_epoch(as_of or datetime.now(UTC), False))
+
+
 def _timestamp(moment: datetime, fmt: str) -> str:
     """A timestamp inside a key: `iso8601`, `epoch_seconds` (10 digits), `epoch_millis` (13) or strftime."""
     if fmt in ("epoch_seconds", "epoch_millis"):

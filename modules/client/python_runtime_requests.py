@@ -127,6 +127,26 @@ def _read_merged(client: Any, bodies: Sequence[dict[str, Any]], limit: int | Non
     return [entry[2] for entry in kept], _token(bodies, positions)
 
 
+def _count(client: Any, operation: str, bodies: Sequence[dict[str, Any]], limit: int | None) -> int:
+    """How many items the requests (`Select: COUNT`) match across every page, at most `limit`."""
+    _checked_limit(limit)
+    call = client.query if operation == "Query" else client.scan
+    total = 0
+    for body in bodies:
+        request = dict(body)
+        if limit is None:
+            request.pop("Limit", None)
+        while limit is None or total < limit:
+            if limit is not None and "Limit" in body:  # no Limit with a filter: it would count before the filter
+                request["Limit"] = limit - total
+            answer = call(**request)
+            total += answer["Count"]
+            if "LastEvaluatedKey" not in answer:
+                break
+            request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+    return total if limit is None else min(total, limit)
+
+
 def _fetch(client: Any, table: str, items: list[_Item], table_keys: Sequence[str],
            attributes: Sequence[str]) -> list[_Item]:
     """The attributes an index does not project, read from the table by key (BatchGetItem, 100 keys each)."""

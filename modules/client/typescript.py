@@ -10,7 +10,7 @@ from typing import Any
 
 from modules.client.model import TABLE_PLACEHOLDER, Argument, Client, Entity, Field, KeyWrite, Part, Read
 from modules.client.names import camel, class_name, snake
-from modules.design.design import ENTITY_ATTRIBUTE, TABLE
+from modules.design.design import ENTITY_ATTRIBUTE, NOW, TABLE
 from modules.design.locked import DESIGN_TAG
 
 RUNTIME = (Path(__file__).parent / "typescript_runtime.ts").read_text()
@@ -184,8 +184,8 @@ def _read_method(read: Read) -> str:
                                                 for a in read.arguments) + " }")
     single = read.operation == "GetItem"
     if not single:
-        parameters.append("options: ReadOptions = {}")
-    returned = f"{item_type(read)} | null" if single else f"Page<{item_type(read)}>"
+        parameters.append(f"options: {'CountOptions' if read.count else 'ReadOptions'} = {{}}")
+    returned = "number" if read.count else f"{item_type(read)} | null" if single else f"Page<{item_type(read)}>"
     doc = (read.description + " " if read.description else "") + f"{read.operation} on " + \
         ("the table" if read.index == TABLE else read.index) + f": {read.summary}."
     lines = [f"  /** {doc.replace('*/', '* /')} */",
@@ -196,6 +196,8 @@ def _read_method(read: Read) -> str:
     for placeholder, attribute, unit in read.buckets:
         lines.append(f"    values[{json.dumps(placeholder)}] = "
                      f"bucket(args[{json.dumps(attribute)}], {json.dumps(unit)});")
+    if read.hides_expired:
+        lines.append(f"    values[{json.dumps(NOW)}] = clock(options.asOf);")
     if read.shard is not None:
         shards, shard_by = read.shard
         lines.append("    values._shard = shard([" + ", ".join(f"values[{json.dumps(a)}]" for a in shard_by)
@@ -210,26 +212,18 @@ def _read_method(read: Read) -> str:
         return "\n".join(lines) + "\n"
     limit = "null" if read.limit is None else str(read.limit)
     lines.append(f"    const limit = options.limit === undefined ? {limit} : options.limit;")
-    fan_out = read.fan_out
+    lines.append(_bodies(read))
+    if read.count:
+        lines += [f"    return countAll(this.client, {json.dumps(read.operation)}, bodies, limit);", "  }"]
+        return "\n".join(lines) + "\n"
     declare = "let" if read.follow_up else "const"  # a follow-up replaces the rows
-    if fan_out is not None and fan_out.kind == "shards":
-        lines.append(f"    const bodies = shardNumbers({fan_out.shards}).map((number) => request({request_name(read)}, "
-                     "{ ...values, _shard: number }));")
+    if read.fan_out is not None and read.fan_out.kind == "shards":
         lines.append(f"    {declare} [rows, next] = await readMerged(this.client, bodies, limit, options.start, "
                      f"{json.dumps(list(read.page_keys))}, {json.dumps(read.sort_key)}, "
                      f"{str(read.descending).lower()});")
     else:
-        if fan_out is not None:
-            placeholder = json.dumps(f"{fan_out.attribute}:{fan_out.bucket}")
-            bounds = f"args[{json.dumps(fan_out.attribute)}]"
-            order = ".reverse()" if read.descending else ""
-            lines.append(f"    const bodies = buckets({bounds}.from, {bounds}.to, {json.dumps(fan_out.bucket)}){order}"
-                         f".map((name) => request({request_name(read)}, {{ ...values, {placeholder}: name }}));")
-        else:
-            lines.append(f"    const bodies = [request({request_name(read)}, values)];")
         lines.append(f"    {declare} [rows, next] = await readInOrder(this.client, {json.dumps(read.operation)}, "
-                     "bodies, "
-                     f"limit, options.start, {json.dumps(list(read.page_keys))});")
+                     f"bodies, limit, options.start, {json.dumps(list(read.page_keys))});")
     if read.follow_up:
         lines.append(f"    rows = await fetchMissing(this.client, this.tableName, rows, "
                      f"{json.dumps(list(read.table_keys))}, {json.dumps(list(read.follow_up))});")
@@ -237,6 +231,21 @@ def _read_method(read: Read) -> str:
               "next };",
               "  }"]
     return "\n".join(lines) + "\n"
+
+
+def _bodies(read: Read) -> str:
+    """The read's requests: one, one per shard, or one per time bucket in the order they are read."""
+    fan_out = read.fan_out
+    if fan_out is None:
+        return f"    const bodies = [request({request_name(read)}, values)];"
+    if fan_out.kind == "shards":
+        return (f"    const bodies = shardNumbers({fan_out.shards}).map((number) => request({request_name(read)}, "
+                "{ ...values, _shard: number }));")
+    placeholder = json.dumps(f"{fan_out.attribute}:{fan_out.bucket}")
+    bounds = f"args[{json.dumps(fan_out.attribute)}]"
+    order = ".reverse()" if read.descending else ""
+    return (f"    const bodies = buckets({bounds}.from, {bounds}.to, {json.dumps(fan_out.bucket)}){order}"
+            f".map((name) => request({request_name(read)}, {{ ...values, {placeholder}: name }}));")
 
 
 def _writes(entity: Entity) -> str:

@@ -34,10 +34,19 @@ export interface Page<T> {
   next: string | null;
 }
 
-/** Options of a read: at most `limit` items (null: all of them), from the page token `start`. */
+/** Options of a count: count at most `limit` items (null: all of them); a read that hides expired items hides
+ * those past their TTL at `asOf` (default: now). */
+export interface CountOptions {
+  limit?: number | null;
+  asOf?: Date | null;
+}
+
+/** Options of a read: at most `limit` items (null: all of them), from the page token `start`; a read that hides
+ * expired items hides those past their TTL at `asOf` (default: now). */
 export interface ReadOptions {
   limit?: number | null;
   start?: string | null;
+  asOf?: Date | null;
 }
 
 function text(value: string): string {
@@ -143,6 +152,11 @@ function strptime(value: string, format: string): Date {
 function epoch(moment: Date, millis: boolean): number {
   const time = validDate(moment).getTime();
   return millis ? time : Math.trunc(time / 1000); // toward zero, as the Python client
+}
+
+/** The `_now` of a read that hides expired items: `asOf`, else the current time, in epoch seconds. */
+function clock(asOf: Date | null | undefined): string {
+  return String(epoch(asOf ?? new Date(), false));
 }
 
 /** A timestamp inside a key: `iso8601`, `epoch_seconds` (10 digits), `epoch_millis` (13) or strftime. */
@@ -343,6 +357,27 @@ async function readInOrder(client: DynamoDBDocumentClient, operation: string, bo
     items.push(...found);
   }
   return [items, token(bodies, positions)];
+}
+
+/** How many items the requests (`Select: COUNT`) match across every page, at most `limit`. */
+async function countAll(client: DynamoDBDocumentClient, operation: string, bodies: Record<string, unknown>[],
+  limit: number | null): Promise<number> {
+  checkedLimit(limit);
+  let total = 0;
+  for (const body of bodies) {
+    const input: Record<string, unknown> = { ...body };
+    if (limit === null) delete input.Limit;
+    while (limit === null || total < limit) {
+      if (limit !== null && body.Limit !== undefined) input.Limit = limit - total; // no Limit with a filter
+      const answer = operation === "Query"
+        ? await client.send(new QueryCommand(input as unknown as QueryCommand["input"]))
+        : await client.send(new ScanCommand(input as unknown as ScanCommand["input"]));
+      total += answer.Count ?? 0;
+      if (answer.LastEvaluatedKey === undefined) break;
+      input.ExclusiveStartKey = answer.LastEvaluatedKey;
+    }
+  }
+  return limit === null ? total : Math.min(total, limit);
 }
 
 /** One request per shard, merged in sort-key order: each shard reads up to `limit` of its items, the first

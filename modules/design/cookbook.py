@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from modules.design.design import ENTITY_ATTRIBUTE, TABLE, QueryPlan
+from modules.design.design import ENTITY_ATTRIBUTE, NOW, TABLE, QueryPlan
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.:]+)\}")
 
@@ -46,7 +46,7 @@ def read_attributes(plan: QueryPlan) -> tuple[str, ...]:
 def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
     """The low-level boto3 request (`client.query|get_item|scan(**request)`)."""
     key_values = dict(plan.values)
-    attributes = read_attributes(plan)
+    attributes = () if plan.count else read_attributes(plan)
     if plan.operation == "GetItem":
         body: dict[str, Any] = {
             "TableName": table_name,
@@ -70,10 +70,20 @@ def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
         if plan.keys.sk is not None and "#sk" in plan.key_condition:
             names["#sk"] = plan.keys.sk
         values.update({placeholder: {"S": template} for placeholder, template in plan.values})
+    filters = [plan.filter_expression] if plan.filter_expression else []
     if plan.filter_expression:
-        body["FilterExpression"] = plan.filter_expression
         names.update(_names(tuple(re.findall(r"#(\w+)", plan.filter_expression))))
         values.update(dict(plan.filter_values))
+    if plan.hides_expired:
+        # Items without the attribute never expire; an item expired at `_now` is hidden.
+        expiring = name_placeholder(plan.hides_expired)
+        filters.append(f"(attribute_not_exists({expiring}) OR {expiring} > :now)")
+        names[expiring] = plan.hides_expired
+        values[":now"] = {"N": f"{{{NOW}}}"}
+    if filters:
+        body["FilterExpression"] = " AND ".join(filters)
+    if plan.count:
+        body["Select"] = "COUNT"  # no ProjectionExpression: with one, Select may only be SPECIFIC_ATTRIBUTES
     if attributes:
         body["ProjectionExpression"] = _projection(attributes)
         names.update(_names(attributes))

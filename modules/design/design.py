@@ -132,13 +132,14 @@ class Parameter:
     """A value the application supplies when it runs a query plan.
 
     `key` parameters are written as they appear inside keys; `value` parameters (filters) as the
-    attribute is stored; `derived` ones (a shard number, a time bucket) are computed from others.
+    attribute is stored; `derived` ones (a shard number, a time bucket) are computed from others; the
+    `clock` one (`{_now}`) is the current time in epoch seconds, which hides expired items.
     """
 
     name: str
     attribute: str
     encoding: str
-    role: Literal["key", "value", "derived"] = "key"
+    role: Literal["key", "value", "derived", "clock"] = "key"
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,9 @@ class FollowUp:
     operation: str = "BatchGetItem"
 
 
+NOW = "_now"  # the `clock` parameter: the current time in epoch seconds
+
+
 @dataclass(frozen=True)
 class QueryPlan:
     """How one access pattern runs: a single GetItem or Query (plus an optional follow-up)."""
@@ -179,10 +183,12 @@ class QueryPlan:
     parameters: tuple[Parameter, ...]
     filter_expression: str | None
     filter_values: tuple[tuple[str, dict[str, str]], ...]
+    hides_expired: str | None  # the TTL attribute of the items past it the request filters out (`{_now}`)
     fan_out: FanOut | None
     scan_index_forward: bool
     limit: int | None
     consistent: bool
+    count: bool  # `Select: COUNT`: the answer is how many items match, not the items
     returns: tuple[str, ...]
     projected: tuple[str, ...]
     follow_up: FollowUp | None

@@ -8,6 +8,7 @@ from modules.blueprint.encoding import attribute_type_letter, describe_stored
 from modules.blueprint.language import AccessPattern, Blueprint, Operator
 from modules.design.design import (
     ENTITY_ATTRIBUTE,
+    NOW,
     TABLE,
     FollowUp,
     KeyNames,
@@ -26,7 +27,9 @@ def is_local(blueprint: Blueprint, index: str) -> bool:
 
 
 def needed_attributes(blueprint: Blueprint, pattern: AccessPattern) -> tuple[str, ...]:
-    """What the pattern returns: its `returns`, else every attribute of its entities."""
+    """What the pattern returns: its `returns` (a count: nothing), else every attribute of its entities."""
+    if pattern.count:
+        return ()
     if pattern.returns is not None:
         return tuple(pattern.returns)
     return tuple(sorted({a for e in pattern.entities for a in blueprint.entities[e].attributes}))
@@ -57,6 +60,16 @@ def filter_conditions(
         clauses.append(f"#{ENTITY_ATTRIBUTE} = :entity")
         values.append((":entity", {"S": pattern.entities[0]}))
     return (" AND ".join(clauses) or None), tuple(values), tuple(parameters)
+
+
+def hides_expired(blueprint: Blueprint, pattern: AccessPattern, operation: str) -> str | None:
+    """The TTL attribute a request filters on: items past it stay readable until DynamoDB deletes them,
+    typically within a few days (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html).
+    None when the pattern returns them, reads none of the expiring entities, or is a GetItem (no filter)."""
+    name = blueprint.table.ttl_attribute
+    if name is None or pattern.expired == "returned" or operation == "GetItem":
+        return None
+    return name if any(name in blueprint.entities[entity].attributes for entity in pattern.entities) else None
 
 
 def query_plan(
@@ -100,9 +113,19 @@ def query_plan(
     if pattern.filter and pattern.limit:
         notes.append(f"no Limit is sent (it would count items before the filter): read pages until "
                      f"{pattern.limit} items pass the filter")
+    if pattern.count and served.operation == "GetItem":
+        raise DesignError("`count: true` on a pattern that reads one item by its whole key (GetItem)",
+                          path=("access_patterns", name, "count"),
+                          hint="remove `count` (the item is there or not), or bind fewer key attributes")
     summary = "Scan (whole table)" if scan else _summary(served, keys)
     if filter_expression:
         summary += f" FILTER {filter_expression.replace('#', '')}"
+    expiring = hides_expired(blueprint, pattern, served.operation)
+    if expiring:
+        summary += f" HIDING {expiring} <= now"
+        filter_parameters += (Parameter(NOW, expiring, "epoch seconds: the current time", "clock"),)
+    if pattern.count:
+        summary += " SELECT COUNT"
     return QueryPlan(
         pattern=name,
         entities=pattern.entities,
@@ -115,10 +138,12 @@ def query_plan(
         parameters=served.parameters + filter_parameters,
         filter_expression=filter_expression,
         filter_values=filter_values,
+        hides_expired=expiring,
         fan_out=served.fan_out,
         scan_index_forward=pattern.order == "asc",
         limit=pattern.limit if served.operation == "Query" else None,
         consistent=pattern.consistent,
+        count=pattern.count,
         returns=returns,
         projected=projected,
         follow_up=follow_up,

@@ -39,3 +39,29 @@ def ttl_on_a_non_expiry(ctx: Context) -> Iterator[Issue]:
             "declare `expiry: true` on it",
             ("table", "ttl_attribute"),
         )
+
+
+@rule("TW502", "Expired items read by key",
+      "Check the TTL attribute against the current time after the GetItem, or declare `expired: returned` on "
+      "the pattern if expired items are fine.",
+      why="A GetItem takes no filter, so an item past its TTL is returned until DynamoDB deletes it, typically "
+          "within a few days; Query and Scan patterns hide such items with a filter",
+      severity="warning")
+def expired_items_read_by_key(ctx: Context) -> Iterator[Issue]:
+    blueprint = ctx.design.blueprint
+    name = blueprint.table.ttl_attribute
+    if name is None:
+        return
+    for plan in ctx.design.plans:
+        pattern = blueprint.access_patterns[plan.pattern]
+        expiring = [e for e in plan.entities if name in blueprint.entities[e].attributes]
+        if plan.operation != "GetItem" or pattern.expired == "returned" or not expiring:
+            continue
+        yield Issue(
+            "warning",
+            f"`{plan.pattern}` reads one {expiring[0]} by its key (GetItem, which takes no filter): a {expiring[0]} "
+            f"past its `{name}` is still returned until DynamoDB deletes it, typically within a few days",
+            f"compare `{name}` with the current time after reading, or declare `expired: returned` if expired "
+            "items are fine",
+            ("access_patterns", plan.pattern),
+        )

@@ -52,6 +52,8 @@ def assumption_lines(report: CapacityReport) -> list[str]:
     lines = [f"- {r.pattern}: {r.items_per_call:,.4g} items per call: {r.basis}" for r in report.reads if r.basis]
     lines += [f"- {w.entity} updates {kind.note.removeprefix('changes ')}" for w in report.writes
               for kind in w.kinds if kind.kind == "update" and kind.note]
+    lines += [f"- {w.entity} {kind.kind}: {kind.note}" for w in report.writes for kind in w.kinds
+              if kind.kind not in ("update", "expiry") and kind.note]
     return lines
 
 

@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -28,9 +29,9 @@ from modules.blueprint.encoding import stored_value
 from modules.client.model import Client
 from modules.client.names import class_name, snake
 from modules.client.python import identifier, render
-from modules.design.design import ENTITY_ATTRIBUTE, TABLE, QueryPlan, TableDesign
+from modules.design.design import ENTITY_ATTRIBUTE, NOW, TABLE, QueryPlan, TableDesign
 from modules.design.items import build_item
-from modules.verify.oracle import Probe, expected, probes
+from modules.verify.oracle import Expected, Probe, expected, probes
 from modules.verify.runner import ClientCheck, comparable, compare, short_value, table_key
 from modules.verify.samples import Sample
 
@@ -87,6 +88,8 @@ def _arguments(client: Client, plan: QueryPlan, probe: Probe) -> dict[str, Any]:
         name = argument.attribute
         found[identifier(name)] = ((probe.values[f"{name}.from"], probe.values[f"{name}.to"]) if argument.between
                                    else probe.values[name])
+    if read.hides_expired:
+        found["as_of"] = datetime.fromtimestamp(probe.values[NOW], UTC)
     return found
 
 
@@ -121,6 +124,13 @@ def check_pattern(client: Client, design: TableDesign, table: Any, plan: QueryPl
     method = getattr(table, identifier(plan.pattern))
     for probe in probes(design, plan, samples):
         arguments = _arguments(client, plan, probe)
+        if plan.count:
+            difference = _count_difference(method, arguments, expected(design, plan, samples, probe),
+                                           expected(design, plan, samples, probe, limited=False))
+            if difference is not None:
+                check.failure = f"{plan.pattern}(): with {probe.describe()}: {difference}"
+                return check
+            continue
         rows = [low_level(design, plan, row) for row in _rows(method(**arguments))]
         difference = compare(design, plan, expected(design, plan, samples, probe), rows)
         if difference is None and plan.operation != "GetItem":
@@ -129,6 +139,16 @@ def check_pattern(client: Client, design: TableDesign, table: Any, plan: QueryPl
             check.failure = f"{plan.pattern}(): with {probe.describe()}: {difference}"
             return check
     return check
+
+
+def _count_difference(method: Any, arguments: dict[str, Any], limited: Expected, everything: Expected) -> str | None:
+    """A count method's answers at its own limit, at none, and at 2 against the oracle's counts."""
+    for limit, want in ((None, len(everything.samples)), (2, min(2, len(everything.samples)))):
+        got = method(**arguments, limit=limit)
+        if got != want:
+            return f"limit={limit} counted {got!r}, expected {want}"
+    got = method(**arguments)
+    return None if got == len(limited.samples) else f"counted {got!r}, expected {len(limited.samples)}"
 
 
 def _paging_difference(plan: QueryPlan, method: Any, arguments: dict[str, Any]) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any
 from modules.blueprint.encoding import bucket_value, encode_key_value, stored_value
 from modules.blueprint.language import AttributeSpec, Operator
 from modules.blueprint.templates import SHARD, shard_number
-from modules.design.design import FanOut, Parameter, QueryPlan, TableDesign
+from modules.design.design import NOW, FanOut, Parameter, QueryPlan, TableDesign
 from modules.verify.samples import Sample, carries_keys, index_key
 
 PROBES_PER_PATTERN = 3
@@ -51,6 +51,30 @@ def _candidates(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample])
     """The items the plan's index holds, judged from their values: an item without one of its key
     attributes on a sparse index is not there, whatever was written."""
     return [s for s in samples if s.entity in plan.entities and carries_keys(design, s, plan.index)]
+
+
+def expires_at(design: TableDesign, sample: Sample, attribute: str) -> int | None:
+    """The sample's TTL as DynamoDB reads it (epoch seconds), or None when it has none."""
+    value = sample.values.get(attribute)
+    if value is None:
+        return None
+    (text,) = stored_value(design.blueprint.entities[sample.entity].attributes[attribute], value).values()
+    return int(text)
+
+
+def _live(design: TableDesign, plan: QueryPlan, sample: Sample, values: dict[str, Any]) -> bool:
+    """Whether the request keeps the sample: not past its TTL at `_now`, when the plan hides expired items."""
+    if plan.hides_expired is None:
+        return True
+    expiry = expires_at(design, sample, plan.hides_expired)
+    return expiry is None or expiry > values[NOW]
+
+
+def _clock(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> int:
+    """A `_now` that hides about half of the expiring samples: the median of their TTLs (or 0)."""
+    assert plan.hides_expired is not None
+    found = sorted(e for s in samples if (e := expires_at(design, s, plan.hides_expired)) is not None)
+    return found[len(found) // 2] if found else 0
 
 
 def _matches(conditions: dict[str, Operator], sample: Sample, values: dict[str, Any]) -> bool:
@@ -118,6 +142,9 @@ def probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> l
     absent = _absent(specs, equalities, result[0]) if result else None
     if absent is not None:
         result.append(absent)
+    if plan.hides_expired is not None:
+        now = _clock(design, plan, own)
+        result = [{**values, NOW: now} for values in result]
     return [Probe(values, encode_parameters(specs, plan, values)) for values in result]
 
 
@@ -146,6 +173,8 @@ def encode_parameters(specs: dict[str, AttributeSpec], plan: QueryPlan, values: 
         elif parameter.role == "value":
             (text,) = stored_value(specs[parameter.attribute], values[parameter.name]).values()
             encoded[parameter.name] = str(text)
+        elif parameter.role == "clock":
+            encoded[parameter.name] = str(values[parameter.name])
     shape = plan.shape
     for parameter in plan.parameters:
         if parameter.role != "derived" or (plan.fan_out is not None and _fanned(plan.fan_out, parameter)):
@@ -170,7 +199,8 @@ def expected(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], pr
     """The pattern's answer from its declaration (conditions, order, limit: every matching item when not
     `limited`); the plan only adds the tie-breaking key components after the declared ordering attribute."""
     pattern = design.blueprint.access_patterns[plan.pattern]
-    matching = [s for s in _candidates(design, plan, samples) if _matches(pattern.conditions, s, probe.values)]
+    matching = [s for s in _candidates(design, plan, samples)
+                if _matches(pattern.conditions, s, probe.values) and _live(design, plan, s, probe.values)]
     declared = pattern.ordering_attribute
     attributes = ([declared] if declared else []) + [a for a in plan.order_attributes if a != declared]
     if len(plan.entities) > 1:

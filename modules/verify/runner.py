@@ -107,14 +107,16 @@ class Response:
     rows: list[dict[str, Any]]
     requests: int
     emulator_capacity: float
+    count: int = 0  # the items DynamoDB counted (`Count`): the rows, or for `Select: COUNT` the answer itself
 
 
 def _read_pages(
     client: Any, operation: str, body: dict[str, Any], wanted: int | None
-) -> tuple[list[dict[str, Any]], int, float]:
-    """Follow LastEvaluatedKey until the answer is complete or `wanted` items have arrived."""
+) -> tuple[list[dict[str, Any]], int, float, int]:
+    """Follow LastEvaluatedKey until the answer is complete or `wanted` items have arrived (or, for a count,
+    been counted): (items, requests, capacity, count)."""
     items: list[dict[str, Any]] = []
-    requests, capacity = 0, 0.0
+    requests, capacity, count = 0, 0.0, 0
     call = client.query if operation == "Query" else client.scan
     limited = "Limit" in body
     seen: set[str] = set()
@@ -122,18 +124,19 @@ def _read_pages(
         answer = call(**body)
         requests += 1
         capacity += answer.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
-        items.extend(answer["Items"])
-        if wanted is not None and len(items) >= wanted:
-            return items[:wanted], requests, capacity
+        items.extend(answer.get("Items", []))
+        count += len(answer["Items"]) if "Items" in answer else answer["Count"]
+        if wanted is not None and count >= wanted:
+            return items[:wanted], requests, capacity, wanted
         if "LastEvaluatedKey" not in answer:
-            return items, requests, capacity
+            return items, requests, capacity, count
         token = json.dumps(answer["LastEvaluatedKey"], sort_keys=True)
         if token in seen or requests > MAX_PAGES:
             raise PagingError(f"LastEvaluatedKey {token[:80]} does not move the read on after {requests} pages")
         seen.add(token)
         body = {**body, "ExclusiveStartKey": answer["LastEvaluatedKey"]}
         if limited and wanted is not None:
-            body["Limit"] = wanted - len(items)
+            body["Limit"] = wanted - count
 
 
 def fan_out_values(plan: QueryPlan, probe: Probe, specs: dict[str, AttributeSpec]) -> list[dict[str, str]]:
@@ -166,21 +169,22 @@ def run_plan(
         template["Limit"] = page_size
         wanted = None
     items: list[dict[str, Any]] = []
-    requests, capacity = 0, 0.0
+    requests, capacity, count = 0, 0.0, 0
+    merged = plan.fan_out is not None and plan.fan_out.kind == "shards" and not plan.count
     for parameters in fan_out_values(plan, probe, specs):
         body = bind(template, parameters)
         if plan.operation == "GetItem":
             answer = client.get_item(**body)
             part = [answer["Item"]] if "Item" in answer else []
-            used, cost = 1, answer.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
+            used, cost, counted = 1, answer.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0), len(part)
         else:
-            remaining = None if wanted is None else (wanted if plan.fan_out and plan.fan_out.kind == "shards"
-                                                     else wanted - len(items))
-            part, used, cost = _read_pages(client, plan.operation, body, remaining)
+            remaining = None if wanted is None else (wanted if merged else wanted - count)
+            part, used, cost, counted = _read_pages(client, plan.operation, body, remaining)
         items.extend(part)
         requests += used
         capacity += cost
-        if wanted is not None and len(items) >= wanted and not (plan.fan_out and plan.fan_out.kind == "shards"):
+        count += counted
+        if wanted is not None and count >= wanted and not merged:
             break
     sort_key = plan.keys.sk
     if plan.fan_out is not None and plan.fan_out.kind == "shards" and sort_key is not None:
@@ -191,7 +195,7 @@ def run_plan(
         fetched, batches = _follow_up(client, plan.follow_up, plan.table_keys, table, items)
         requests += batches
         items = [{**item, **fetched.get(table_key(plan.table_keys, item), {})} for item in items]
-    return Response(items, requests, capacity)
+    return Response(items, requests, capacity, count if plan.count else len(items))
 
 
 def _follow_up(
@@ -253,6 +257,16 @@ def differences(wanted: str, got: str) -> str:
     names = sorted(name for name in want.keys() | have.keys() if want.get(name) != have.get(name))
     return "; ".join(f"{name} expected {short_value(want[name]) if name in want else '(absent)'}, got "
                      f"{short_value(have[name]) if name in have else '(absent)'}" for name in names)
+
+
+def compare_count(want: Expected, answer: Response) -> str | None:
+    """A count's answer: no items, and as many counted as the oracle finds."""
+    if answer.rows:
+        return (f"the request returns {len(answer.rows)} item(s); a count needs only how many match "
+                "(Select: COUNT): it reads more than it needs")
+    if answer.count != len(want.samples):
+        return f"counted {answer.count} items, expected {len(want.samples)}"
+    return None
 
 
 def compare(design: TableDesign, plan: QueryPlan, want: Expected, rows: list[dict[str, Any]]) -> str | None:
@@ -390,7 +404,7 @@ def verify_pattern(
         try:
             answer = run_plan(client, plan, table, probe, specs)
             result.requests += answer.requests
-            difference = compare(design, plan, want, answer.rows)
+            difference = compare_count(want, answer) if plan.count else compare(design, plan, want, answer.rows)
             if difference is None and plan.operation != "GetItem":
                 difference = _paging_difference(client, design, plan, table, probe, specs, samples)
         except ClientError as error:  # e.g. BETWEEN bounds out of order once encoded: DynamoDB refuses them
@@ -417,12 +431,11 @@ def _paging_difference(client: Any, design: TableDesign, plan: QueryPlan, table:
     everything = expected(design, plan, samples, probe, limited=False)
     size = max(1, len(everything.samples) // MIN_PAGES)
     paged = run_plan(client, plan, table, probe, specs, page_size=size)
-    rows = [_row(r, plan.returns) for r in paged.rows]
-    difference = compare(design, plan, everything, paged.rows)
+    difference = compare_count(everything, paged) if plan.count else compare(design, plan, everything, paged.rows)
     if difference is not None:
         return f"read in pages of {size} (Limit, then ExclusiveStartKey): {difference}"
-    if len(rows) >= MIN_PAGES and paged.requests < MIN_PAGES:
-        return f"{len(rows)} items in pages of {size} took {paged.requests} request(s), not {MIN_PAGES} or more"
+    if paged.count >= MIN_PAGES and paged.requests < MIN_PAGES:
+        return f"{paged.count} items in pages of {size} took {paged.requests} request(s), not {MIN_PAGES} or more"
     return None
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -36,6 +36,26 @@ class WriteRates(Strict):
     expiries: float = Field(
         default=0, ge=0, le=MAX_RATE,
         description="Items deleted by TTL: free (no write units, on the table and its indexes).")
+    failing: dict[Literal["inserts", "updates", "deletes"], Annotated[float, Field(ge=0, le=1)]] = Field(
+        default_factory=dict,
+        description="Share of each kind's writes whose condition fails (`updates: 0.7` for \"only if higher\"). "
+        "A failed write still costs the table the existing item's size and writes no index entry.",
+        examples=[{"updates": 0.7}],
+    )
+    batch: int | None = Field(
+        default=None, ge=2, le=25,
+        description="Inserts and deletes go in BatchWriteItem requests of this many items (at most 25). Every "
+        "item is still charged on its own: batching saves requests, not write units.")
+
+    @model_validator(mode="after")
+    def _batches_are_unconditional(self) -> WriteRates:
+        failing = sorted(kind for kind in ("inserts", "deletes") if self.failing.get(kind))
+        if self.batch is not None and failing:
+            raise Invalid(f"`batch` writes the {failing[0]} in BatchWriteItem, which takes no condition, and "
+                          f"`failing` says some {failing[0]} fail their condition",
+                          f"remove `batch`, or remove `{failing[0]}` from `failing`", "batch",
+                          code=ErrorCode.CONTRADICTION)
+        return self
 
 
 class EntitySpec(Strict):
@@ -91,6 +111,17 @@ class EntitySpec(Strict):
             raise Invalid("both `writes_per_second` and `writes` are set",
                           "keep `writes:` (it names inserts, updates, deletes and expiries), or only "
                           "`writes_per_second` for inserts", "writes_per_second",
+                          code=ErrorCode.CONTRADICTION)
+        if self.transactional and self.writes is not None and self.writes.batch is not None:
+            raise Invalid("`transactional: true` and `writes.batch` are both set: BatchWriteItem is not a transaction",
+                          "keep one: `transactional` for TransactWriteItems, `writes.batch` for BatchWriteItem",
+                          "writes", code=ErrorCode.CONTRADICTION)
+        if self.transactional and self.writes is not None and any(self.writes.failing.values()):
+            # AWS documents what a failed conditional write consumes, not what a cancelled transaction does.
+            raise Invalid("`writes.failing` on a transactional entity: what a cancelled transaction consumes is not "
+                          "documented, so Tablewright cannot estimate it",
+                          "remove `writes.failing` (capacity then counts only the transactions that succeed), or "
+                          "`transactional: true` if the writes are single conditional writes", "writes",
                           code=ErrorCode.CONTRADICTION)
         declared = sum(len(name.encode()) + spec.bytes for name, spec in self.attributes.items() if spec.bytes)
         if self.item_bytes is not None and declared > self.item_bytes:

@@ -33,6 +33,18 @@ class AccessPattern(Strict):
         default=None,
         description="Attributes the application reads; drives GSI projections. Default: every attribute.",
     )
+    count: bool = Field(
+        default=False,
+        description="The application needs only how many items match (at most `limit`): the request sends "
+        "`Select: COUNT` and gets no items back. DynamoDB still charges every item it reads, so say with `items` "
+        "how many a call typically finds.",
+    )
+    expired: Literal["hidden", "returned"] = Field(
+        default="hidden",
+        description="Items past the table's TTL (`table.ttl_attribute`) that DynamoDB has not deleted yet (it "
+        "takes up to a few days): `hidden` adds a filter on the TTL attribute against the current time to the "
+        "request; `returned` reads them too.",
+    )
     index: str | None = Field(
         default=None, description="Pin the pattern to `table` or to a named GSI instead of letting the planner choose."
     )
@@ -82,6 +94,10 @@ class AccessPattern(Strict):
         if self.returns is not None and len(set(self.returns)) != len(self.returns):
             raise Invalid("`returns` lists an attribute twice", "remove the duplicate", "returns",
                           code=ErrorCode.VALUE_NOT_ALLOWED)
+        if self.count and self.returns:
+            raise Invalid("`count: true` returns no attributes, only how many items match, and `returns` lists some",
+                          "remove `returns` (a count needs none), or `count` to read the items",
+                          "returns", code=ErrorCode.CONTRADICTION)
         both = sorted(set(self.where) & set(self.filter))
         if both:
             raise Invalid(f"`{both[0]}` appears in both `where` and `filter`", "keep it in one of them", "filter",
