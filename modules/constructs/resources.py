@@ -277,11 +277,11 @@ class PolicyCondition(Block):
 
 
 class PolicyStatement(Block):
-    sid: str = Field(pattern=r"^[A-Za-z0-9]+$")  # IAM: a Sid holds letters and digits only
+    sid: str
     effect: Literal["Allow", "Deny"] = "Allow"
     actions: list[str]
     resources: list[str]
-    principals: list[PolicyPrincipal] | None = None  # none in an identity policy (a role's)
+    principals: list[PolicyPrincipal]
     condition: list[PolicyCondition] | None = None
 
 

@@ -76,14 +76,10 @@ def shape_for(blueprint: Blueprint, entity: str, needs: Sequence[Need]) -> tuple
     partition = frozenset.intersection(*(need.equalities for need in needs))
     if not partition:
         return None
-    scoped = any(blueprint.tenant in need.equalities for need in needs)
-    if scoped and blueprint.tenant not in partition:  # a tenant's reads never share a key with cross-tenant ones
-        return None
     sequence = sort_sequence(needs, partition)
     if sequence is None:
         return None
-    leading = sorted(partition, key=lambda a: (a != blueprint.tenant, a))  # the tenant first: LeadingKeys
-    pk = KeyTemplate((Segment(literal=entity_tag(entity)), *(Segment(attribute=a) for a in leading)))
+    pk = KeyTemplate((Segment(literal=entity_tag(entity)), *(Segment(attribute=a) for a in sorted(partition))))
     if not sequence:
         sequence = _identity(blueprint, entity, partition)
     sk = KeyTemplate(tuple(Segment(attribute=a) for a in sequence) or (Segment(literal=entity_tag(entity)),))
