@@ -70,7 +70,24 @@ def test_a_get_item_of_an_expiring_entity_is_a_warning(write_blueprint, run_cli)
     text = SESSIONS + "      session: {entity: Session, where: {userId: \"=\", startedAt: \"=\", sessionId: \"=\"}}\n"
     code, out, _ = run_cli("lint", write_blueprint(textwrap.dedent(text)))
     assert code == 0
-    assert "warning TW502: `session` reads one Session by its key (GetItem, which takes no filter)" in out
+    assert "warning TW502: `session` reads Session by its key (GetItem, which takes no filter)" in out
     quiet = text.replace('sessionId: "="}}', 'sessionId: "="}, expired: returned}')
     code, out, _ = run_cli("lint", write_blueprint(textwrap.dedent(quiet)))
     assert code == 0 and "TW502" not in out
+
+
+def test_an_index_without_the_ttl_attribute_is_not_filtered_and_lint_says_so(write_blueprint, run_cli):
+    """A filter on an attribute the index does not project keeps every item (`attribute_not_exists` holds):
+    no filter is sent, verify's oracle expects the expired items, and TW502 warns."""
+    text = SESSIONS + ("      by_device: {entity: Session, where: {device: \"=\"}, order_by: startedAt, "
+                       "returns: [sessionId]}\n")
+    text = text.replace("          userId: string\n", "          userId: string\n          device: string\n")
+    stack = _stack(write_blueprint, text)
+    plan = stack.design.plan("by_device")
+    assert plan.index != "table" and plan.hides_expired is None
+    assert "FilterExpression" not in request(plan, "sessions_main")
+    [result] = verify_stacks([stack])
+    assert result.passed, result.failures
+    code, out, _ = run_cli("lint", write_blueprint(textwrap.dedent(text)))
+    assert code == 0
+    assert "warning TW502: `by_device` reads Session on " in out and "which does not project `expiresAt`" in out

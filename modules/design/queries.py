@@ -62,12 +62,16 @@ def filter_conditions(
     return (" AND ".join(clauses) or None), tuple(values), tuple(parameters)
 
 
-def hides_expired(blueprint: Blueprint, pattern: AccessPattern, operation: str) -> str | None:
+def hides_expired(blueprint: Blueprint, pattern: AccessPattern, operation: str,
+                  projection: Projection | None) -> str | None:
     """The TTL attribute a request filters on: items past it stay readable until DynamoDB deletes them,
     typically within a few days (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html).
-    None when the pattern returns them, reads none of the expiring entities, or is a GetItem (no filter)."""
+    None when the pattern returns them, reads none of the expiring entities, is a GetItem (no filter), or
+    reads an index that does not project the attribute (a filter there would keep every item; lint TW502)."""
     name = blueprint.table.ttl_attribute
     if name is None or pattern.expired == "returned" or operation == "GetItem":
+        return None
+    if projection is not None and projection.lacks((name,)):
         return None
     return name if any(name in blueprint.entities[entity].attributes for entity in pattern.entities) else None
 
@@ -120,7 +124,7 @@ def query_plan(
     summary = "Scan (whole table)" if scan else _summary(served, keys)
     if filter_expression:
         summary += f" FILTER {filter_expression.replace('#', '')}"
-    expiring = hides_expired(blueprint, pattern, served.operation)
+    expiring = hides_expired(blueprint, pattern, served.operation, None if index == TABLE else projections[index])
     if expiring:
         summary += f" HIDING {expiring} <= now"
         filter_parameters += (Parameter(NOW, expiring, "epoch seconds: the current time", "clock"),)

@@ -41,11 +41,12 @@ def ttl_on_a_non_expiry(ctx: Context) -> Iterator[Issue]:
         )
 
 
-@rule("TW502", "Expired items read by key",
+@rule("TW502", "Expired items read without a filter",
       "Check the TTL attribute against the current time after the GetItem, or declare `expired: returned` on "
       "the pattern if expired items are fine.",
-      why="A GetItem takes no filter, so an item past its TTL is returned until DynamoDB deletes it, typically "
-          "within a few days; Query and Scan patterns hide such items with a filter",
+      why="A GetItem takes no filter, and an index that does not project the TTL attribute cannot filter on it, so "
+          "an item past its TTL is returned until DynamoDB deletes it, typically within a few days; other Query "
+          "and Scan patterns hide such items with a filter",
       severity="warning")
 def expired_items_read_by_key(ctx: Context) -> Iterator[Issue]:
     blueprint = ctx.design.blueprint
@@ -55,13 +56,15 @@ def expired_items_read_by_key(ctx: Context) -> Iterator[Issue]:
     for plan in ctx.design.plans:
         pattern = blueprint.access_patterns[plan.pattern]
         expiring = [e for e in plan.entities if name in blueprint.entities[e].attributes]
-        if plan.operation != "GetItem" or pattern.expired == "returned" or not expiring:
+        if plan.hides_expired is not None or pattern.expired == "returned" or not expiring:
             continue
+        why = ("by its key (GetItem, which takes no filter)" if plan.operation == "GetItem"
+               else f"on {plan.index}, which does not project `{name}` (a filter there would keep every item)")
         yield Issue(
             "warning",
-            f"`{plan.pattern}` reads one {expiring[0]} by its key (GetItem, which takes no filter): a {expiring[0]} "
-            f"past its `{name}` is still returned until DynamoDB deletes it, typically within a few days",
-            f"compare `{name}` with the current time after reading, or declare `expired: returned` if expired "
-            "items are fine",
+            f"`{plan.pattern}` reads {expiring[0]} {why}: a {expiring[0]} past its `{name}` is still returned "
+            "until DynamoDB deletes it, typically within a few days",
+            f"compare `{name}` with the current time after reading, project `{name}` on the index, or declare "
+            "`expired: returned` if expired items are fine",
             ("access_patterns", plan.pattern),
         )
