@@ -25,7 +25,7 @@ from modules.errors import BlueprintError, ErrorCode, FieldPath, SourceLocation
 ADDITIVE_LISTS: frozenset[FieldPath] = frozenset({("required_tags",)})
 ENVIRONMENT_NAME = r"[a-z][a-z0-9-]{0,30}"
 MAX_ENVIRONMENTS = 20
-OVERLAY_REFUSED = frozenset({"extends", "environments"})
+OVERLAY_REFUSED = frozenset({"extends", "environments", "tenant"})  # tenant: keys and policies of every stack
 
 
 @dataclass

@@ -18,6 +18,7 @@ from modules.blueprint.provider import (
 )
 from modules.blueprint.tags import check_tags
 from modules.blueprint.templates import entity_tag, parse_template
+from modules.blueprint.tenancy import check_tenant
 from modules.errors import BlueprintError, ErrorCode, FieldPath, TablewrightError, closest_name, combined
 
 TABLE = "table"
@@ -43,6 +44,7 @@ def check_references(blueprint: Blueprint) -> None:
     for name, pattern in blueprint.access_patterns.items():
         collect(_check_pattern, blueprint, name, pattern)
     collect(_check_ttl, blueprint)
+    collect(check_tenant, blueprint)
     collect(_check_provider, blueprint)
     collect(_check_warm_throughput, blueprint)
     collect(_check_recovery_period, blueprint)

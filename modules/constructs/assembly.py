@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from modules.capacity.estimate import CapacityReport
 from modules.capacity.throughput import on_demand_maxima
+from modules.constructs.access import access_policies
 from modules.constructs.alarms import alarms
 from modules.constructs.autoscaling import autoscaling
 from modules.constructs.change_rules import calendar_ref, change_calendar, change_rule, rule_targets, trail
@@ -47,7 +48,7 @@ def table_blocks(design: TableDesign, capacity: CapacityReport) -> list[Block]:
     blocks += autoscaling(design, table_name, {} if adopted else tags)
     blocks += contributor_insights(design, table_name)
     blocks += observability(design, table_name, tags, maxima) + change_calendar(design, tags)
-    return blocks
+    return blocks + access_policies(design)
 
 
 def observability(design: TableDesign, table_name: str, tags: dict[str, str],

@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from modules.constructs.access import access_output
 from modules.constructs.assembly import TableReferences, table_blocks, table_references
 from modules.constructs.cdk import Construct, TerraformOutput, TerraformStack, add_fragment, path_of, stack_of
 from modules.constructs.keys import ACCOUNT_DATA
@@ -54,6 +55,7 @@ class TablewrightTable(Construct):
         self._terraform = json.dumps(fragment(blocks, scope_path))
         self._references: TableReferences = table_references(stack.design)
         self._record = stack_record(stack.design)
+        self._access = access_output(stack.design)
         add_fragment(self, "terraform", lambda: json.loads(self._terraform), self._stack)
 
     @classmethod
@@ -89,6 +91,12 @@ class TablewrightTable(Construct):
                                    code=ErrorCode.NAMING)
         stack.__dict__["_tablewright_gate_output"] = self.node.path
         return TerraformOutput(stack, STACK_OUTPUT, value=self.record, description=GATE_OUTPUT_DESCRIPTION)
+
+    @property
+    def access_policies(self) -> dict[str, str] | None:
+        """Each access pattern's IAM policy JSON (`${data.aws_iam_policy_document....json}`) for the application's
+        roles, as `main.py synth` outputs them (`access_policies`); None unless the blueprint has a `tenant`."""
+        return self._access
 
     @property
     def table_name(self) -> str:

@@ -277,11 +277,11 @@ class PolicyCondition(Block):
 
 
 class PolicyStatement(Block):
-    sid: str
+    sid: str = Field(pattern=r"^[A-Za-z0-9]+$")  # IAM: a Sid holds letters and digits only
     effect: Literal["Allow", "Deny"] = "Allow"
     actions: list[str]
     resources: list[str]
-    principals: list[PolicyPrincipal]
+    principals: list[PolicyPrincipal] | None = None  # none in an identity policy (a role's)
     condition: list[PolicyCondition] | None = None
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from modules.constructs.access import ACCESS_OUTPUT, access_output
 from modules.constructs.assembly import table_blocks, table_references
 from modules.constructs.cdk import App, FragmentStack, LocalBackend, S3Backend, TerraformStack, add_fragment
 from modules.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
@@ -57,7 +58,7 @@ def stack_terraform(plan: Stack) -> dict[str, Any]:
     table = table_references(plan.design)
     outputs = {"table_name": table.table_name, "table_arn": table.table_arn, "stream_arn": table.stream_arn,
                "change_calendar": table.change_calendar, "alarm_topic_arn": table.alarm_topic_arn,
-               STACK_OUTPUT: _without_nulls(stack_record(plan.design))}
+               ACCESS_OUTPUT: access_output(plan.design), STACK_OUTPUT: _without_nulls(stack_record(plan.design))}
     names = [name for name, value in outputs.items() if value is not None]
     written: dict[str, Any] = {
         "//": {"outputs": {plan.name: {name: name for name in names}}},

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from modules.blueprint.language import AccessPattern, Blueprint, KeySpec
 from modules.blueprint.templates import KeyTemplate, Segment, entity_tag
 from modules.design.design import KeyNames, Shape, key_names
-from modules.design.serve import may_share
+from modules.design.serve import may_share, tenant_led
 
 # Above this many patterns per entity the exact search would be slow; first-fit is used instead.
 EXACT_SEARCH_LIMIT = 14
@@ -76,10 +76,17 @@ def shape_for(blueprint: Blueprint, entity: str, needs: Sequence[Need]) -> tuple
     partition = frozenset.intersection(*(need.equalities for need in needs))
     if not partition:
         return None
+    tenant = blueprint.tenant
+    scoped = tenant is not None and any(tenant in need.equalities for need in needs)
+    if scoped and tenant not in partition:  # a tenant's reads never share a key with cross-tenant ones
+        return None
     sequence = sort_sequence(needs, partition)
     if sequence is None:
         return None
-    pk = KeyTemplate((Segment(literal=entity_tag(entity)), *(Segment(attribute=a) for a in sorted(partition))))
+    tag = Segment(literal=entity_tag(entity))
+    rest = tuple(Segment(attribute=a) for a in sorted(partition - {tenant}))
+    # A tenant's key starts with the tenant, before any literal: what `dynamodb:LeadingKeys` can confine.
+    pk = KeyTemplate((Segment(attribute=tenant), tag, *rest) if tenant is not None and scoped else (tag, *rest))
     if not sequence:
         sequence = _identity(blueprint, entity, partition)
     sk = KeyTemplate(tuple(Segment(attribute=a) for a in sequence) or (Segment(literal=entity_tag(entity)),))
@@ -189,8 +196,10 @@ def _free_index(blueprint: Blueprint, entity: str, pk: KeyTemplate, members: dic
         name = f"GSI{number}"
         taken = members.get(name, {})
         local = name in blueprint.indexes and blueprint.indexes[name].type == "local"
+        # An index holds tenant-led keys only or none: a tenant's policy on it never matches what others read.
         if name not in closed and not local and entity not in taken and not any(
-            may_share(blueprint, entity, pk, other, theirs.pk) for other, theirs in taken.items()
+            may_share(blueprint, entity, pk, other, theirs.pk) or tenant_led(blueprint, pk) != tenant_led(
+                blueprint, theirs.pk) for other, theirs in taken.items()
         ):
             return name
         number += 1

@@ -50,9 +50,18 @@ def serve(blueprint: Blueprint, pattern: AccessPattern, index: str, members: dic
     missing = [entity for entity in pattern.entities if entity not in members]
     if missing:
         return Refusal(f"{', '.join(missing)} has no keys on {_index_label(index)}")
+    if blueprint.tenant is not None and pattern.where.get(blueprint.tenant) == "=" and not all(
+            tenant_led(blueprint, members[entity].pk) for entity in pattern.entities):
+        return Refusal(f"its partition key does not start with `{blueprint.tenant}`: a tenant's reads use only keys "
+                       "that do (what `dynamodb:LeadingKeys` confines)")
     if len(pattern.entities) > 1:
         return _serve_collection(blueprint, pattern, members)
     return _serve_single(blueprint, pattern, index, members)
+
+
+def tenant_led(blueprint: Blueprint, pk: KeyTemplate) -> bool:
+    """Whether a partition key starts with the blueprint's tenant (nothing before it)."""
+    return blueprint.tenant is not None and pk.segments[0].attribute == blueprint.tenant
 
 
 def _index_label(index: str) -> str:

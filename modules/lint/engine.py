@@ -10,7 +10,7 @@ from modules.blueprint.load import LoadedBlueprint
 from modules.capacity.estimate import CapacityReport
 from modules.design.design import TableDesign
 from modules.errors import SourceLocation
-from modules.lint import expiry, hot, keys, limits, surges, tags, versions  # noqa: F401  (registers the rules)
+from modules.lint import expiry, hot, keys, limits, surges, tags, tenancy, versions  # noqa: F401  (registers the rules)
 from modules.lint.findings import RULES, SEVERITY_ORDER, Context, Finding
 
 Suppressed = tuple[str, str, int]  # code, reason, how many findings it silenced

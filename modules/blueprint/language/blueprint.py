@@ -10,6 +10,7 @@ from modules.blueprint.language.base import (
     MAX_ENTITIES,
     MAX_INDEXES,
     MAX_PATTERNS,
+    AttributeName,
     BlueprintName,
     ContributorInsightsMode,
     EntityName,
@@ -44,6 +45,13 @@ class Blueprint(Strict):
         "and the prices `capacity` uses. Unset: Terraform takes the region from its environment, `alarms.notify` "
         "cannot name topics and `capacity` prices nothing.")
     tags: dict[str, str] = Field(default_factory=dict, description="Tags for every taggable resource.")
+    tenant: AttributeName | None = Field(
+        default=None, examples=["tenantId"],
+        description="The attribute naming the tenant an item belongs to (a string every entity has, its `pattern:` "
+        "or `values:` admitting no `#`, `*` or `?`): every partition key of the table and its GSIs starts with it, "
+        "lint reports patterns not scoped to one tenant (unless they say `tenants: all`), "
+        "and `synth` outputs one IAM policy per pattern confined to the caller's tenant (`dynamodb:LeadingKeys` "
+        "against the principal tag of that name).")
     table: TableSpec
     entities: dict[EntityName, EntitySpec] = Field(
         default_factory=dict, max_length=MAX_ENTITIES,

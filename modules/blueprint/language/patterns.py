@@ -71,7 +71,12 @@ class AccessPattern(Strict):
     scan: Literal["allowed"] | None = Field(
         default=None, description="Accept a full-table Scan when no key can serve the pattern (needs `reason`)."
     )
-    reason: str | None = Field(default=None, description="Why a Scan is acceptable for this pattern.")
+    tenants: Literal["all"] | None = Field(
+        default=None, description="Tenant blueprints (`tenant:`): the pattern reads across tenants (an operators' "
+        "report), so its policy is not confined to the caller's tenant (needs `reason`). Every other pattern binds "
+        "the tenant with `=`.")
+    reason: str | None = Field(default=None, description="Why a Scan (or `tenants: all`) is acceptable for this "
+                               "pattern.")
     description: str | None = None
 
     @model_validator(mode="after")
