@@ -142,6 +142,10 @@ class TypeScriptTable:
         from modules.client.python import identifier
 
         read = next(r for r in self.client.reads if identifier(r.pattern) == name)
+        if read.batch:  # a list of keys in, a list of items out
+            return lambda keys: [self._decoded(read.entities[0], row)
+                                 for row in self._call(_camel(read.pattern), [keys])]
+
         def call(limit: Any = "default", start: str | None = None, as_of: datetime | None = None,
                  **arguments: Any) -> Any:
             args = {}

@@ -124,6 +124,42 @@ def test_verify_client_fails_a_count_that_reads_one_shard(aws, tmp_path):
     assert "counted" in failures["events_counted()"] and failures["readings()"] is None
 
 
+def test_verify_client_fails_a_batch_get_that_returns_the_items_out_of_order(aws, tmp_path):
+    path = ROOT / "tests/blueprints/features.yaml"
+    text = module_text(path)
+    wrong = text.replace("return [found[text] for text in (json.dumps(key, sort_keys=True) for key in unique) "
+                         "if text in found]", "return list(found.values())[::-1]")
+    assert wrong != text
+    failures = _checks(aws, tmp_path, path, wrong)
+    assert "orders_batch(): with 25 keys: item 1 differs" in failures["orders_batch()"]
+    assert failures["orders_batch()"] is not None and failures["readings()"] is None
+
+
+class _Throttled:
+    """A low-level client whose BatchGetItem answers half of the keys and leaves the rest unprocessed."""
+
+    def __init__(self, table: str) -> None:
+        self.table, self.requests = table, []
+
+    def batch_get_item(self, RequestItems):  # boto3's spelling
+        keys = RequestItems[self.table]["Keys"]
+        self.requests.append(len(keys))
+        done, left = keys[:max(1, len(keys) // 2)], keys[max(1, len(keys) // 2):]
+        return {"Responses": {self.table: list(reversed(done))},
+                "UnprocessedKeys": {self.table: {**RequestItems[self.table], "Keys": left}} if left else {}}
+
+
+def test_a_batch_get_sends_100_keys_a_request_and_the_unprocessed_ones_again(monkeypatch):
+    features = python_module(BLUEPRINTS["features"])
+    monkeypatch.setattr(features.time, "sleep", lambda seconds: None)
+    keys = [{"PK": {"S": f"CUSTOMER#c{n % 150}"}, "SK": {"S": "ORDER#o"}} for n in range(160)]  # 150 distinct
+    client = _Throttled("t")
+    found = features._batch_get(client, "t", {}, keys, ("PK", "SK"))
+    assert found == keys[:150]  # each key once, in the order asked, whatever order the answers came in
+    # 100 keys, then what each answer left (half of them, rounded down, answered), then the other 50 keys.
+    assert client.requests == [100, 50, 25, 13, 7, 4, 2, 1, 50, 25, 13, 7, 4, 2, 1]
+
+
 # -- what the generated code writes and reads, against the documented rules ----------------------------------
 
 

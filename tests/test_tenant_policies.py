@@ -89,6 +89,8 @@ def _attributes(body: dict[str, Any]) -> list[str]:
 def read_request(plan: QueryPlan, tenant: str, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """The IAM request of the pattern's own cookbook request, for `tenant`'s partition key."""
     body = request(plan, "tenants_main")
+    if plan.batch:
+        body = body["RequestItems"]["tenants_main"]
     attributes = _attributes(body) + list(extra)
     select = body.get("Select") or ("SPECIFIC_ATTRIBUTES" if attributes else "ALL_ATTRIBUTES")
     resource = TABLE_ARN if plan.index == TABLE else f"{TABLE_ARN}/index/{plan.index}"
@@ -96,10 +98,11 @@ def read_request(plan: QueryPlan, tenant: str, extra: tuple[str, ...] = ()) -> d
                                "dynamodb:LeadingKeys": [partition_key(plan.shape.pk, tenant)]}
     if attributes:
         context["dynamodb:Attributes"] = attributes
-    return {"action": f"dynamodb:{plan.operation}", "resource": resource, "context": context}
+    return {"action": f"dynamodb:{plan.sent_operation}", "resource": resource, "context": context}
 
 
-@pytest.mark.parametrize("pattern", ["issue", "my_issues", "project_titles", "open_count", "project_board"])
+@pytest.mark.parametrize("pattern", ["issue", "my_issues", "project_titles", "open_count", "project_board",
+                                     "issue_titles"])
 def test_a_pattern_reads_its_callers_tenant_and_no_other(pattern, design, policies):
     plan = design.plan(pattern)
     ours = read_request(plan, OURS)
@@ -111,6 +114,14 @@ def test_a_pattern_reads_its_callers_tenant_and_no_other(pattern, design, polici
     untagged = {**ours, "context": {k: v for k, v in ours["context"].items() if k != "aws:PrincipalTag/tenantId"}}
     assert decide(policies[pattern], [ours, *theirs, elsewhere, written, untagged]) == [
         "Allowed"] + ["ImplicitlyDenied"] * 7
+
+
+def test_a_batch_with_one_key_of_another_tenant_is_denied(design, policies):
+    plan = design.plan("issue_titles")
+    mixed = read_request(plan, OURS)
+    ours = mixed["context"]["dynamodb:LeadingKeys"]
+    mixed["context"] = {**mixed["context"], "dynamodb:LeadingKeys": [*ours, partition_key(plan.shape.pk, THEIRS)]}
+    assert decide(policies["issue_titles"], [read_request(plan, OURS), mixed]) == ["Allowed", "ImplicitlyDenied"]
 
 
 def test_only_the_returned_attributes_may_be_read(design, policies):

@@ -34,7 +34,7 @@ def test_each_pattern_gets_a_policy_confined_to_the_callers_tenant():
     assert read.actions == ["dynamodb:Query"]
     assert read.resources == ["${aws_dynamodb_table.tenants.arn}/index/GSI2"]
     conditions = {c.variable: (c.test, c.values) for c in read.condition or []}
-    assert conditions["dynamodb:LeadingKeys"] == ("ForAllValues:StringLike", ["&{aws:PrincipalTag/tenantId}#*"])
+    assert conditions["dynamodb:LeadingKeys"] == ("ForAllValues:StringLike", ["&{aws:PrincipalTag/tenantId}#ISSUE#*"])
     assert conditions["dynamodb:Attributes"] == ("ForAllValues:StringEquals", [
         "GSI2PK", "GSI2SK", "PK", "SK", "issueId", "status", "title"])
     assert conditions["dynamodb:Select"] == ("StringEqualsIfExists", ["SPECIFIC_ATTRIBUTES"])
@@ -43,7 +43,7 @@ def test_each_pattern_gets_a_policy_confined_to_the_callers_tenant():
     assert query.resources == ["${aws_dynamodb_table.tenants.arn}/index/GSI3"]
     assert follow_up.actions == ["dynamodb:BatchGetItem"] and follow_up.resources == [
         "${aws_dynamodb_table.tenants.arn}"]
-    assert follow_up.condition[0].values == ["&{aws:PrincipalTag/tenantId}#*"]
+    assert follow_up.condition[0].values == ["&{aws:PrincipalTag/tenantId}#PROJECT#*"]
     [count] = policy_statements(design, design.plan("open_count"))
     assert {c.variable: c.values for c in count.condition}["dynamodb:Select"] == ["COUNT"]
     # A pattern that says it reads every tenant (`tenants: all`) has no LeadingKeys condition.
@@ -100,8 +100,13 @@ def test_a_scoped_read_never_uses_a_key_other_tenants_share(write_blueprint, run
     # Tenant ids that could hold the separator or a wildcard: `acme`'s `acme#*` would match `acme#x`'s keys.
     ('{tenantId: {type: string, pattern: "^[a-z0-9-]+$"}, projectId', '{tenantId: string, projectId',
      "`tenantId` of Project: it declares no `pattern:` or `values:`, so an id may hold # * ?"),
-    ('{tenantId: {type: string, pattern: "^[a-z0-9-]+$"}, projectId', '{tenantId: {type: string, pattern: '
-     '"^[^#]+$"}, projectId', "`tenantId` of Project: its `pattern:` admits '*'"),
+    # Patterns that admit a forbidden character: `****#*` would match every tenant's keys, `0-a` spans `?`.
+    *[('{tenantId: {type: string, pattern: "^[a-z0-9-]+$"}, projectId', '{tenantId: {type: string, pattern: '
+       f'"{pattern}"}}, projectId', f"`tenantId` of Project: its `pattern:` '{pattern}' is not one character class")
+      for pattern in ("^[^#]+$", "^[a-z0-9*]{4,}$", "^[0-a]+$", "^[a-z]{3,}.*$", "^[a-z]*$")],
+    # A malformed key is reported as such (no internal error from the tenant check).
+    ('key: {pk: "{tenantId}#PROJECT#{projectId}", sk: "PROJECT"}', 'key: {pk: "{tenantId}#P{projectId}", '
+     'sk: "PROJECT"}', "entities.Project.key.pk"),
     ('{tenantId: {type: string, pattern: "^[a-z0-9-]+$"}, projectId', '{tenantId: {type: string, values: [a, "b?"]}, '
      'projectId', "`tenantId` of Project: the value 'b?' holds one of # * ?"),
     ("    tenants: all\n    reason: the operators' dashboard reads every tenant\n", "    tenants: all\n",
@@ -120,6 +125,48 @@ def test_entities_that_do_not_name_their_tenant_first_are_refused(old, new, word
     code, out, err = run_cli("explain", write_blueprint(text.replace(old, new)))
     assert code == 2 and out == "" and "Traceback" not in err
     assert words in err, err
+
+
+def test_an_extending_blueprint_cannot_drop_or_change_the_tenant(write_blueprint, run_cli):
+    write_blueprint(TENANTS.read_text(), "base.yaml")
+    for value in ("null", "projectId"):
+        code, _, err = run_cli("explain", write_blueprint(f"extends: base.yaml\ntenant: {value}\n", "child.yaml"))
+        assert code == 2 and "`tenant` is `tenantId` in " in err and "base.yaml:6:" in err, err
+    assert run_cli("explain", write_blueprint("extends: base.yaml\ntenant: tenantId\n", "child.yaml"))[0] == 0
+
+
+def test_a_scoped_read_never_uses_an_index_a_lock_shares_with_cross_tenant_keys(write_blueprint, run_cli, tmp_path):
+    """A lock written before `tenant:` holds GSI1 with a tenant-led key and a cross-tenant one: a tenant's read
+    of GSI1 would reach every tenant's reports (a tenant named `REPORT`), so it gets an index of its own."""
+    before = textwrap.dedent("""\
+        blueprint: mixed
+        version: 1.0.0
+        table: {name: mixed_main}
+        entities:
+          Doc:
+            attributes: {tenantId: {type: string, pattern: "^[A-Za-z0-9_.-]+$"}, docId: string, folder: string}
+            key: {pk: "{tenantId}#DOC#{docId}", sk: "DOC"}
+            index_keys: {GSI1: {pk: "{tenantId}#{folder}", sk: "{docId}"}}
+          Report:
+            attributes: {tenantId: {type: string, pattern: "^[A-Za-z0-9_.-]+$"}, reportId: string, kind: string,
+                         status: string}
+            key: {pk: "{tenantId}#REPORT#{reportId}", sk: "REPORT"}
+        access_patterns:
+          docs_in_folder: {entity: Doc, where: {tenantId: "=", folder: "="}, returns: [docId]}
+          reports_by_kind: {entity: Report, where: {kind: "=", status: "="}, returns: [reportId]}
+        """)
+    path = write_blueprint(before)
+    assert run_cli("synth", path, "--out", tmp_path / "out")[0] == 0
+    design = build_stacks([load_blueprint(path)])[0].design
+    assert (design.plan("docs_in_folder").index, design.plan("reports_by_kind").index) == ("GSI1", "GSI1")
+    after = before.replace("table:", "tenant: tenantId\ntable:").replace(
+        '    index_keys: {GSI1: {pk: "{tenantId}#{folder}", sk: "{docId}"}}\n', "").replace(
+        "returns: [reportId]}", "returns: [reportId], tenants: all, reason: the operators' report}")
+    write_blueprint(after)
+    design = build_stacks([load_blueprint(path)])[0].design
+    assert design.plan("reports_by_kind").index == "GSI1"
+    scoped = design.plan("docs_in_folder")
+    assert scoped.index != "GSI1" and scoped.shape.pk.text.startswith("{tenantId}#")
 
 
 def test_the_fix_puts_the_tenant_first(write_blueprint, run_cli):

@@ -240,9 +240,20 @@ class Composer:
                                      location=location, code=ErrorCode.EXTENDS, hint="flatten the shared blueprints")
             shown = Path(os.path.relpath(parent)) if parent.is_relative_to(Path.cwd()) else parent
             composed = merge(composed, self._read(shown, parent, (*chain, resolved)))
+        _keep_tenant(composed, data, source)
         document = merge(composed, Document(data, source))
         self.documents[resolved] = document
         return document
+
+
+def _keep_tenant(base: Document, data: dict[str, Any], source: SourceMap) -> None:
+    """A blueprint cannot change or remove the `tenant` of what it extends: its keys and every policy rest on it."""
+    inherited = base.data.get("tenant")
+    if inherited is not None and "tenant" in data and data["tenant"] != inherited:
+        raise BlueprintError(
+            f"`tenant` is `{inherited}` in {base.source.locate(('tenant',))}: an extending "
+            "blueprint cannot change or remove it", location=source.locate(("tenant",)), code=ErrorCode.EXTENDS,
+            hint="remove `tenant` here: the items and policies of a tenant base stay confined to one tenant")
 
 
 def blueprint_files(directory: Path) -> list[Path]:

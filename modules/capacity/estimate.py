@@ -25,7 +25,7 @@ from modules.blueprint.language import AttributeSpec
 from modules.blueprint.traffic import Profile, entity_profile, pattern_profile
 from modules.blueprint.traits import mutable
 from modules.capacity.prices import BUILT_IN, Prices
-from modules.capacity.size import WRITE_UNIT_BYTES, item_size, read_units
+from modules.capacity.size import WRITE_UNIT_BYTES, batch_read_units, item_size, read_units
 from modules.design.design import TABLE, QueryPlan, Shape, TableDesign
 from modules.design.items import build_item
 
@@ -387,7 +387,10 @@ def read_cost(design: TableDesign, plan: QueryPlan) -> ReadCost:
         return ReadCost(plan.pattern, plan.index, count, size, max(1, math.ceil(total / PAGE_BYTES)),
                         read_units(total, consistent), 0.0, pattern.rps, "the whole table (item_count)")
     requests = plan.fan_out.shards if plan.fan_out and plan.fan_out.kind == "shards" else 1
-    if plan.operation == "GetItem":
+    if plan.batch:  # each item read as its own GetItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption
+        items, basis = float(plan.batch), f"{plan.batch} items by key (BatchGetItem), each rounded up on its own"
+        units = batch_read_units([size] * plan.batch, consistent)
+    elif plan.operation == "GetItem":
         items, basis = 1.0, "one item"
         units = read_units(size, consistent)
     else:

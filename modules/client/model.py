@@ -117,6 +117,7 @@ class Read:
     returns: tuple[tuple[str, tuple[str, ...]], ...]  # (entity, the attributes returned of it)
     count: bool = False  # `Select: COUNT`: the method returns how many items match
     hides_expired: bool = False  # the request filters out items past their TTL at `_now`
+    batch: bool = False  # BatchGetItem: `request` is its table's entry, `Keys` one key template
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,9 @@ def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity]) -
     entity = entities[plan.entities[0]]
     page_keys = tuple(dict.fromkeys(plan.table_keys.names + plan.keys.names))
     body = request(plan, "{" + TABLE_PLACEHOLDER + "}")
-    if plan.operation != "GetItem":
+    if plan.batch:  # the table's keys come back too: the items are returned in the order of the keys
+        body = _projected(body["RequestItems"]["{" + TABLE_PLACEHOLDER + "}"], plan.table_keys.names)
+    elif plan.operation != "GetItem":
         body = _projected(body, page_keys)
     derived = [p.name for p in plan.parameters if p.role == "derived"]
     fanned = plan.fan_out
@@ -205,7 +208,7 @@ def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity]) -
         buckets=buckets, limit=plan.limit, descending=not plan.scan_index_forward,
         sort_key=plan.keys.sk, page_keys=page_keys, table_keys=plan.table_keys.names,
         follow_up=plan.follow_up.attributes if plan.follow_up else (), returns=returns, count=plan.count,
-        hides_expired=plan.hides_expired is not None,
+        hides_expired=plan.hides_expired is not None, batch=plan.batch is not None,
     )
 
 

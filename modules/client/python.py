@@ -203,7 +203,44 @@ def request_name(read: Read) -> str:
     return f"_{read.pattern.upper()}_REQUEST"
 
 
+def _batch_method(client: Client, read: Read) -> str:
+    """A batch get: one key per item, each encoded as the single read's arguments are."""
+    entity = read.entities[0]
+    spec = f"{{{json.dumps(entity)}: ({entity_constant(entity)}, {read.returns[0][1]!r})}}"
+    doc = (read.description + " " if read.description else "") + f"On the table: {read.summary}. " \
+        "Items come in the order of `keys`, each key once, keys without an item left out."
+    locals_ = ", ".join(identifier(a.attribute) for a in read.arguments)
+    taken = ", ".join(f"_key[{json.dumps(a.attribute)}]" for a in read.arguments)
+    lines = [f"    def {identifier(read.pattern)}(self, keys: Sequence[{entity}Key]) -> list[{item_type(read)}]:",
+             f'        """{_docstring(doc)}"""', "        _keys = []", "        for _key in keys:",
+             f"            {locals_}{',' if len(read.arguments) == 1 else ''} = {taken}"]
+    lines += ["    " + line for line in _values_lines(read)]
+    lines += [f"            _keys.append(_bind({request_name(read)}[\"Keys\"][0], _values))",
+              f"        _read = {{k: v for k, v in {request_name(read)}.items() if k != \"Keys\"}}",
+              f"        _rows = _batch_get(self._client, self.table_name, _read, _keys, {read.table_keys!r})",
+              f"        return [cast({item_type(read)}, _returned({spec}, _row)) for _row in _rows]"]
+    return "\n".join(lines) + "\n"
+
+
+def _values_lines(read: Read) -> list[str]:
+    """`_values`: the request's placeholders from the method's arguments (time buckets, clock and shard too)."""
+    encoded = [e for argument in read.arguments for e in _encoded(argument)]
+    lines = [f'        _values = {{{", ".join([json.dumps(TABLE_PLACEHOLDER) + ": self.table_name", *encoded])}}}']
+    for placeholder, attribute, unit in read.buckets:
+        lines.append(f"        _values[{json.dumps(placeholder)}] = "
+                     f"_bucket({identifier(attribute)}, {json.dumps(unit)})")
+    if read.hides_expired:
+        lines.append(f"        _values[{json.dumps(NOW)}] = _clock(as_of)")
+    if read.shard is not None:
+        shards, shard_by = read.shard
+        lines.append('        _values["_shard"] = _shard([' + ", ".join(f"_values[{json.dumps(a)}]" for a in shard_by)
+                     + f"], {shards})")
+    return lines
+
+
 def _read_method(client: Client, read: Read) -> str:
+    if read.batch:
+        return _batch_method(client, read)
     parameters = ["self"]
     if read.arguments:
         parameters.append("*")
@@ -218,17 +255,7 @@ def _read_method(client: Client, read: Read) -> str:
         ("the table" if read.index == TABLE else read.index) + f": {read.summary}."
     lines = [f"    def {identifier(read.pattern)}({', '.join(parameters)}) -> {returned}:",
              f'        """{_docstring(doc)}"""']
-    encoded = [e for argument in read.arguments for e in _encoded(argument)]
-    lines.append(f'        _values = {{{", ".join([json.dumps(TABLE_PLACEHOLDER) + ": self.table_name", *encoded])}}}')
-    for placeholder, attribute, unit in read.buckets:
-        lines.append(f"        _values[{json.dumps(placeholder)}] = "
-                     f"_bucket({identifier(attribute)}, {json.dumps(unit)})")
-    if read.hides_expired:
-        lines.append(f"        _values[{json.dumps(NOW)}] = _clock(as_of)")
-    if read.shard is not None:
-        shards, shard_by = read.shard
-        lines.append('        _values["_shard"] = _shard([' + ", ".join(f"_values[{json.dumps(a)}]" for a in shard_by)
-                     + f"], {shards})")
+    lines += _values_lines(read)
     spec = "{" + ", ".join(f"{json.dumps(e)}: ({entity_constant(e)}, {names!r})" for e, names in read.returns) + "}"
     if single:
         lines += [f"        _row = self._client.get_item(**_bind({request_name(read)}, _values)).get(\"Item\")",

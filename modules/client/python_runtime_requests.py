@@ -149,16 +149,23 @@ def _count(client: Any, operation: str, bodies: Sequence[dict[str, Any]], limit:
 
 def _fetch(client: Any, table: str, items: list[_Item], table_keys: Sequence[str],
            attributes: Sequence[str]) -> list[_Item]:
-    """The attributes an index does not project, read from the table by key (BatchGetItem, 100 keys each)."""
-    keys = list({json.dumps(_key_of(item, table_keys), sort_keys=True): _key_of(item, table_keys)
-                 for item in items}.values())
+    """The attributes an index does not project, read from the table by key."""
     read = list(dict.fromkeys([*attributes, *table_keys]))
     names = {f"#a{number}": name for number, name in enumerate(read)}
+    found = _batch_get(client, table, {"ProjectionExpression": ", ".join(names), "ExpressionAttributeNames": names},
+                       [_key_of(item, table_keys) for item in items], table_keys)
+    by_key = {json.dumps(_key_of(item, table_keys), sort_keys=True): item for item in found}
+    return [{**item, **by_key.get(json.dumps(_key_of(item, table_keys), sort_keys=True), {})} for item in items]
+
+
+def _batch_get(client: Any, table: str, read: Mapping[str, Any], keys: list[_Item],
+               table_keys: Sequence[str]) -> list[_Item]:
+    """The items of `keys` (each once, in their order, keys without an item left out): BatchGetItem, 100 keys
+    each, the unprocessed ones sent again after a pause. `read` is the rest of the request (projection...)."""
+    unique = list({json.dumps(key, sort_keys=True): key for key in keys}.values())
     found: dict[str, _Item] = {}
-    for first in range(0, len(keys), BATCH_GET_LIMIT):
-        pending: dict[str, Any] = {table: {"Keys": keys[first:first + BATCH_GET_LIMIT],
-                                           "ProjectionExpression": ", ".join(names),
-                                           "ExpressionAttributeNames": names}}
+    for first in range(0, len(unique), BATCH_GET_LIMIT):
+        pending: dict[str, Any] = {table: {**read, "Keys": unique[first:first + BATCH_GET_LIMIT]}}
         retries = 0
         while pending:
             answer = client.batch_get_item(RequestItems=pending)
@@ -168,7 +175,7 @@ def _fetch(client: Any, table: str, items: list[_Item], table_keys: Sequence[str
             if pending:  # throttled: back off before asking again
                 time.sleep(min(1.0, 0.05 * 2 ** retries))
                 retries += 1
-    return [{**item, **found.get(json.dumps(_key_of(item, table_keys), sort_keys=True), {})} for item in items]
+    return [found[text] for text in (json.dumps(key, sort_keys=True) for key in unique) if text in found]
 
 
 def _check_design(client: Any, table: str, digest: str, tag: str) -> None:

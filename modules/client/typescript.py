@@ -177,7 +177,43 @@ def request_name(read: Read) -> str:
     return f"{read.pattern.upper()}_REQUEST"
 
 
+def _batch_method(read: Read) -> str:
+    """A batch get: one key per item, each encoded as the single read's arguments are."""
+    entity = read.entities[0]
+    spec = f"{{ {json.dumps(entity)}: [{entity_constant(entity)}, {json.dumps(list(read.returns[0][1]))}] }}"
+    doc = (read.description + " " if read.description else "") + f"On the table: {read.summary}. Items come in " \
+        "the order of `keys`, each key once, keys without an item left out."
+    lines = [f"  /** {doc.replace('*/', '* /')} */",
+             f"  async {camel(read.pattern)}(keys: readonly {entity}Key[]): Promise<{item_type(read)}[]> {{",
+             "    const wanted = keys.map((args) => {"]
+    lines += ["  " + line for line in _values_lines(read)]
+    lines += ["      return values;", "    });",
+              f"    const rows = await batchGet(this.client, this.tableName, {request_name(read)}, wanted, "
+              f"{json.dumps(list(read.table_keys))});",
+              f"    return rows.map((row) => returned({spec}, row) as unknown as {item_type(read)});", "  }"]
+    return "\n".join(lines) + "\n"
+
+
+def _values_lines(read: Read) -> list[str]:
+    """`values`: the request's placeholders from the method's arguments (time buckets, clock and shard too)."""
+    encoded = [e for argument in read.arguments for e in _encoded(argument)]
+    lines = [f"    const values: Record<string, string> = {{ "
+             f"{', '.join([json.dumps(TABLE_PLACEHOLDER) + ': this.tableName', *encoded])} }};"]
+    for placeholder, attribute, unit in read.buckets:
+        lines.append(f"    values[{json.dumps(placeholder)}] = "
+                     f"bucket(args[{json.dumps(attribute)}], {json.dumps(unit)});")
+    if read.hides_expired:
+        lines.append(f"    values[{json.dumps(NOW)}] = clock(options.asOf);")
+    if read.shard is not None:
+        shards, shard_by = read.shard
+        lines.append("    values._shard = shard([" + ", ".join(f"values[{json.dumps(a)}]" for a in shard_by)
+                     + f"], {shards});")
+    return lines
+
+
 def _read_method(read: Read) -> str:
+    if read.batch:
+        return _batch_method(read)
     parameters = []
     if read.arguments:
         parameters.append("args: { " + " ".join(f"{json.dumps(a.attribute)}: {_argument_type(a)};"
@@ -190,18 +226,7 @@ def _read_method(read: Read) -> str:
         ("the table" if read.index == TABLE else read.index) + f": {read.summary}."
     lines = [f"  /** {doc.replace('*/', '* /')} */",
              f"  async {camel(read.pattern)}({', '.join(parameters)}): Promise<{returned}> {{"]
-    encoded = [e for argument in read.arguments for e in _encoded(argument)]
-    lines.append(f"    const values: Record<string, string> = {{ "
-                 f"{', '.join([json.dumps(TABLE_PLACEHOLDER) + ': this.tableName', *encoded])} }};")
-    for placeholder, attribute, unit in read.buckets:
-        lines.append(f"    values[{json.dumps(placeholder)}] = "
-                     f"bucket(args[{json.dumps(attribute)}], {json.dumps(unit)});")
-    if read.hides_expired:
-        lines.append(f"    values[{json.dumps(NOW)}] = clock(options.asOf);")
-    if read.shard is not None:
-        shards, shard_by = read.shard
-        lines.append("    values._shard = shard([" + ", ".join(f"values[{json.dumps(a)}]" for a in shard_by)
-                     + f"], {shards});")
+    lines += _values_lines(read)
     spec = "{ " + ", ".join(f"{json.dumps(e)}: [{entity_constant(e)}, {json.dumps(list(names))}]"
                             for e, names in read.returns) + " }"
     if single:

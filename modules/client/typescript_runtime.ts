@@ -411,18 +411,37 @@ async function readMerged(client: DynamoDBDocumentClient, bodies: Record<string,
   return [kept.map((entry) => entry.item), token(bodies, positions)];
 }
 
-/** The attributes an index does not project, read from the table by key (BatchGetItem, 100 keys each). */
+/** The attributes an index does not project, read from the table by key. */
 async function fetchMissing(client: DynamoDBDocumentClient, table: string, items: Row[], tableKeys: readonly string[],
   attributes: readonly string[]): Promise<Row[]> {
   const identity = (item: Row): string => JSON.stringify(tableKeys.map((name) => item[name]));
-  const keys = [...new Map(items.map((item) => [identity(item), keyOf(item, tableKeys)])).values()];
   const read = [...new Set([...attributes, ...tableKeys])];
   const names = Object.fromEntries(read.map((name, number) => [`#a${number}`, name]));
+  const fetched = await batchRead(client, table, { ProjectionExpression: Object.keys(names).join(", "),
+    ExpressionAttributeNames: names }, items.map((item) => keyOf(item, tableKeys)), tableKeys);
+  const found = new Map(fetched.map((item) => [identity(item), item]));
+  return items.map((item) => ({ ...item, ...(found.get(identity(item)) ?? {}) }));
+}
+
+/** A batch get's items: its template's key bound to each key's values (`Keys` holds the one template). */
+async function batchGet(client: DynamoDBDocumentClient, table: string, template: Record<string, unknown>,
+  wanted: Record<string, string>[], tableKeys: readonly string[]): Promise<Row[]> {
+  const { Keys: keyTemplates, ...read } = template;
+  const [keyTemplate] = keyTemplates as Record<string, Typed>[];
+  const keys = wanted.map((values) => nativeValues(bind(keyTemplate, values) as Record<string, Typed>));
+  return batchRead(client, table, read, keys, tableKeys);
+}
+
+/** The items of `keys` (each once, in their order, keys without an item left out): BatchGetItem, 100 keys
+ * each, the unprocessed ones sent again after a pause. `read` is the rest of the request (projection...). */
+async function batchRead(client: DynamoDBDocumentClient, table: string, read: Record<string, unknown>,
+  keys: Row[], tableKeys: readonly string[]): Promise<Row[]> {
+  const identity = (item: Row): string => JSON.stringify(tableKeys.map((name) => item[name]));
+  const unique = [...new Map(keys.map((key) => [identity(key), key])).values()];
   const found = new Map<string, Row>();
-  for (let first = 0; first < keys.length; first += BATCH_GET_LIMIT) {
+  for (let first = 0; first < unique.length; first += BATCH_GET_LIMIT) {
     let pending: Record<string, unknown> | undefined = {
-      [table]: { Keys: keys.slice(first, first + BATCH_GET_LIMIT), ProjectionExpression: Object.keys(names).join(", "),
-        ExpressionAttributeNames: names },
+      [table]: { ...read, Keys: unique.slice(first, first + BATCH_GET_LIMIT) },
     };
     for (let retries = 0; pending !== undefined && Object.keys(pending).length > 0; retries += 1) {
       if (retries > 0) await new Promise((done) => setTimeout(done, Math.min(1000, 50 * 2 ** retries)));
@@ -431,7 +450,7 @@ async function fetchMissing(client: DynamoDBDocumentClient, table: string, items
       pending = answer.UnprocessedKeys as Record<string, unknown> | undefined;
     }
   }
-  return items.map((item) => ({ ...item, ...(found.get(identity(item)) ?? {}) }));
+  return unique.map((key) => found.get(identity(key))).filter((item): item is Row => item !== undefined);
 }
 
 async function checkDesign(client: DynamoDBDocumentClient, table: string, digest: string, tag: string): Promise<void> {

@@ -5,8 +5,9 @@ follow-up BatchGetItem on the table), confined with DynamoDB's condition keys
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html; on a
 global secondary index, LeadingKeys is the index's partition key):
 
-- `dynamodb:LeadingKeys`: the partition key must start as the pattern's key template does, with the
-  caller's tenant in the tenant's place: the principal tag named like the tenant attribute
+- `dynamodb:LeadingKeys`: the partition key must start as the pattern's key template does, up to its first
+  placeholder after the tenant, with the caller's tenant in the tenant's place: the principal tag named like
+  the tenant attribute
   (`aws:PrincipalTag/tenantId`, set as a session tag when the application assumes its role);
 - `dynamodb:Attributes` and `dynamodb:Select`: only the attributes the pattern returns (a count:
   `Select: COUNT` only). A pattern that returns every attribute is not confined by attribute.
@@ -32,12 +33,19 @@ def tenant_tag(tenant: str) -> str:
 
 
 def leading_keys(pk: KeyTemplate, tenant: str) -> list[str] | None:
-    """The partition keys a tenant may read (StringLike patterns): the tenant alone, or the tenant, the
-    separator and anything after it; None when the key does not start with the tenant. Tenant ids hold no
-    separator or wildcard (checked when the blueprint loads), so `acme#*` matches none of `acme2`'s keys."""
+    """The partition keys a tenant may read (a StringLike pattern): the tenant and the literal text that follows
+    it in the template, then anything (`acme#ISSUE#*`); None when the key does not start with the tenant.
+    Tenant ids hold no separator or wildcard (checked when the blueprint loads), so `acme#*` matches none of
+    `acme2`'s keys."""
     if pk.segments[0].attribute != tenant:
         return None
-    return [tenant_tag(tenant) + (SEPARATOR + "*" if len(pk.segments) > 1 else "")]
+    literals = []
+    for segment in pk.segments[1:]:
+        if segment.literal is None:
+            break
+        literals.append(segment.literal)
+    lead = SEPARATOR.join([tenant_tag(tenant), *literals])
+    return [lead + SEPARATOR + "*"] if 1 + len(literals) < len(pk.segments) else [lead]
 
 
 def _conditions(design: TableDesign, plan: QueryPlan, pks: list[KeyTemplate],
@@ -74,7 +82,7 @@ def _read_attributes(design: TableDesign, plan: QueryPlan) -> tuple[str, ...] | 
 def policy_statements(design: TableDesign, plan: QueryPlan) -> list[PolicyStatement]:
     table_arn = table_ref(design, "arn")
     resource = table_arn if plan.index == TABLE else f"{table_arn}/index/{plan.index}"
-    statements = [PolicyStatement(sid="Read", actions=[f"dynamodb:{plan.operation}"], resources=[resource],
+    statements = [PolicyStatement(sid="Read", actions=[f"dynamodb:{plan.sent_operation}"], resources=[resource],
                                   condition=_conditions(design, plan, [plan.shape.pk],
                                                         _read_attributes(design, plan)) or None)]
     if plan.follow_up is not None:

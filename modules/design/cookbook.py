@@ -58,7 +58,7 @@ def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
             body["ExpressionAttributeNames"] = _names(attributes)
         if plan.consistent:
             body["ConsistentRead"] = True
-        return body
+        return _batch_get(body) if plan.batch else body
     body = {"TableName": table_name}
     names: dict[str, str] = {}
     values: dict[str, Any] = {}
@@ -97,6 +97,13 @@ def request(plan: QueryPlan, table_name: str) -> dict[str, Any]:
     if plan.consistent:
         body["ConsistentRead"] = True
     return body
+
+
+def _batch_get(get_item: dict[str, Any]) -> dict[str, Any]:
+    """The GetItem as a BatchGetItem (`client.batch_get_item(**request)`): `Keys` holds one key per item read,
+    each as the GetItem's; keys DynamoDB returns under `UnprocessedKeys` are sent again."""
+    read = {name: value for name, value in get_item.items() if name not in ("TableName", "Key")}
+    return {"RequestItems": {get_item["TableName"]: {"Keys": [get_item["Key"]], **read}}}
 
 
 def next_page_request(plan: QueryPlan) -> dict[str, Any] | None:

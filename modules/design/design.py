@@ -197,6 +197,12 @@ class QueryPlan:
     notes: tuple[str, ...] = ()
     until_ready: str | None = None  # the index that serves the pattern while `index` is being built
     table_keys: KeyNames = DEFAULT_TABLE_KEYS  # the base table's key attributes (a follow-up reads by them)
+    batch: int | None = None  # a GetItem sent as one BatchGetItem of this many keys per call
+
+    @property
+    def sent_operation(self) -> Literal["GetItem", "BatchGetItem", "Query", "Scan"]:
+        """The API operation the request is: a batch of GetItems is one BatchGetItem."""
+        return "BatchGetItem" if self.batch else self.operation
 
     @property
     def operations_per_call(self) -> int:

@@ -121,7 +121,16 @@ def query_plan(
         raise DesignError("`count: true` on a pattern that reads one item by its whole key (GetItem)",
                           path=("access_patterns", name, "count"),
                           hint="remove `count` (the item is there or not), or bind fewer key attributes")
+    if pattern.batch and served.operation != "GetItem":
+        raise DesignError(f"`batch: {pattern.batch}` reads items by their whole primary key, and this pattern "
+                          f"binds only part of it: it is a {served.operation}",
+                          path=("access_patterns", name, "batch"),
+                          hint="bind every attribute of the table's primary key with `=`, or remove `batch`")
     summary = "Scan (whole table)" if scan else _summary(served, keys)
+    if pattern.batch:
+        summary = f"BatchGetItem of {pattern.batch} keys, each {summary}"
+        notes.append(f"one BatchGetItem per call, `Keys` holding the {pattern.batch} items' keys; send the keys it "
+                     "returns under UnprocessedKeys again until none are left")
     if filter_expression:
         summary += f" FILTER {filter_expression.replace('#', '')}"
     expiring = hides_expired(blueprint, pattern, served.operation, None if index == TABLE else projections[index])
@@ -156,6 +165,7 @@ def query_plan(
         notes=tuple(notes),
         until_ready=until_ready,
         table_keys=key_names(blueprint, TABLE),
+        batch=pattern.batch,
     )
 
 

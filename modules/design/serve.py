@@ -51,9 +51,9 @@ def serve(blueprint: Blueprint, pattern: AccessPattern, index: str, members: dic
     if missing:
         return Refusal(f"{', '.join(missing)} has no keys on {_index_label(index)}")
     if blueprint.tenant is not None and pattern.where.get(blueprint.tenant) == "=" and not all(
-            tenant_led(blueprint, members[entity].pk) for entity in pattern.entities):
-        return Refusal(f"its partition key does not start with `{blueprint.tenant}`: a tenant's reads use only keys "
-                       "that do (what `dynamodb:LeadingKeys` confines)")
+            tenant_led(blueprint, shape.pk) for shape in members.values()):
+        return Refusal(f"not every partition key on it starts with `{blueprint.tenant}`: a tenant's reads use only "
+                       "indexes whose keys all do (what `dynamodb:LeadingKeys` confines)")
     if len(pattern.entities) > 1:
         return _serve_collection(blueprint, pattern, members)
     return _serve_single(blueprint, pattern, index, members)

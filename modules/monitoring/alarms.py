@@ -121,7 +121,7 @@ def settings(blueprint: Blueprint, kind: str) -> Defaults:
 
 def operations_used(design: TableDesign) -> list[Operation]:
     """The DynamoDB operations the application performs, from the query plans and declared writes."""
-    used: set[Operation] = {plan.operation for plan in design.plans}
+    used: set[Operation] = {plan.sent_operation for plan in design.plans}
     used |= {"BatchGetItem" for plan in design.plans if plan.follow_up}
     for entity in design.blueprint.entities.values():
         if entity.writes_per_second > 0:

@@ -16,7 +16,7 @@ from modules.report.markdown import sanitize
 from modules.report.tables import markdown_table, text_table
 from modules.stacks.stack import Stack
 
-OPERATION_METHOD = {"GetItem": "get_item", "Query": "query", "Scan": "scan"}
+OPERATION_METHOD = {"GetItem": "get_item", "BatchGetItem": "batch_get_item", "Query": "query", "Scan": "scan"}
 PATTERN_HEADERS = ("Pattern", "Index", "Key condition", "Operation", "Order / limit", "RCU/call", "RCU/s")
 
 
@@ -49,13 +49,15 @@ def size_lines(design: TableDesign) -> list[str]:
 
 
 def operation_label(plan: QueryPlan) -> str:
-    label: str = plan.operation
+    label: str = plan.sent_operation
     if plan.fan_out is not None:
         label += f" x{plan.fan_out.shards}" if plan.fan_out.kind == "shards" else f" per {plan.fan_out.bucket}"
     return label + (f" + {plan.follow_up.operation}" if plan.follow_up else "")
 
 
 def order_label(plan: QueryPlan) -> str:
+    if plan.batch:
+        return f"{plan.batch} items by key"
     if plan.operation == "GetItem":
         return "single item"
     if plan.operation == "Scan":
@@ -199,7 +201,7 @@ def explain_data(stack: Stack) -> dict[str, Any]:
                     {"name": p.name, "attribute": p.attribute, "encoding": p.encoding, "role": p.role}
                     for p in plan.parameters
                 ],
-                "request": {OPERATION_METHOD[plan.operation]: request(plan, table_name)},
+                "request": {OPERATION_METHOD[plan.sent_operation]: request(plan, table_name)},
                 "fan_out": plan.fan_out.describe() if plan.fan_out else None,
                 "follow_up": follow_up_request(plan, table_name),
                 "next_page": next_page_request(plan),

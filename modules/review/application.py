@@ -48,7 +48,7 @@ def describe(plan: QueryPlan) -> str:
         times = f" x{plan.fan_out.shards}" if plan.fan_out.kind == "shards" else f" per {plan.fan_out.bucket}"
     condition = f" ({_condition(plan)})" if plan.key_condition else ""
     follow = f" + {plan.follow_up.operation}" if plan.follow_up else ""
-    return f"{plan.operation}{times} on {place(plan.index)}{condition}{follow}"
+    return f"{plan.sent_operation}{times} on {place(plan.index)}{condition}{follow}"
 
 
 def _condition(plan: QueryPlan) -> str:

@@ -31,7 +31,7 @@ from modules.client.names import class_name, snake
 from modules.client.python import identifier, render
 from modules.design.design import ENTITY_ATTRIBUTE, NOW, TABLE, QueryPlan, TableDesign
 from modules.design.items import build_item
-from modules.verify.oracle import Expected, Probe, expected, probes
+from modules.verify.oracle import Expected, Probe, expected, key_probes, probes
 from modules.verify.runner import ClientCheck, comparable, compare, short_value, table_key
 from modules.verify.samples import Sample
 
@@ -122,6 +122,9 @@ def check_pattern(client: Client, design: TableDesign, table: Any, plan: QueryPl
                   samples: Sequence[Sample]) -> ClientCheck:
     check = ClientCheck(f"{plan.pattern}()")
     method = getattr(table, identifier(plan.pattern))
+    if plan.batch:
+        check.failure = _batch_difference(design, plan, method, samples)
+        return check
     for probe in probes(design, plan, samples):
         arguments = _arguments(client, plan, probe)
         if plan.count:
@@ -139,6 +142,18 @@ def check_pattern(client: Client, design: TableDesign, table: Any, plan: QueryPl
             check.failure = f"{plan.pattern}(): with {probe.describe()}: {difference}"
             return check
     return check
+
+
+def _batch_difference(design: TableDesign, plan: QueryPlan, method: Any, samples: Sequence[Sample]) -> str | None:
+    """A batch get of the oracle's keys (one without an item, one twice): their items, each once, in key order."""
+    assert plan.batch is not None
+    probes_ = key_probes(design, plan, samples, plan.batch)
+    found = [sample for probe in probes_ for sample in expected(design, plan, samples, probe).samples]
+    keys = [probe.values for probe in probes_]
+    rows = [low_level(design, plan, row) for row in method(keys + keys[:1])]
+    want = Expected(tuple((sample,) for sample in found), (1,) * len(found), ordered=True)
+    difference = compare(design, plan, want, rows)
+    return None if difference is None else f"{plan.pattern}(): with {len(keys)} keys: {difference}"
 
 
 def _count_difference(method: Any, arguments: dict[str, Any], limited: Expected, everything: Expected) -> str | None:

@@ -148,6 +148,19 @@ def probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample]) -> l
     return [Probe(values, encode_parameters(specs, plan, values)) for values in result]
 
 
+def key_probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], count: int) -> list[Probe]:
+    """Whole keys for a batch of `count`: those of the first items in key order, and one no item has."""
+    entity = plan.entities[0]
+    specs = design.blueprint.entities[entity].attributes
+    equalities = design.blueprint.access_patterns[plan.pattern].equalities
+    keyed = {_group_key(s, equalities): s for s in _candidates(design, plan, samples)
+             if s.entity == entity and all(s.values.get(a) is not None for a in equalities)}
+    present = [{a: keyed[key].values[a] for a in equalities} for key in sorted(keyed)[:count - 1]]
+    absent = _absent(specs, equalities, present[0]) if present else None
+    chosen = present + ([absent] if absent is not None else [])
+    return [Probe(values, encode_parameters(specs, plan, values)) for values in chosen]
+
+
 def _present(attribute: str, samples: Sequence[Sample]) -> list[Any]:
     """The attribute's values in the samples that carry it (an optional attribute may be missing)."""
     return [s.values[attribute] for s in samples if s.values.get(attribute) is not None]

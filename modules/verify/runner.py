@@ -16,7 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from modules.blueprint.encoding import bucket_range, sort_problem
-from modules.blueprint.language import AttributeSpec
+from modules.blueprint.language import BATCH_GET_LIMIT, AttributeSpec
 from modules.blueprint.templates import SHARD, shard_values
 from modules.capacity.size import batch_read_units, item_size, read_units
 from modules.design.cookbook import bind, name_placeholder, read_attributes, request
@@ -25,7 +25,6 @@ from modules.verify.indexes import IndexResult
 from modules.verify.oracle import Expected, Probe, expected, probes
 from modules.verify.samples import Sample, index_key
 
-BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
 MIN_PAGES = 3  # every paginated pattern is walked across at least this many pages
 MAX_PAGES = 10_000

@@ -18,6 +18,7 @@ from modules.client.model import Client
 from modules.design.design import TableDesign
 from modules.stacks.stack import Stack
 from modules.synth.synth import synthesize
+from modules.verify.batch import verify_batch
 from modules.verify.client import verify_client
 from modules.verify.indexes import verify_index
 from modules.verify.runner import BlueprintResult, verify_pattern, write_samples
@@ -46,7 +47,8 @@ def verify_table(
         result.refused = (f"writing the sample items: DynamoDB refuses them ({message}), as it would the "
                           "application's: see `python main.py lint`")
         return result
-    result.results = [verify_pattern(client, design, plan, table, samples) for plan in design.plans]
+    result.results = [(verify_batch if plan.batch else verify_pattern)(client, design, plan, table, samples)
+                      for plan in design.plans]
     result.indexes = [verify_index(client, design, index, table, samples) for index in index_names(request)]
     if generated is not None:
         result.client = verify_client(client, design, generated, request, samples)

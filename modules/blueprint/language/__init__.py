@@ -17,6 +17,7 @@ from modules.blueprint.language.attributes import (
     TemplateText,
 )
 from modules.blueprint.language.base import (
+    BATCH_GET_LIMIT,
     KEY_TYPES,
     KMS_KEY_ARN,
     MAX_ATTRIBUTES,
@@ -96,6 +97,7 @@ from modules.blueprint.language.traffic import (
 )
 
 __all__ = [
+    "BATCH_GET_LIMIT",
     "KEY_TYPES",
     "KMS_KEY_ARN",
     "MAX_ATTRIBUTES",

@@ -34,6 +34,8 @@ RESERVED_ATTRIBUTE = re.compile(r"^(PK|SK|GSI[0-9]+(PK|SK)|_.*)$")
 
 # Bounds that keep every figure realistic and every loop small (blueprints are untrusted input).
 MAX_RATE = 10_000_000  # requests or writes per second
+# Keys per BatchGetItem request (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html)
+BATCH_GET_LIMIT = 100
 MAX_CAPACITY = 1_000_000  # capacity units (AWS's default quota is 40,000 per table)
 MAX_COOLDOWN = 86_400  # seconds
 MAX_ENTITIES = 100

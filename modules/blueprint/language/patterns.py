@@ -7,7 +7,15 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from modules.blueprint.invalid import Invalid
-from modules.blueprint.language.base import MAX_RATE, RANGE_OPERATORS, AttributeName, EntityName, Operator, Strict
+from modules.blueprint.language.base import (
+    BATCH_GET_LIMIT,
+    MAX_RATE,
+    RANGE_OPERATORS,
+    AttributeName,
+    EntityName,
+    Operator,
+    Strict,
+)
 from modules.blueprint.language.traffic import TrafficShape
 from modules.errors import ErrorCode
 
@@ -39,6 +47,11 @@ class AccessPattern(Strict):
         "`Select: COUNT` and gets no items back. DynamoDB still charges every item it reads, so say with `items` "
         "how many a call typically finds.",
     )
+    batch: int | None = Field(
+        default=None, ge=2, le=BATCH_GET_LIMIT,
+        description="The application reads this many items per call, each by its whole primary key, in one "
+        f"BatchGetItem (at most {BATCH_GET_LIMIT} keys, DynamoDB's limit per request): every item is rounded up to "
+        "4 KB on its own, where a Query of as many items rounds their total once.")
     expired: Literal["hidden", "returned"] = Field(
         default="hidden",
         description="Items past the table's TTL (`table.ttl_attribute`) that DynamoDB has not deleted yet (it "
@@ -107,6 +120,8 @@ class AccessPattern(Strict):
         if both:
             raise Invalid(f"`{both[0]}` appears in both `where` and `filter`", "keep it in one of them", "filter",
                           code=ErrorCode.CONTRADICTION)
+        if self.batch is not None:
+            self._check_batch()
         if self.scan is not None and not (self.reason or "").strip():
             raise Invalid("`scan: allowed` needs a `reason`", "say why reading the whole table is acceptable", "scan",
                           code=ErrorCode.MISSING_FIELD)
@@ -118,6 +133,19 @@ class AccessPattern(Strict):
                 code=ErrorCode.CONTRADICTION,
             )
         return self
+
+    def _check_batch(self) -> None:
+        """A BatchGetItem reads items by key: no order, limit, range, filter, count or items to declare."""
+        clashing = [name for name, set_ in (("count", self.count), ("limit", self.limit is not None),
+                                            ("order_by", self.order_by is not None), ("filter", bool(self.filter)),
+                                            ("items", self.items is not None), ("scan", self.scan is not None),
+                                            ("range", self.range_condition is not None)) if set_]
+        if clashing:
+            field = clashing[0]
+            what = "a range condition in `where`" if field == "range" else f"`{field}`"
+            raise Invalid(f"`batch` reads items by their whole key, one BatchGetItem per call, and {what} does not "
+                          "apply to it", f"remove {what}, or `batch` to read a range with a Query",
+                          "where" if field == "range" else field, code=ErrorCode.CONTRADICTION)
 
     @property
     def conditions(self) -> dict[str, Operator]:
