@@ -19,6 +19,7 @@ from modules.blueprint.provider import (
 from modules.blueprint.tags import check_tags
 from modules.blueprint.templates import entity_tag, parse_template
 from modules.blueprint.tenancy import check_tenant
+from modules.blueprint.writes import check_failing_updates
 from modules.errors import BlueprintError, ErrorCode, FieldPath, TablewrightError, closest_name, combined
 
 TABLE = "table"
@@ -45,6 +46,7 @@ def check_references(blueprint: Blueprint) -> None:
         collect(_check_pattern, blueprint, name, pattern)
     collect(_check_ttl, blueprint)
     collect(check_tenant, blueprint)
+    collect(check_failing_updates, blueprint)
     collect(_check_provider, blueprint)
     collect(_check_warm_throughput, blueprint)
     collect(_check_recovery_period, blueprint)
@@ -469,6 +471,11 @@ def _check_notify_region(blueprint: Blueprint) -> None:
 
 def _check_ttl(blueprint: Blueprint) -> None:
     name = blueprint.table.ttl_attribute
+    stated = sorted(name for name, spec in blueprint.access_patterns.items() if "expired" in spec.model_fields_set)
+    if name is None and stated:
+        raise BlueprintError(f"`{stated[0]}` says `expired:`, and the table has no TTL", code=ErrorCode.CONTRADICTION,
+                             path=("access_patterns", stated[0], "expired"),
+                             hint="remove `expired`, or set `table.ttl_attribute` to the attribute that expires items")
     if name is None or not blueprint.entities:  # an adopted table whose entities are still to be described
         return
     specs = [entity.attributes[name] for entity in blueprint.entities.values() if name in entity.attributes]

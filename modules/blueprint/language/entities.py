@@ -49,6 +49,14 @@ class WriteRates(Strict):
 
     @model_validator(mode="after")
     def _batches_are_unconditional(self) -> WriteRates:
+        idle = sorted(kind for kind in self.failing if not getattr(self, kind))
+        if idle:
+            raise Invalid(f"`failing.{idle[0]}` is set, and no {idle[0]} are declared", f"declare `{idle[0]}:` (writes "
+                          f"per second), or remove `{idle[0]}` from `failing`", "failing", code=ErrorCode.CONTRADICTION)
+        if self.batch is not None and not (self.inserts or self.deletes):
+            raise Invalid("`batch` groups inserts and deletes in BatchWriteItem (it cannot update), and none are "
+                          "declared", "declare `inserts` or `deletes`, or remove `batch`", "batch",
+                          code=ErrorCode.CONTRADICTION)
         failing = sorted(kind for kind in ("inserts", "deletes") if self.failing.get(kind))
         if self.batch is not None and failing:
             raise Invalid(f"`batch` writes the {failing[0]} in BatchWriteItem, which takes no condition, and "
