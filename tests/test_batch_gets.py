@@ -8,6 +8,7 @@ ceil(25 x 1,500 / 4,096) x 0.5 = 10 x 0.5 = 5 RCU read together by a Query.
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -75,7 +76,8 @@ def test_the_request_is_one_batch_get_item_with_a_key_per_item(write_blueprint):
     ('where: {orgId: "=", userId: "="}, batch', 'where: {orgId: "=", userId: ">"}, batch',
      "a range condition in `where` does not apply"),
     ('where: {orgId: "=", userId: "="}, batch', 'where: {orgId: "="}, batch',
-     "`batch: 25` reads items by their whole primary key, and this pattern binds only part of it: it is a Query"),
+     "`batch: 25` reads items by their whole primary key on the table (GetItem), and this pattern is a Query on the "
+     "table"),
     ("batch: 25,", "batch: 101,", "access_patterns.profiles.batch"),
     ("batch: 25,", "batch: 1,", "access_patterns.profiles.batch"),
 ], ids=["limit", "count", "filter", "items", "range", "part-of-the-key", "over-100", "one"])
@@ -102,3 +104,41 @@ def test_batches_pass_verify_and_a_wrong_projection_fails_it(monkeypatch):
     [result] = verify_stacks(build_stacks([load_blueprint(FEATURES)]))
     [read] = [r for r in result.results if r.pattern == "orders_batch"]
     assert "which the pattern does not return" in (read.failure or "")
+
+
+SINGLE = """\
+    blueprint: projects
+    version: 1.0.0
+    table: {name: projects_main}
+    entities:
+      Project:
+        attributes: {projectId: string, name: string}
+        key: {pk: "P#{projectId}", sk: PROJECT}
+      Slot:
+        attributes: {slot: {type: number}, day: date, label: string}
+        key: {pk: "SLOT#{slot}", sk: "{day}"}
+    access_patterns:
+      projects: {entity: Project, where: {projectId: "="}, batch: 3}
+      slots: {entity: Slot, where: {slot: "=", day: "="}, batch: 30, returns: [label]}
+"""
+
+
+def test_the_python_client_batches_keys_of_one_attribute_and_of_numbers(write_blueprint, run_cli):
+    """A one-attribute key (a generated `projectId = _key[...]`, no tuple unpacking) and a key without free
+    text, whose absent key is a number no item has."""
+    code, out, err = run_cli("verify", write_blueprint(textwrap.dedent(SINGLE)), "--client")
+    assert code == 0, out + err
+    assert re.search(r"^projects\(\)\s+PASS$", out, re.M) and re.search(r"^slots\(\)\s+PASS$", out, re.M)
+    [result] = verify_stacks(build_stacks([load_blueprint(write_blueprint(textwrap.dedent(SINGLE)))]))
+    slots = next(r for r in result.results if r.pattern == "slots")
+    # 29 keys of items and one without: 30 reads of half a unit each.
+    assert (slots.items, slots.capacity) == (29, 15.0)
+
+
+def test_a_batch_larger_than_a_response_takes_more_requests(write_blueprint):
+    # 100 items of 300,000 B = 30,000,000 B, more than the 16 MB (16,777,216 B) a response holds: 2 requests;
+    # each item ceil(300,000 / 4,096) = 74 units, halved: 100 x 37 = 3,700 RCU.
+    text = PROFILES.replace("item_bytes: 1500", "item_bytes: 300000").replace("batch: 25", "batch: 100")
+    read = estimate(_design(write_blueprint, text)).read("profiles")
+    assert (read.requests_per_call, read.units_per_call) == (2, 3700.0)
+    assert "more than a response holds (16 MB): 2 requests" in read.basis

@@ -117,6 +117,11 @@ class CapacityReport:
         return next(load for load in self.loads if load.index == index)
 
 
+# What one BatchGetItem response holds; the rest comes back under UnprocessedKeys
+# (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html).
+BATCH_GET_BYTES = 16 * 2**20
+
+
 def write_units(size: int) -> int:
     return max(1, math.ceil(size / WRITE_UNIT_BYTES))
 
@@ -390,6 +395,9 @@ def read_cost(design: TableDesign, plan: QueryPlan) -> ReadCost:
     if plan.batch:  # each item read as its own GetItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption
         items, basis = float(plan.batch), f"{plan.batch} items by key (BatchGetItem), each rounded up on its own"
         units = batch_read_units([size] * plan.batch, consistent)
+        requests = math.ceil(plan.batch * size / BATCH_GET_BYTES)
+        if requests > 1:
+            basis += f"; {plan.batch} x {size:,} B is more than a response holds (16 MB): {requests} requests"
     elif plan.operation == "GetItem":
         items, basis = 1.0, "one item"
         units = read_units(size, consistent)

@@ -213,7 +213,7 @@ def _batch_method(client: Client, read: Read) -> str:
     taken = ", ".join(f"_key[{json.dumps(a.attribute)}]" for a in read.arguments)
     lines = [f"    def {identifier(read.pattern)}(self, keys: Sequence[{entity}Key]) -> list[{item_type(read)}]:",
              f'        """{_docstring(doc)}"""', "        _keys = []", "        for _key in keys:",
-             f"            {locals_}{',' if len(read.arguments) == 1 else ''} = {taken}"]
+             f"            {locals_} = {taken}"]
     lines += ["    " + line for line in _values_lines(read)]
     lines += [f"            _keys.append(_bind({request_name(read)}[\"Keys\"][0], _values))",
               f"        _read = {{k: v for k, v in {request_name(read)}.items() if k != \"Keys\"}}",

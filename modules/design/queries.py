@@ -122,10 +122,12 @@ def query_plan(
                           path=("access_patterns", name, "count"),
                           hint="remove `count` (the item is there or not), or bind fewer key attributes")
     if pattern.batch and served.operation != "GetItem":
-        raise DesignError(f"`batch: {pattern.batch}` reads items by their whole primary key, and this pattern "
-                          f"binds only part of it: it is a {served.operation}",
+        where = "the table" if index == TABLE else index
+        raise DesignError(f"`batch: {pattern.batch}` reads items by their whole primary key on the table (GetItem), "
+                          f"and this pattern is a {served.operation} on {where}",
                           path=("access_patterns", name, "batch"),
-                          hint="bind every attribute of the table's primary key with `=`, or remove `batch`")
+                          hint="bind exactly the attributes of the table's primary key with `=` (no others, no "
+                               "`index:` but `table`), or remove `batch`")
     summary = "Scan (whole table)" if scan else _summary(served, keys)
     if pattern.batch:
         summary = f"BatchGetItem of {pattern.batch} keys, each {summary}"

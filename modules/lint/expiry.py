@@ -58,13 +58,13 @@ def expired_items_read_by_key(ctx: Context) -> Iterator[Issue]:
         expiring = [e for e in plan.entities if name in blueprint.entities[e].attributes]
         if plan.hides_expired is not None or pattern.expired == "returned" or not expiring:
             continue
-        why = ("by its key (GetItem, which takes no filter)" if plan.operation == "GetItem"
+        why = (f"by its key ({plan.sent_operation}, which takes no filter)" if plan.operation == "GetItem"
                else f"on {plan.index}, which does not project `{name}` (a filter there would keep every item)")
         yield Issue(
             "warning",
             f"`{plan.pattern}` reads {expiring[0]} {why}: a {expiring[0]} past its `{name}` is still returned "
             "until DynamoDB deletes it, typically within a few days",
-            f"compare `{name}` with the current time after reading, project `{name}` on the index, or declare "
-            "`expired: returned` if expired items are fine",
+            (f"return `{name}` and compare it with the current time after reading" if plan.operation == "GetItem"
+             else f"project `{name}` on the index") + ", or declare `expired: returned` if expired items are fine",
             ("access_patterns", plan.pattern),
         )

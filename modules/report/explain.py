@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from modules.capacity.alternatives import COPIES, INVERTED, Figures, IndexChoice, index_choices
 from modules.capacity.estimate import CapacityReport, attribute_bytes, entry_bytes, item_bytes, presence
 from modules.design.cookbook import follow_up_request, next_page_request, request
 from modules.design.design import TABLE, IndexDesign, QueryPlan, TableDesign
@@ -100,6 +101,30 @@ def index_lines(design: TableDesign) -> list[str]:
     return lines + list(design.notes)
 
 
+def _figures(figures: Figures, writes: str) -> str:
+    bill = "not priced (no region)" if figures.monthly is None else f"${figures.monthly:,.2f} a month"
+    return f"{figures.read_units:,g} RCU/s, {writes}; throughput {bill}"
+
+
+def alternative_lines(choices: list[IndexChoice]) -> list[str]:
+    """Each GSI against what it was chosen over: reads, writes and the table's throughput bill of each."""
+    lines = []
+    for choice in choices:
+        current = choice.current
+        lines.append(f"{choice.index} for {', '.join(choice.patterns)}: "
+                     + _figures(current, f"{current.write_units:,g} WCU/s on {choice.index}"))
+        for alternative in choice.alternatives:
+            figures = alternative.figures
+            if figures is None:
+                lines.append(f"  - {alternative.kind}: {alternative.how}")
+                continue
+            writes = {COPIES: f"{figures.write_units:,g} WCU/s of copies on the table",
+                      INVERTED: f"{figures.write_units:,g} WCU/s on the inverted {choice.index}"}.get(
+                alternative.kind, f"no {choice.index} to write")
+            lines.append(f"  - {alternative.kind}: {alternative.how}: {_figures(figures, writes)}")
+    return lines
+
+
 def render_text(stack: Stack) -> str:
     design = stack.design
     blueprint = design.blueprint
@@ -114,6 +139,10 @@ def render_text(stack: Stack) -> str:
     ]
     if design.indexes:
         parts += ["", "Secondary indexes", *(f"  {line}" for line in index_lines(design))]
+    choices = index_choices(design, stack.capacity)
+    if choices:
+        parts += ["", "Alternatives to each GSI (each designed and costed as a blueprint of its own)",
+                  *(f"  {line}" for line in alternative_lines(choices))]
     parts += ["", "Sizes", *(f"  {line}" for line in size_lines(design))]
     parts += ["", "Where the figures come from", *(f"  {line}" for line in assumption_lines(stack.capacity))]
     if blueprint.alarms.enabled:
@@ -193,9 +222,9 @@ def explain_data(stack: Stack) -> dict[str, Any]:
                 "entities": list(plan.entities),
                 "index": plan.index,
                 "until_ready": plan.until_ready,
-                "operation": plan.operation,
+                "operation": plan.sent_operation,
                 "key_condition": plan.summary,
-                "order": "asc" if plan.scan_index_forward else "desc",
+                "order": None if plan.operation == "GetItem" else "asc" if plan.scan_index_forward else "desc",
                 "limit": plan.limit,
                 "parameters": [
                     {"name": p.name, "attribute": p.attribute, "encoding": p.encoding, "role": p.role}
@@ -216,6 +245,12 @@ def explain_data(stack: Stack) -> dict[str, Any]:
                 },
             }
             for plan in design.plans
+        ],
+        "alternatives": [
+            {"index": choice.index, "patterns": list(choice.patterns), "current": vars(choice.current),
+             "alternatives": [{"kind": a.kind, "how": a.how, "figures": vars(a.figures) if a.figures else None}
+                              for a in choice.alternatives]}
+            for choice in index_choices(design, capacity)
         ],
         "notes": list(design.notes),
         "change_detection": {"watches": watched(blueprint), "event_pattern": event_pattern(table_name)}

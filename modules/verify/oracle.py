@@ -156,9 +156,21 @@ def key_probes(design: TableDesign, plan: QueryPlan, samples: Sequence[Sample], 
     keyed = {_group_key(s, equalities): s for s in _candidates(design, plan, samples)
              if s.entity == entity and all(s.values.get(a) is not None for a in equalities)}
     present = [{a: keyed[key].values[a] for a in equalities} for key in sorted(keyed)[:count - 1]]
-    absent = _absent(specs, equalities, present[0]) if present else None
+    absent = (_absent(specs, equalities, present[0]) or _unused_number(specs, equalities, present[0], list(
+        keyed.values()))) if present else None
     chosen = present + ([absent] if absent is not None else [])
     return [Probe(values, encode_parameters(specs, plan, values)) for values in chosen]
+
+
+def _unused_number(specs: dict[str, AttributeSpec], equalities: Sequence[str], template: dict[str, Any],
+                   samples: Sequence[Sample]) -> dict[str, Any] | None:
+    """The same key with a number no item has (one more than the largest), for keys without free text."""
+    for attribute in equalities:
+        spec = specs[attribute]
+        unused = max(s.values[attribute] for s in samples) + 1 if spec.type == "number" else None
+        if unused is not None and (spec.width is None or unused < 10 ** spec.width):
+            return {**template, attribute: unused}
+    return None
 
 
 def _present(attribute: str, samples: Sequence[Sample]) -> list[Any]:
