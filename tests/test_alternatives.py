@@ -87,7 +87,7 @@ def test_each_alternative_answers_its_patterns(kind, tracker):
     judges `mine` by its declaration, so the moved conditions must still select the same items."""
     loaded, _, choice = tracker
     [alternative] = [a for a in choice.alternatives if a.kind == kind]
-    [stack] = build_stacks([dataclasses.replace(loaded, blueprint=alternative.blueprint)])
+    [stack] = build_stacks([dataclasses.replace(loaded, blueprint=alternative.blueprint, lock=alternative.lock)])
     assert not stack.design.global_indexes  # GSI1 is gone
     [result] = verify_stacks([stack])
     assert result.passed, result.failures
@@ -154,10 +154,73 @@ def test_an_inverted_index_saves_the_index_key_attributes_in_every_item(write_bl
     assert inverted.how == "`groups_of_user` on GSI1 keyed USER#{userId} / GROUP#{groupId}"
     assert (inverted.figures.read_units, inverted.figures.write_units) == (2.5, 1500.0)
     assert stack.capacity.read("members").units_per_call == 21.5
-    [alternative] = build_stacks([dataclasses.replace(loaded, blueprint=inverted.blueprint)])
+    [alternative] = build_stacks([dataclasses.replace(loaded, blueprint=inverted.blueprint, lock=inverted.lock)])
     assert alternative.capacity.read("members").units_per_call == 15.5
     assert alternative.design.index("GSI1").keys.names == ("SK", "PK")
     saved = round(6 * SECONDS_PER_MONTH * stack.cost.line("on-demand read requests").price, 2)
     assert choice.current.monthly - inverted.figures.monthly == pytest.approx(saved, abs=0.01)
     [result] = verify_stacks([alternative])
     assert result.passed, result.failures
+
+
+EDGES = """\
+    blueprint: edges
+    version: 1.0.0
+    region: us-east-1
+    table: {name: edges_main, ttl_attribute: expiresAt}
+    indexes:
+      GSI1: {projection: keys_only}
+    entities:
+      Session:
+        attributes: {userId: {type: string, cardinality: 10000}, sessionId: string, device: string,
+                     expiresAt: {type: timestamp, format: epoch_seconds}}
+        key: {pk: "USER#{userId}", sk: "SESSION#{sessionId}"}
+        item_count: 1000000
+        writes: {inserts: 50, expiries: 50}
+      Thing:
+        attributes: {thingId: string, email: {type: string, optional: true}}
+        key: {pk: "THING#{thingId}", sk: "THING"}
+        index_keys:
+          email-index: {pk: "EMAIL#{email}", sk: "THING#{thingId}"}
+        item_count: 1000
+        writes: {inserts: 1}
+    access_patterns:
+      sessions: {entity: Session, where: {userId: "="}}
+      by_device: {entity: Session, where: {device: "="}, returns: [sessionId], rps: 5}
+      thing: {entity: Thing, where: {thingId: "="}}
+      by_email: {entity: Thing, where: {email: "="}, index: email-index, rps: 5}
+"""
+
+
+def test_copies_keep_what_the_items_need_and_every_alternative_is_a_valid_blueprint(write_blueprint, run_cli):
+    """Copies of expiring items carry the TTL attribute; a copy keyed by an optional attribute exists only for
+    the items that have it (required in the copy); an index named `email-index` gives `ThingByemailindex`; a
+    pattern pinned to the index is unpinned; a literal sort key cannot be inverted. Each alternative blueprint
+    is re-read as a file's would be, and designs."""
+    loaded = load_blueprint(write_blueprint(textwrap.dedent(EDGES)))
+    stack = build_stacks([loaded])[0]
+    choices = {choice.index: choice for choice in index_choices(stack.design, stack.capacity)}
+    session_copy = next(a for a in choices["GSI1"].alternatives if a.kind == COPIES)
+    assert "expiresAt" in session_copy.blueprint.entities["SessionByGSI1"].attributes
+    by_email = choices["email-index"].alternatives
+    _, inverted, copied = by_email
+    assert "the sort key of Thing (THING) is a literal" in inverted.how and inverted.figures is None
+    copy = copied.blueprint.entities["ThingByemailindex"]
+    assert copy.attributes["email"].is_optional is False
+    assert copied.blueprint.access_patterns["by_email"].index == "table"
+    for alternative in [*choices["GSI1"].alternatives, *by_email]:
+        if alternative.blueprint is not None:
+            build_stacks([dataclasses.replace(loaded, blueprint=alternative.blueprint, lock=alternative.lock)])
+    code, out, err = run_cli("explain", write_blueprint(textwrap.dedent(EDGES)))
+    assert code == 0 and "Traceback" not in err and "ThingByemailindex" in out
+
+
+def test_a_filter_that_would_read_many_pages_is_not_priced(write_blueprint):
+    """100,000,000 issues over 100 projects: a project holds 1,000,000 x 400 B = 400 MB, far more than the 1 MB
+    page a call reads, and `limit: 20` needs many pages: the filter alternative is named, not priced."""
+    text = TRACKER.replace("item_count: 100000", "item_count: 100000000")
+    stack = build_stacks([load_blueprint(write_blueprint(textwrap.dedent(text)))])[0]
+    [choice] = index_choices(stack.design, stack.capacity)
+    filtered = choice.alternatives[0]
+    assert filtered.figures is None
+    assert filtered.how.startswith("not priced: `mine` FILTER assignee =, status =: `mine` would read more than")

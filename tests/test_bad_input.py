@@ -117,7 +117,7 @@ CASES = [
     ("failing-share-of-no-writes", variant(KEY, KEY + "\n    writes: {inserts: 5, failing: {updates: 0.5}}  # <-"),
      "`failing.updates` is set, and no updates are declared"),
     ("failing-unknown-kind", variant(KEY, KEY + "\n    writes: {updates: 5, failing: {upserts: 0.5}}  # <-"),
-     "'upserts' is not allowed"),
+     "'upserts' is not allowed as a key of `failing`"),
     ("batch-writes-of-updates-only", variant(KEY, KEY + "\n    writes: {updates: 5, batch: 10}  # <-"),
      "`batch` groups inserts and deletes in BatchWriteItem (it cannot update), and none are declared"),
     ("failing-updates-that-move-the-item",

@@ -346,7 +346,9 @@ def _describe(detail: dict[str, Any], path: FieldPath, root: type[BaseModel]) ->
         hint = getattr(cause, "hint", None) or f"correct `{name}`{about}"
         return getattr(cause, "message", str(cause)), hint, getattr(cause, "code", None) or ErrorCode.VALUE_NOT_ALLOWED
     if kind in ("literal_error", "enum"):
-        return (f"{_show(value)} is not allowed for `{name}`", f"use one of: {ctx.get('expected')}",
+        keyed = tuple(detail["loc"][-1:]) == ("[key]",) and len(path) > 1  # a mapping's key, not a value
+        where = f"as a key of `{path[-2]}`" if keyed else f"for `{name}`"
+        return (f"{_show(value)} is not allowed {where}", f"use one of: {ctx.get('expected')}",
                 ErrorCode.VALUE_NOT_ALLOWED)
     if kind == "string_pattern_mismatch":
         meaning = _PATTERN_MEANING.get(ctx.get("pattern", ""), f"a value matching {ctx.get('pattern')}")

@@ -19,14 +19,26 @@ the reason instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from modules.blueprint.language import AccessPattern, Blueprint, EntitySpec, IndexSpec, KeyAttributes, KeySpec
 from modules.blueprint.lock import StackLock
+from modules.blueprint.references import check_references
 from modules.capacity.cost import monthly_cost
-from modules.capacity.estimate import CapacityReport, estimate, presence, projected_bytes
-from modules.design.design import TABLE, IndexDesign, Shape, TableDesign
+from modules.capacity.estimate import (
+    PAGE_BYTES,
+    CapacityReport,
+    attribute_cardinality,
+    changed_attributes,
+    collection,
+    estimate,
+    presence,
+    projected_bytes,
+    read_entry_bytes,
+)
+from modules.design.design import TABLE, IndexDesign, QueryPlan, Shape, TableDesign
 from modules.design.designer import design as design_of
 from modules.design.locked import lock_of
 from modules.design.serve import tenant_led
@@ -50,6 +62,7 @@ class Alternative:
     how: str  # what changes, pattern by pattern
     figures: Figures | None  # None: not possible (`how` says why)
     blueprint: Blueprint | None = None  # the alternative, as a blueprint (None: not possible)
+    lock: StackLock | None = None  # the deployed indexes it is designed against (the lock without the index)
 
 
 @dataclass(frozen=True)
@@ -99,20 +112,35 @@ def _alternative(design: TableDesign, capacity: CapacityReport, kind: str, index
     if isinstance(rewritten, str):
         return Alternative(kind, rewritten, None)
     blueprint, how, copies = rewritten
-    try:
-        other = design_of(blueprint, _without(lock_of(design), index.name))
+    lock = _without(lock_of(design), index.name)
+    try:  # validated as a blueprint read from a file is, then designed against the deployed indexes
+        blueprint = Blueprint.model_validate(blueprint.model_dump(exclude_unset=True))
+        check_references(blueprint)
+        other = design_of(blueprint, lock)
     except TablewrightError as error:
         return Alternative(kind, f"not possible: {error.message}", None)
     except ValueError as error:  # a rewritten key or pattern its own model refuses
         return Alternative(kind, f"not possible: {str(error).splitlines()[0]}", None)
     allowed = len(design.global_indexes) - (0 if kind == INVERTED else 1)  # an inverted index replaces this one
     if len(other.global_indexes) > allowed:
-        return Alternative(kind, f"not possible: {how} needs another index", None)
+        return Alternative(kind, f"not possible: {how}: no index the design keeps serves it (its order, range "
+                                 "or returned attributes need an index of their own)", None)
+    paged = [plan.pattern for plan in other.plans if plan.pattern in patterns and plan.filter_expression
+             and plan.operation == "Query" and _bytes_read(other, plan) > PAGE_BYTES]
+    if paged:
+        return Alternative(kind, f"not priced: {how}: `{paged[0]}` would read more than a 1 MB page a call, "
+                                 "many pages before its filter keeps enough", None)
     report = estimate(other, capacity.prices)
     written = sum((write.units_per_second.get(TABLE, 0.0) for write in report.writes if write.entity in copies), 0.0)
     if kind == INVERTED:
         written = report.load(index.name).write_units_per_second
-    return Alternative(kind, how, _figures(other, report, patterns, written), blueprint)
+    return Alternative(kind, how, _figures(other, report, patterns, written), blueprint, lock)
+
+
+def _bytes_read(design: TableDesign, plan: QueryPlan) -> float:
+    """What a filtered call reads: every item its key condition matches, before the filter keeps enough."""
+    items, _ = collection(design, plan)
+    return (items or 0.0) * read_entry_bytes(design, plan)
 
 
 def _without_index(blueprint: Blueprint, index: str) -> Blueprint:
@@ -142,17 +170,19 @@ def _filtered(design: TableDesign, blueprint: Blueprint, index: IndexDesign, pat
         key = _broader_key(design, index.name, pattern)
         if key is None:
             return f"not possible: no other index of {pattern.entities[0]} has a key `{name}` binds"
-        rewritten[name], moved = _keyed_by(pattern, key)
+        rewritten[name], moved = _keyed_by(pattern, key, None if pattern.index == index.name else pattern.index)
         hows.append(f"`{name}` FILTER {moved}")
     return blueprint.model_copy(update={"access_patterns": rewritten}), "; ".join(hows), ()
 
 
-def _keyed_by(pattern: AccessPattern, key: frozenset[str]) -> tuple[AccessPattern, str]:
-    """The pattern with the conditions outside `key` moved to its filter, and what moved."""
+def _keyed_by(pattern: AccessPattern, key: frozenset[str], index: str | None = None) -> tuple[AccessPattern, str]:
+    """The pattern with the conditions outside `key` moved to its filter (and its `items`, which counted the
+    narrower key, dropped), pinned to `index` or to none, and what moved."""
     where = {a: op for a, op in pattern.where.items() if a in key}
     moved = {a: op for a, op in pattern.where.items() if a not in key}
     described = ", ".join(f"{a} {op}" for a, op in sorted(moved.items()))
-    return pattern.model_copy(update={"where": where, "filter": {**moved, **pattern.filter}}), described
+    update = {"where": where, "filter": {**moved, **pattern.filter}, "index": index}
+    return pattern.model_copy(update={**update, "items": None} if moved else update), described
 
 
 def _inverted(design: TableDesign, blueprint: Blueprint, index: IndexDesign, patterns: tuple[str, ...]
@@ -171,15 +201,18 @@ def _inverted(design: TableDesign, blueprint: Blueprint, index: IndexDesign, pat
             return f"not possible: `{name}` reads an item collection"
         entity = pattern.entities[0]
         table = design.shapes[entity][TABLE]
+        if not table.sk.attributes:
+            return f"not possible: the sort key of {entity} ({table.sk}) is a literal: one partition for all of them"
         if table.shards > 1 or not set(table.sk.attributes) <= set(pattern.equalities):
             return f"not possible: `{name}` does not bind the whole sort key of {entity} ({table.sk})"
         inverted = KeySpec(pk=table.sk.text, sk=table.pk.text)
         entities[entity] = entities[entity].model_copy(update={"index_keys": {
             **entities[entity].index_keys, index.name: inverted}})
-        rewritten[name], moved = _keyed_by(pattern, frozenset(table.pk.attributes + table.sk.attributes))
+        rewritten[name], moved = _keyed_by(pattern, frozenset(table.pk.attributes + table.sk.attributes),
+                                           index.name if pattern.index == index.name else None)
         hows.append(f"`{name}` on {index.name} keyed {inverted.pk} / {inverted.sk}" + (f" FILTER {moved}" if moved
                                                                                         else ""))
-    settings = blueprint.indexes.get(index.name)
+    settings = design.blueprint.indexes.get(index.name)  # its shards, projection and capacity stay
     inverted_keys = KeyAttributes(pk=keys.sk, sk=keys.pk)
     spec = settings.model_copy(update={"keys": inverted_keys}) if settings else IndexSpec(keys=inverted_keys)
     update = {"entities": entities, "access_patterns": rewritten, "indexes": {**blueprint.indexes, index.name: spec}}
@@ -187,18 +220,29 @@ def _inverted(design: TableDesign, blueprint: Blueprint, index: IndexDesign, pat
 
 
 def _broader_key(design: TableDesign, index: str, pattern: AccessPattern) -> frozenset[str] | None:
-    """The key attributes of the most selective other shape of the entity whose partition key the pattern binds."""
+    """The key attributes of the other shape of the entity whose partition key the pattern binds and whose
+    partitions hold the fewest items (the most values of the attributes bound), on an index that stays."""
     entity, tenant = pattern.entities[0], design.blueprint.tenant
     equalities = set(pattern.equalities)
+    retiring = {i.name for i in design.indexes if i.retiring}
     keys = []
     for other, shape in sorted(design.shapes[entity].items()):
         partition = set(shape.pk.attributes) | set(shape.shard_by)
         scoped = tenant is not None and tenant in equalities
-        if other == index or not partition <= equalities or (scoped and not tenant_led(design.blueprint, shape.pk)):
+        if other in (index, *retiring) or not partition <= equalities or (
+                scoped and not tenant_led(design.blueprint, shape.pk)):
             continue
-        bound = [a for a in shape.sk.attributes if a in pattern.where]
-        keys.append((-len(partition), -len(bound), other, frozenset(partition | set(bound))))
-    return min(keys)[3] if keys else None
+        bound = {a for a in shape.sk.attributes if a in pattern.where} | partition
+        keys.append((-_values(design, bound), other, frozenset(bound)))
+    return min(keys)[2] if keys else None
+
+
+def _values(design: TableDesign, attributes: set[str]) -> int:
+    """How many distinct combinations the attributes take (an unknown count as one: no selectivity claimed)."""
+    combinations = 1
+    for attribute in sorted(attributes):
+        combinations *= attribute_cardinality(design, attribute)[0] or 1
+    return combinations
 
 
 def _copied(design: TableDesign, blueprint: Blueprint, index: IndexDesign, patterns: tuple[str, ...]
@@ -212,7 +256,7 @@ def _copied(design: TableDesign, blueprint: Blueprint, index: IndexDesign, patte
             return "not possible: an item collection on an index cannot be copied item by item"
         if blueprint.tenant is not None and not tenant_led(blueprint, shape.pk):
             return f"not possible: a copy keyed {shape} in the table: every key there starts with `{blueprint.tenant}`"
-        copy = f"{entity}By{index.name}"
+        copy = f"{entity}By{re.sub(r'[^A-Za-z0-9]', '', index.name)}"
         if copy in entities:
             return f"not possible: the blueprint already has an entity named {copy}"
         entities[copy] = _copy_of(design, entity, index, shape, served)
@@ -231,15 +275,21 @@ def _copy_of(design: TableDesign, entity: str, index: IndexDesign, shape: Shape,
     projection = None if index.projection.type == "ALL" else index.projection.attributes
     returned = {a for name in served for a in (design.blueprint.access_patterns[name].returns or spec.attributes)}
     keyed = {*shape.pk.attributes, *shape.sk.attributes, *shape.shard_by}
-    kept = sorted(set(spec.attributes) if projection is None else {*projection, *returned, *keyed, *_identity(
-        design, entity)} & set(spec.attributes))  # an overloaded index projects other entities' attributes too
+    ttl = design.blueprint.table.ttl_attribute
+    expiring = {ttl} if ttl else set()  # copies expire with their items
+    kept = sorted(set(spec.attributes) if projection is None else {*projection, *returned, *keyed, *expiring,
+                                                                   *_identity(design, entity)} & set(spec.attributes))
     share = presence(design, entity, index.name)  # a sparse index holds only the items with its keys
     rates = spec.write_rates
-    writes = rates.model_copy(update={"inserts": rates.inserts * share, "updates": rates.updates * share,
-                                      "deletes": rates.deletes * share, "expiries": rates.expiries * share,
-                                      "failing": {}})
+    changed = [a for a in changed_attributes(design, entity)[0] if a in kept]  # an update the copy does not see
+    writes = rates.model_copy(update={"inserts": rates.inserts * share, "updates": rates.updates * share if changed
+                                      else 0.0, "changes": changed, "deletes": rates.deletes * share,
+                                      "expiries": rates.expiries * share, "failing": {}, "batch": None})
+    # A copy exists only for items with every key attribute: those are never absent from it.
+    required = {"optional": False, "present": None}
+    attributes = {a: spec.attributes[a].model_copy(update=required) if a in keyed else spec.attributes[a] for a in kept}
     return spec.model_copy(update={
-        "attributes": {a: spec.attributes[a] for a in kept},
+        "attributes": attributes,
         "key": KeySpec(pk=_unsharded(shape), sk=shape.sk.text if shape.keys.sk else None,
                        shards=shape.shards if shape.shards > 1 else None,
                        shard_by=list(shape.shard_by) if shape.shards > 1 else None),
