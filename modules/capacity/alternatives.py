@@ -40,6 +40,7 @@ from modules.capacity.estimate import (
 )
 from modules.design.design import TABLE, IndexDesign, QueryPlan, Shape, TableDesign
 from modules.design.designer import design as design_of
+from modules.design.indexes import identity
 from modules.design.locked import lock_of
 from modules.design.serve import tenant_led
 from modules.errors import TablewrightError
@@ -80,23 +81,24 @@ def throughput_bill(design: TableDesign, capacity: CapacityReport) -> float | No
     return round(sum(line.monthly or 0.0 for line in lines), 2)
 
 
-def _figures(design: TableDesign, capacity: CapacityReport, patterns: tuple[str, ...], written: float) -> Figures:
+def _figures(capacity: CapacityReport, patterns: tuple[str, ...], written: float, bill: float | None) -> Figures:
     reads = sum(capacity.read(pattern).units_per_second + capacity.read(pattern).table_units_per_second
                 for pattern in patterns)
-    return Figures(round(reads, 2), round(written, 2), throughput_bill(design, capacity))
+    return Figures(round(reads, 2), round(written, 2), bill)
 
 
 def index_choices(design: TableDesign, capacity: CapacityReport) -> list[IndexChoice]:
     """Every global index a pattern reads, with its alternatives."""
     choices = []
+    bill, deployed = throughput_bill(design, capacity), lock_of(design)
     for index in design.global_indexes:
         patterns = tuple(sorted(plan.pattern for plan in design.plans if plan.index == index.name))
         if not patterns or index.retiring:
             continue
-        current = _figures(design, capacity, patterns, capacity.load(index.name).write_units_per_second)
-        alternatives = (_alternative(design, capacity, FILTER, index, patterns, _filtered),
-                        _alternative(design, capacity, INVERTED, index, patterns, _inverted),
-                        _alternative(design, capacity, COPIES, index, patterns, _copied))
+        current = _figures(capacity, patterns, capacity.load(index.name).write_units_per_second, bill)
+        lock = _without(deployed, index.name)
+        alternatives = tuple(_alternative(design, capacity, lock, kind, index, patterns, rewrite)
+                             for kind, rewrite in ((FILTER, _filtered), (INVERTED, _inverted), (COPIES, _copied)))
         choices.append(IndexChoice(index.name, patterns, current, alternatives))
     return choices
 
@@ -106,13 +108,12 @@ Rewritten = tuple[Blueprint, str, tuple[str, ...]]  # the alternative blueprint,
 Rewrite = Callable[[TableDesign, Blueprint, IndexDesign, tuple[str, ...]], Rewritten | str]
 
 
-def _alternative(design: TableDesign, capacity: CapacityReport, kind: str, index: IndexDesign,
+def _alternative(design: TableDesign, capacity: CapacityReport, lock: StackLock, kind: str, index: IndexDesign,
                  patterns: tuple[str, ...], rewrite: Rewrite) -> Alternative:
     rewritten = rewrite(design, _without_index(design.blueprint, index.name), index, patterns)
     if isinstance(rewritten, str):
         return Alternative(kind, rewritten, None)
     blueprint, how, copies = rewritten
-    lock = _without(lock_of(design), index.name)
     try:  # validated as a blueprint read from a file is, then designed against the deployed indexes
         blueprint = Blueprint.model_validate(blueprint.model_dump(exclude_unset=True))
         check_references(blueprint)
@@ -134,7 +135,8 @@ def _alternative(design: TableDesign, capacity: CapacityReport, kind: str, index
     written = sum((write.units_per_second.get(TABLE, 0.0) for write in report.writes if write.entity in copies), 0.0)
     if kind == INVERTED:
         written = report.load(index.name).write_units_per_second
-    return Alternative(kind, how, _figures(other, report, patterns, written), blueprint, lock)
+    return Alternative(kind, how, _figures(report, patterns, written, throughput_bill(other, report)), blueprint,
+                       lock)
 
 
 def _bytes_read(design: TableDesign, plan: QueryPlan) -> float:
@@ -277,8 +279,8 @@ def _copy_of(design: TableDesign, entity: str, index: IndexDesign, shape: Shape,
     keyed = {*shape.pk.attributes, *shape.sk.attributes, *shape.shard_by}
     ttl = design.blueprint.table.ttl_attribute
     expiring = {ttl} if ttl else set()  # copies expire with their items
-    kept = sorted(set(spec.attributes) if projection is None else {*projection, *returned, *keyed, *expiring,
-                                                                   *_identity(design, entity)} & set(spec.attributes))
+    needed = {*returned, *keyed, *expiring, *identity(design.blueprint, entity)}
+    kept = sorted(set(spec.attributes) if projection is None else {*projection, *needed} & set(spec.attributes))
     share = presence(design, entity, index.name)  # a sparse index holds only the items with its keys
     rates = spec.write_rates
     changed = [a for a in changed_attributes(design, entity)[0] if a in kept]  # an update the copy does not see
@@ -301,9 +303,3 @@ def _copy_of(design: TableDesign, entity: str, index: IndexDesign, shape: Shape,
 
 def _unsharded(shape: Shape) -> str:
     return "#".join(segment.text for segment in shape.pk.segments if segment.shards is None)
-
-
-def _identity(design: TableDesign, entity: str) -> set[str]:
-    shape = design.shapes[entity][TABLE]
-    return {*shape.pk.attributes, *shape.sk.attributes}
-

@@ -1,6 +1,6 @@
 """One least-privilege IAM policy per access pattern, for the application's roles (tenant blueprints).
 
-Each policy allows the pattern's own request (GetItem, Query or Scan on its table or index, and the
+Each policy allows the pattern's own request (GetItem, BatchGetItem, Query or Scan on its table or index, and the
 follow-up BatchGetItem on the table), confined with DynamoDB's condition keys
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html; on a
 global secondary index, LeadingKeys is the index's partition key):

@@ -16,27 +16,8 @@ from modules.capacity.size import batch_read_units, item_size
 from modules.design.cookbook import bind, request
 from modules.design.design import QueryPlan, TableDesign
 from modules.verify.oracle import Expected, expected, key_probes
-from modules.verify.runner import PagingError, PatternResult, compare, operations_label
+from modules.verify.runner import PagingError, PatternResult, compare, operations_label, refusal, send_batch_get
 from modules.verify.samples import Sample
-
-MAX_ROUNDS = 10  # requests for one batch before unprocessed keys count as a failure
-
-
-def batch_get(client: Any, plan: QueryPlan, table: str, keys: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
-                                                                                               int]:
-    """The items of `keys` (one BatchGetItem, then its unprocessed keys again) and the requests it took."""
-    read = request(plan, table)["RequestItems"][table]
-    pending: dict[str, Any] = {table: {**read, "Keys": keys}}
-    items: list[dict[str, Any]] = []
-    rounds = 0
-    while pending and rounds < MAX_ROUNDS:
-        answer = client.batch_get_item(RequestItems=pending)
-        rounds += 1
-        items += answer["Responses"].get(table, [])
-        pending = answer.get("UnprocessedKeys") or {}
-    if pending:
-        raise PagingError(f"keys still unprocessed after {MAX_ROUNDS} BatchGetItem requests")
-    return items, rounds
 
 
 def verify_batch(client: Any, design: TableDesign, plan: QueryPlan, table: str,
@@ -49,12 +30,11 @@ def verify_batch(client: Any, design: TableDesign, plan: QueryPlan, table: str,
     found = [sample for probe in probes for sample in expected(design, plan, samples, probe).samples]
     want = Expected(tuple((sample,) for sample in found), (1,) * len(found), ordered=False)
     try:
-        rows, result.requests = batch_get(client, plan, table, keys)
+        read = request(plan, table)["RequestItems"][table]
+        rows, result.requests = send_batch_get(client, table, {**read, "Keys": keys})
         difference = compare(design, plan, want, rows)
-    except ClientError as error:
-        difference = f"DynamoDB refused the request: {error.response.get('Error', {}).get('Message', error)}"
-    except PagingError as error:
-        difference = str(error)
+    except (ClientError, PagingError) as error:
+        difference = refusal(error)
     if difference is not None:
         result.failure = f"{plan.pattern}: with {len(keys)} keys: {difference}"
         return result

@@ -207,19 +207,41 @@ def _follow_up(
     keys = list(dict.fromkeys(table_key(table_keys, item) for item in items))
     read = (*attributes, *table_keys.names)
     for start in range(0, len(keys), BATCH_GET_LIMIT):
-        pending: dict[str, Any] = {table: {
+        fetched, requests = send_batch_get(client, table, {
             "Keys": [{name: {"S": text} for name, text in zip(table_keys.names, key, strict=False)}
                      for key in keys[start:start + BATCH_GET_LIMIT]],
             "ProjectionExpression": ", ".join(name_placeholder(a) for a in read),
             "ExpressionAttributeNames": {name_placeholder(a): a for a in read},
-        }}
-        while pending:
-            answer = client.batch_get_item(RequestItems=pending)
-            batches += 1
-            for item in answer["Responses"].get(table, []):
-                found[table_key(table_keys, item)] = item
-            pending = answer.get("UnprocessedKeys") or {}
+        })
+        batches += requests
+        found.update({table_key(table_keys, item): item for item in fetched})
     return found, batches
+
+
+MAX_BATCH_ROUNDS = 10  # requests for one batch before keys still unprocessed count as a failure
+
+
+def send_batch_get(client: Any, table: str, entry: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """The items of one BatchGetItem (`entry`: the table's Keys and projection), its unprocessed keys sent again
+    until none are left, and the requests it took."""
+    pending: dict[str, Any] = {table: entry}
+    items: list[dict[str, Any]] = []
+    rounds = 0
+    while pending:
+        if rounds == MAX_BATCH_ROUNDS:
+            raise PagingError(f"keys still unprocessed after {MAX_BATCH_ROUNDS} BatchGetItem requests")
+        answer = client.batch_get_item(RequestItems=pending)
+        rounds += 1
+        items += answer["Responses"].get(table, [])
+        pending = answer.get("UnprocessedKeys") or {}
+    return items, rounds
+
+
+def refusal(error: ClientError | PagingError) -> str:
+    """A request DynamoDB refused (e.g. BETWEEN bounds out of order once encoded), or a read that did not end."""
+    if isinstance(error, ClientError):
+        return f"DynamoDB refused the request: {error.response.get('Error', {}).get('Message', error)}"
+    return str(error)
 
 
 SET_TYPES = ("SS", "NS", "BS")
@@ -406,10 +428,8 @@ def verify_pattern(
             difference = compare_count(want, answer) if plan.count else compare(design, plan, want, answer.rows)
             if difference is None and plan.operation != "GetItem":
                 difference = _paging_difference(client, design, plan, table, probe, specs, samples)
-        except ClientError as error:  # e.g. BETWEEN bounds out of order once encoded: DynamoDB refuses them
-            difference = f"DynamoDB refused the request: {error.response.get('Error', {}).get('Message', error)}"
-        except PagingError as error:
-            difference = str(error)
+        except (ClientError, PagingError) as error:
+            difference = refusal(error)
         if difference is not None:
             result.failure = f"{plan.pattern}: with {probe.describe()}: {difference}{_suspects(design, plan)}"
             return result
