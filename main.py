@@ -3,9 +3,13 @@
 import atexit
 import os
 import sys
+from pathlib import Path
 
-from modules.cli import main
-from modules.errors import EXIT_INTERRUPTED
+# A clone runs its own code, installed or not: modules/ is the source root of the `tablewright` package.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "modules"))
+
+from tablewright.cli import main
+from tablewright.errors import EXIT_INTERRUPTED
 
 if __name__ == "__main__":
     code = main()

@@ -17,10 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from modules.blueprint.language import Blueprint  # noqa: E402
-from modules.capacity.alternatives import index_choices  # noqa: E402
-from modules.capacity.estimate import estimate  # noqa: E402
-from modules.design.designer import design  # noqa: E402
+from tablewright.blueprint.language import Blueprint  # noqa: E402
+from tablewright.capacity.alternatives import index_choices  # noqa: E402
+from tablewright.capacity.estimate import estimate  # noqa: E402
+from tablewright.design.designer import design  # noqa: E402
 
 
 def blueprint(indexes: int) -> Blueprint:

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from modules.blueprint.compose import environment_documents, read_document  # noqa: E402
+from tablewright.blueprint.compose import environment_documents, read_document  # noqa: E402
 
 
 def blueprint(keys: int) -> str:

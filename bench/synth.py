@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from modules.blueprint.load import load_blueprints  # noqa: E402
+from tablewright.blueprint.load import load_blueprints  # noqa: E402
 
 PYTHON = sys.executable
 
@@ -150,7 +150,7 @@ def main() -> None:
             (work / f"bench-{n}.yaml").write_text(GENERATED.format(n=n))
         out = str(work / "out")
         empty_app = (
-            f"import modules.constructs.cdk as cdk; app = cdk.App(outdir={out!r}); "
+            f"import tablewright.constructs.cdk as cdk; app = cdk.App(outdir={out!r}); "
             "cdk.TerraformStack(app, 's'); app.synth()"
         )
         cases = [("floor: cdktf empty app", [PYTHON, "-c", empty_app], 0, args.repeat)]

@@ -12,12 +12,12 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-from modules.blueprint.load import load_blueprints
-from modules.client.generate import generate
-from modules.client.model import Client
-from modules.client.names import class_name
-from modules.stacks.stack import Stack, build_stacks
-from modules.verify.client import load_module
+from tablewright.blueprint.load import load_blueprints
+from tablewright.client.generate import generate
+from tablewright.client.model import Client
+from tablewright.client.names import class_name
+from tablewright.stacks.stack import Stack, build_stacks
+from tablewright.verify.client import load_module
 from tests.conftest import ROOT
 from tests.terraform_support import missing_tool
 
@@ -139,7 +139,7 @@ class TypeScriptTable:
         if verb in ("put", "update", "delete"):
             target = verb + class_name(entity)
             return lambda *args: self._call(target, list(args))
-        from modules.client.python import identifier
+        from tablewright.client.python import identifier
 
         read = next(r for r in self.client.reads if identifier(r.pattern) == name)
         if read.batch:  # a list of keys in, a list of items out
@@ -168,6 +168,6 @@ class TypeScriptTable:
 
 
 def _camel(name: str) -> str:
-    from modules.client.names import camel
+    from tablewright.client.names import camel
 
     return camel(name)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from modules.cli import main
+from tablewright.cli import main
 from tests import terraform_support
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,6 +79,26 @@ def write_blueprint(tmp_path: Path) -> Callable[[str, str], Path]:
     return write
 
 
+@pytest.fixture(scope="session")
+@terraform_support.uses_terraform
+def installed_tool(tmp_path_factory: pytest.TempPathFactory):
+    """The wheel, built once, installed in a fresh venv outside the repository (tests/wheel_support.py)."""
+    from tests.wheel_support import build_wheel, install
+
+    place = tmp_path_factory.mktemp("installed")
+    return install(build_wheel(place / "dist"), place / "venv")
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A git repository with three blueprints on `main` (tests/repository.py), the working directory."""
+    from tests.repository import Repository
+
+    repository = Repository(tmp_path / "repo")
+    monkeypatch.chdir(repository.root)
+    return repository
+
+
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
     """Run the CLI in-process; returns (exit code, stdout, stderr)."""
@@ -93,6 +113,6 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str,
 
 def bundled_stacks():
     """Every stack of the bundled blueprints (one per environment)."""
-    from modules.blueprint.load import load_blueprints
+    from tablewright.blueprint.load import load_blueprints
 
     return [stack for path in BUNDLED for stack in load_blueprints(path)]

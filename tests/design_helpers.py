@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from modules.blueprint.language import Blueprint
-from modules.blueprint.references import check_references
-from modules.design.design import TableDesign
-from modules.design.designer import design
+from tablewright.blueprint.language import Blueprint
+from tablewright.blueprint.references import check_references
+from tablewright.design.design import TableDesign
+from tablewright.design.designer import design
 
 # A blueprint whose one item is over DynamoDB's 400 KB: lint error TW303, on line 8 (`item_bytes`).
 OVERSIZED_ITEM = """\

@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from modules.blueprint.load import load_blueprint
-from modules.review.changes import from_configs
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprint
+from tablewright.review.changes import from_configs
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 
 ACTIONS = {"create": ["create"], "update": ["update"], "delete": ["delete"], "replace": ["delete", "create"]}
 

@@ -7,7 +7,7 @@
    head is planned against the same prior state.
 
 By hand: `python -m tests.plans BASE HEAD [--env ENV] --out plan.json` (Terraform and the provider
-mirror as for the tests), then `python main.py gate --plan plan.json --blueprint HEAD`.
+mirror as for the tests), then `tablewright gate --plan plan.json --blueprint HEAD`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from modules.blueprint.load import load_blueprint
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprint
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.emulator import Emulator
 from tests.terraform_support import stack_workdir, terraform, terraform_environment
 

@@ -12,7 +12,7 @@ compares.
 
 To renew the reference after an intended change of the output:
     python tests/synth_corpus.py write /tmp/corpus > /tmp/corpus.txt
-    python main.py synth --allow-lint-errors --out /tmp/corpus-out $(cat /tmp/corpus.txt)
+    tablewright synth --allow-lint-errors --out /tmp/corpus-out $(cat /tmp/corpus.txt)
     python tests/synth_corpus.py digest /tmp/corpus-out > tests/data/synth-reference.json
 """
 

@@ -14,15 +14,10 @@ from pathlib import Path
 
 import pytest
 
-MIRROR_ENV = "TABLEWRIGHT_PROVIDER_MIRROR"
-PROVIDER = Path("registry.terraform.io/hashicorp/aws")
-_CANDIDATES = [
-    Path("/opt/tf-plugins"),
-    Path.home() / ".terraform.d/plugins",
-    Path.home() / ".local/share/terraform/plugins",
-    Path("/usr/local/share/terraform/plugins"),
-    Path("/usr/share/terraform/plugins"),
-]
+from tablewright.errors import TablewrightError
+from tablewright.local.terraform import MIRROR_ENV, PROVIDER, mirror_config
+from tablewright.local.terraform import find_mirror as usual_mirror
+
 _SEARCH_ROOTS = [Path("/opt"), Path("/usr/local"), Path("/usr/share"), Path.home()]
 
 
@@ -57,12 +52,13 @@ def missing_tool(reason: str) -> None:
 
 
 def find_mirror() -> Path | None:
-    configured = os.environ.get(MIRROR_ENV)
-    if configured:
-        return Path(configured) if (Path(configured) / PROVIDER).is_dir() else None
-    for candidate in _CANDIDATES:
-        if (candidate / PROVIDER).is_dir():
-            return candidate
+    """The mirror `tablewright terraform` uses, else one found deeper in this machine's usual roots."""
+    try:
+        found = usual_mirror()
+    except TablewrightError:  # TABLEWRIGHT_PROVIDER_MIRROR names a directory without the provider
+        return None
+    if found is not None or os.environ.get(MIRROR_ENV):
+        return found
     for root in _SEARCH_ROOTS:
         for depth in range(1, 5):
             for match in root.glob("/".join(["*"] * depth) + f"/{PROVIDER}"):
@@ -79,12 +75,7 @@ def terraform_environment(workdir: Path) -> dict[str, str]:
     if mirror is None:
         missing_tool(f"no hashicorp/aws provider mirror found (set {MIRROR_ENV})")
     config = workdir / "terraform-cli.tfrc"
-    config.write_text(
-        "provider_installation {\n"
-        f'  filesystem_mirror {{\n    path    = "{mirror}"\n    include = ["registry.terraform.io/hashicorp/*"]\n  }}\n'
-        '  direct {\n    exclude = ["registry.terraform.io/hashicorp/*"]\n  }\n'
-        "}\n"
-    )
+    config.write_text(mirror_config(mirror))
     env = dict(os.environ)
     env.update(TF_CLI_CONFIG_FILE=str(config), TF_IN_AUTOMATION="1", CHECKPOINT_DISABLE="1")
     return env

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from modules.adopt import blueprint_name
-from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.cli import main
-from modules.design.cookbook import follow_up_request, name_placeholder, request
-from modules.stacks.stack import build_stack, build_stacks
-from modules.synth.synth import synthesize
-from modules.verify.verify import verify_stacks
+from tablewright.adopt import blueprint_name
+from tablewright.blueprint.load import load_blueprint, load_blueprints
+from tablewright.cli import main
+from tablewright.design.cookbook import follow_up_request, name_placeholder, request
+from tablewright.stacks.stack import build_stack, build_stacks
+from tablewright.synth.synth import synthesize
+from tablewright.verify.verify import verify_stacks
 from tests.terraform_support import terraform_environment, validate
 
 TABLE_ARN = "arn:aws:dynamodb:eu-west-1:123456789012:table/orders.live"

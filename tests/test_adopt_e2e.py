@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.cli import main
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprint
+from tablewright.cli import main
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.emulator import Emulator
 from tests.terraform_support import stack_workdir, terraform, terraform_environment
 

@@ -20,11 +20,11 @@ import textwrap
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.blueprint.traffic import SECONDS_PER_MONTH
-from modules.capacity.alternatives import COPIES, FILTER, INVERTED, index_choices
-from modules.stacks.stack import build_stacks
-from modules.verify.verify import verify_stacks
+from tablewright.blueprint.load import load_blueprint
+from tablewright.blueprint.traffic import SECONDS_PER_MONTH
+from tablewright.capacity.alternatives import COPIES, FILTER, INVERTED, index_choices
+from tablewright.stacks.stack import build_stacks
+from tablewright.verify.verify import verify_stacks
 from tests.conftest import ROOT
 
 TRACKER = """\

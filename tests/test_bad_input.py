@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from modules.synth.output import MARKER, MARKER_TEXT
+from tablewright.synth.output import MARKER, MARKER_TEXT
 
 BASE = """\
 blueprint: shop
@@ -219,7 +219,7 @@ def test_oversized_file_is_refused(tmp_path, run_cli):
 
 
 def test_yaml_12_scalars_stay_strings(write_blueprint):
-    from modules.blueprint.yamlsource import load_yaml
+    from tablewright.blueprint.yamlsource import load_yaml
 
     path = write_blueprint("a: yes\nb: 02:00\nc: 2024-01-01\nd: =\ne: true\nf: 12\ng: 1.5\nh: ~\n"
                            "i: 1e3\nj: -1.5e-2\nk: !!str 1e3\nl: '1e3'\nm: 0x1F\nn: 1_000\n")

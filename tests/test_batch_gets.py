@@ -13,12 +13,12 @@ import textwrap
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.capacity.estimate import estimate
-from modules.design.cookbook import request
-from modules.stacks.stack import build_stacks
-from modules.verify import batch
-from modules.verify.verify import verify_stacks
+from tablewright.blueprint.load import load_blueprint
+from tablewright.capacity.estimate import estimate
+from tablewright.design.cookbook import request
+from tablewright.stacks.stack import build_stacks
+from tablewright.verify import batch
+from tablewright.verify.verify import verify_stacks
 from tests.conftest import ROOT
 
 FEATURES = ROOT / "tests/blueprints/features.yaml"

@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from modules.blueprint.encoding import bucket_range, bucket_value
-from modules.blueprint.language import AttributeSpec
+from tablewright.blueprint.encoding import bucket_range, bucket_value
+from tablewright.blueprint.language import AttributeSpec
 
 TIMESTAMP = AttributeSpec(type="timestamp")
 

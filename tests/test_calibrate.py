@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from modules.calibrate.queries import metric_queries
+from tablewright.calibrate.queries import metric_queries
 
 ORDERS = "blueprints/orders.yaml"
 TABLE = "prod-orders_main"
@@ -137,9 +137,9 @@ def test_a_series_no_page_completed_is_reported_partial(run_cli, tmp_path):
 
 
 def test_the_printed_queries_label_what_calibrate_reads():
-    from modules.blueprint.load import load_blueprint
-    from modules.calibrate.metrics import METRICS
-    from modules.stacks.stack import build_stack
+    from tablewright.blueprint.load import load_blueprint
+    from tablewright.calibrate.metrics import METRICS
+    from tablewright.stacks.stack import build_stack
 
     stack = build_stack(load_blueprint(ORDERS, "prod"))
     queries = metric_queries(stack)
@@ -165,8 +165,8 @@ def test_print_queries_is_a_script_with_the_queries(run_cli):
 
 
 def _stack():
-    from modules.blueprint.load import load_blueprint
-    from modules.stacks.stack import build_stack
+    from tablewright.blueprint.load import load_blueprint
+    from tablewright.stacks.stack import build_stack
 
     return build_stack(load_blueprint(ORDERS, "prod"))
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from modules.capacity.cost import monthly_cost
-from modules.capacity.estimate import estimate, write_units
-from modules.capacity.size import batch_read_units, item_size, read_units, value_size
-from modules.design.designer import design
+from tablewright.capacity.cost import monthly_cost
+from tablewright.capacity.estimate import estimate, write_units
+from tablewright.capacity.size import batch_read_units, item_size, read_units, value_size
+from tablewright.design.designer import design
 from tests.design_helpers import blueprint
 
 
@@ -241,7 +241,7 @@ def test_capacity_command_text_and_json(run_cli):
     # 3 contacts x 800 bytes = 2,400 bytes -> one unit, eventually consistent: 0.5 RCU; 500 calls/s.
     assert recent["units_per_call"] == 0.5 and recent["rps"] == 500
     assert crm["cost"]["prices"] == {"effective": "2024-11-01", "checked": "2026-11-30",
-                                     "file": "modules/capacity/prices.json"}
+                                     "file": "modules/tablewright/capacity/prices.json"}
     assert all(line["region"] == "us-east-1" for line in crm["cost"]["lines"])
 
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from modules.blueprint.load import load_blueprints
-from modules.constructs.cdk import BACKEND, BACKEND_ENV, CDKTF_FORMAT_VERSION, choose_backend
-from modules.constructs.stablejson import js_number, stable_json
-from modules.errors import TablewrightError
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprints
+from tablewright.constructs.cdk import BACKEND, BACKEND_ENV, CDKTF_FORMAT_VERSION, choose_backend
+from tablewright.constructs.stablejson import js_number, stable_json
+from tablewright.errors import TablewrightError
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.conftest import ROOT, bundled_stacks
 from tests.synth_corpus import write_corpus
 from tests.terraform_support import missing_tool, slow_tier_only, terraform_environment
@@ -65,7 +65,7 @@ def test_an_unknown_or_missing_library_is_one_error_with_the_fix():
 
 @pytest.mark.parametrize(("value", "problem"), [("cdktn", "is not installed"), ("terraform", "is not a CDK library")])
 def test_synth_says_when_tablewright_cdk_cannot_be_honoured(value, problem, tmp_path):
-    """Here cdktn is not installed: `TABLEWRIGHT_CDK=cdktn python main.py synth` stops before writing anything."""
+    """Here cdktn is not installed: `TABLEWRIGHT_CDK=cdktn tablewright synth` stops before writing anything."""
     command = [sys.executable, "main.py", "synth", "blueprints/orders.yaml", "--out", str(tmp_path / "o")]
     result = subprocess.run(command, cwd=ROOT, env=dict(os.environ, **{BACKEND_ENV: value}),
                             capture_output=True, text=True)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from moto.events.models import EventPattern
 
-from modules.blueprint.load import load_blueprint
-from modules.monitoring.changes import AUTOSCALER_ROLE, RESOURCE_EVENTS, TABLE_EVENTS, event_pattern, trail_name
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprint
+from tablewright.monitoring.changes import AUTOSCALER_ROLE, RESOURCE_EVENTS, TABLE_EVENTS, event_pattern, trail_name
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.conftest import BUNDLED
 
 SAMPLES = Path(__file__).parent / "data" / "cloudtrail"

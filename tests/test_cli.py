@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from modules.cli import build_parser
-from modules.report.tables import fit_lines, text_table
+from tablewright.cli import build_parser
+from tablewright.report.tables import fit_lines, text_table
 from tests.conftest import ROOT
 from tests.design_helpers import OVERSIZED_ITEM
 
@@ -46,7 +46,7 @@ def test_help_shows_the_exit_codes_and_an_example(command, capsys, monkeypatch):
     examples = text.split("examples:\n")[1].split("\n\n")[0].splitlines()
     assert examples and all(line.startswith("  ") for line in examples)
     if command:
-        assert any(f"main.py {command[0]}" in line for line in examples), examples
+        assert any(f"tablewright {command[0]}" in line for line in examples), examples
 
 
 BAD = OVERSIZED_ITEM + 'access_patterns:\n  user: {entity: User, where: {userId: "="}}\n'
@@ -170,6 +170,7 @@ def test_long_lines_wrap_under_their_own_indentation():
 
 
 def test_the_package_keeps_its_entry_point():
-    assert "tablewright = \"modules.cli:main\"" in (ROOT / "pyproject.toml").read_text()
-    assert all(len(path.read_text().splitlines()) <= 500 for path in (ROOT / "modules" / "cli").glob("*.py"))
-    assert Path(ROOT / "modules" / "cli" / "__init__.py").is_file()
+    assert "tablewright = \"tablewright.cli:main\"" in (ROOT / "pyproject.toml").read_text()
+    cli = ROOT / "modules" / "tablewright" / "cli"
+    assert all(len(path.read_text().splitlines()) <= 500 for path in cli.glob("*.py"))
+    assert Path(ROOT / "modules" / "tablewright" / "cli" / "__init__.py").is_file()

@@ -17,13 +17,13 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from modules.blueprint.language import AttributeSpec
-from modules.client.model import client_of
-from modules.design.locked import DESIGN_TAG, design_digest
-from modules.synth.synth import synthesize
-from modules.verify.client import client_checks
-from modules.verify.samples import generate_samples
-from modules.verify.tables import create_table_request
+from tablewright.blueprint.language import AttributeSpec
+from tablewright.client.model import client_of
+from tablewright.design.locked import DESIGN_TAG, design_digest
+from tablewright.synth.synth import synthesize
+from tablewright.verify.client import client_checks
+from tablewright.verify.samples import generate_samples
+from tablewright.verify.tables import create_table_request
 from tests.client_support import BLUEPRINTS, dynamodb, module_text, python_module, run_tsc, stacks_of
 from tests.conftest import ROOT
 
@@ -778,7 +778,7 @@ def test_epoch_milliseconds_are_exact(aws, tmp_path):
     kitchen = python_module(BLUEPRINTS["client"])
     assert kitchen._TICKET.stored["openedAt"](moment) == {"N": str(millis)}
     assert kitchen._TICKET.read["openedAt"]({"N": str(millis)}) == moment
-    from modules.blueprint.encoding import stored_value
+    from tablewright.blueprint.encoding import stored_value
 
     assert stored_value(AttributeSpec(type="timestamp", format="epoch_millis"), moment) == {"N": str(millis)}
 

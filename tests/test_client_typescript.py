@@ -11,13 +11,13 @@ from typing import Any
 import boto3
 import pytest
 
-from modules.client.model import client_of
-from modules.design.locked import DESIGN_TAG
-from modules.stacks.stack import Stack
-from modules.synth.synth import synthesize
-from modules.verify.client import client_checks
-from modules.verify.samples import generate_samples
-from modules.verify.tables import create_table_request
+from tablewright.client.model import client_of
+from tablewright.design.locked import DESIGN_TAG
+from tablewright.stacks.stack import Stack
+from tablewright.synth.synth import synthesize
+from tablewright.verify.client import client_checks
+from tablewright.verify.samples import generate_samples
+from tablewright.verify.tables import create_table_request
 from tests.client_support import (
     BLUEPRINTS,
     StaleDesignInNode,

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-# A user's app imports cdktf itself (Tablewright keeps its own cdktf imports in modules/constructs/cdk.py).
+# A user's app imports cdktf itself (Tablewright keeps its own cdktf imports in modules/tablewright/constructs/cdk.py).
 from cdktf import App, S3Backend, TerraformOutput, TerraformResource, TerraformStack
 
-from modules.blueprint.load import load_blueprint
-from modules.constructs import TablewrightTable
-from modules.constructs.cdk import Provider
-from modules.errors import TablewrightError
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright import TablewrightTable
+from tablewright.blueprint.load import load_blueprint
+from tablewright.constructs.cdk import Provider
+from tablewright.errors import TablewrightError
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.conftest import ROOT
 from tests.design_helpers import OVERSIZED_ITEM
 from tests.terraform_support import terraform_environment, validate
@@ -151,7 +151,7 @@ def test_one_gate_output_per_stack(tmp_path):
 def test_the_gate_reads_a_users_stack_and_holds_its_other_resources_as_foreign(tmp_path):
     """The README's app planned: the table unchanged, the user's bucket created. The gate reads the
     `tablewright` output, and blocks the bucket (not Tablewright's) unless `--allow-foreign`."""
-    from modules.review.gate import gate
+    from tablewright.review.gate import gate
     from tests.gate_support import NOW, entry, plan
 
     user = user_app(tmp_path / "user", "shop", [("orders", ORDERS, "prod")], gate_output=True)

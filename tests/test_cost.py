@@ -14,13 +14,13 @@ import jsonschema
 import pytest
 import yaml
 
-from modules.blueprint.load import load_blueprint
-from modules.capacity.cost import GIB, SECONDS_PER_MONTH, CostReport, stored_bytes
-from modules.stacks.stack import Stack, build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprint
+from tablewright.capacity.cost import GIB, SECONDS_PER_MONTH, CostReport, stored_bytes
+from tablewright.stacks.stack import Stack, build_stacks
+from tablewright.synth.synth import synthesize
 from tests.conftest import BUNDLED, ROOT
 
-PRICES = json.loads((ROOT / "modules" / "capacity" / "prices.json").read_text())
+PRICES = json.loads((ROOT / "modules" / "tablewright" / "capacity" / "prices.json").read_text())
 THROUGHPUT = {"provisioned read capacity": "provisioned_rcu_hour", "provisioned write capacity": "provisioned_wcu_hour",
               "on-demand read requests": "on_demand_read_request_unit",
               "on-demand write requests": "on_demand_write_request_unit"}
@@ -129,7 +129,7 @@ def test_lines_follow_what_the_stack_has(tmp_path):
 
 @pytest.mark.parametrize("region, note", [
     (None, "no `region` in the blueprint: nothing is priced"),
-    ("eu-west-1", "no prices for eu-west-1 in modules/capacity/prices.json: nothing is priced"),
+    ("eu-west-1", "no prices for eu-west-1 in modules/tablewright/capacity/prices.json: nothing is priced"),
 ])
 def test_a_region_without_prices_is_said_never_priced_as_another(region, note, tmp_path, run_cli):
     cost = stack_of(tmp_path, region=region).cost
@@ -144,13 +144,13 @@ def test_a_region_without_prices_is_said_never_priced_as_another(region, note, t
 
 def test_a_region_lacking_a_table_class_or_an_item_prices_what_it_has(tmp_path):
     cost = stack_of(tmp_path, region="us-east-2", table_class="standard_infrequent_access").cost
-    assert cost.notes == ("no standard_infrequent_access prices for us-east-2 in modules/capacity/prices.json: "
-                          "throughput and storage are not priced",)
+    assert cost.notes == ("no standard_infrequent_access prices for us-east-2 in "
+                          "modules/tablewright/capacity/prices.json: throughput and storage are not priced",)
     assert cost.line("point-in-time recovery").price == PRICES["regions"]["us-east-2"]["pitr"]["gb_month"]
     for item in ("on-demand read requests", "Contributor Insights rules", "CloudWatch alarms"):
         line = cost.line(item)
         assert line.price is None and line.region == "us-east-2", item
-    assert cost.line("CloudWatch alarms").note == "no price in modules/capacity/prices.json for us-east-2"
+    assert cost.line("CloudWatch alarms").note == "no price in modules/tablewright/capacity/prices.json for us-east-2"
     assert cost.total == cost.line("point-in-time recovery").monthly
 
 

@@ -11,11 +11,11 @@ import textwrap
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.capacity.estimate import estimate
-from modules.design.cookbook import request
-from modules.stacks.stack import build_stacks
-from modules.verify.verify import verify_stacks
+from tablewright.blueprint.load import load_blueprint
+from tablewright.capacity.estimate import estimate
+from tablewright.design.cookbook import request
+from tablewright.stacks.stack import build_stacks
+from tablewright.verify.verify import verify_stacks
 from tests.conftest import ROOT
 
 CHAT = """\
@@ -62,7 +62,7 @@ def test_counts_pass_verify_sharded_bucketed_and_filtered():
 
 
 def test_a_count_request_that_returns_the_items_fails(write_blueprint, monkeypatch):
-    import modules.verify.runner as runner
+    import tablewright.verify.runner as runner
 
     def without_select(plan, table):
         body = request(plan, table)
@@ -76,7 +76,7 @@ def test_a_count_request_that_returns_the_items_fails(write_blueprint, monkeypat
 
 
 def test_a_count_of_the_wrong_items_fails(write_blueprint, monkeypatch):
-    import modules.verify.runner as runner
+    import tablewright.verify.runner as runner
 
     def whole_partition(plan, table):  # drops the range condition: counts every message of the room
         body = request(plan, table)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from modules.blueprint.invalid import Invalid
-from modules.blueprint.templates import entity_tag, parse_template
-from modules.design.design import TABLE
-from modules.design.indexes import Need, sort_sequence
-from modules.errors import DesignError
+from tablewright.blueprint.invalid import Invalid
+from tablewright.blueprint.templates import entity_tag, parse_template
+from tablewright.design.design import TABLE
+from tablewright.design.indexes import Need, sort_sequence
+from tablewright.errors import DesignError
 from tests.design_helpers import CONTACT, CUSTOMER, designed
 
 # --- templates -------------------------------------------------------------------------------------

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from modules.blueprint.load import load_blueprints
-from modules.review.review import build_review
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import write_locks
+from tablewright.blueprint.load import load_blueprints
+from tablewright.review.review import build_review
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import write_locks
 from tests.review_corpus import BASE as SHOP
 from tests.review_corpus import merged
 from tests.terraform_support import uses_terraform
@@ -178,7 +178,7 @@ def test_synth_locked_passes_on_its_lock_and_fails_on_a_drifted_design(corpus, t
     code, out, stderr = run_cli("synth", tmp_path / "shop.yaml", "--out", tmp_path / "out2", "--locked")
     assert code == 2 and out == "" and not (tmp_path / "out2").exists()
     assert "differs from its lock shop.lock.json: default: GSI2 added" in stderr and "[E404]" in stderr
-    assert "run `python main.py synth" in stderr and (tmp_path / "shop.lock.json").read_text() == before
+    assert "run `tablewright synth" in stderr and (tmp_path / "shop.lock.json").read_text() == before
     code, out, _ = run_cli("synth", tmp_path / "shop.yaml", "--out", tmp_path / "out2")
     assert code == 0 and "shop.lock.json (the design lock" in out
     assert run_cli("synth", tmp_path / "shop.yaml", "--out", tmp_path / "out2", "--locked")[0] == 0
@@ -278,7 +278,7 @@ def test_an_index_renamed_in_the_lock_alone_is_refused(tmp_path, run_cli):
         assert code == 2 and "orders.lock.json:" in first and "[E403]" in first, (args, stderr)
         assert "the design lock is not consistent" in first and "`Order` has keys on index `GSI1`" in first
         assert "(they list: gsi1)" in first
-        assert "fix: the lock is written by `python main.py synth`" in stderr and "from git" in stderr
+        assert "fix: the lock is written by `tablewright synth`" in stderr and "from git" in stderr
     line = int(first.split("orders.lock.json:")[1].split(":")[0])
     assert '"GSI1"' in lock_text.splitlines()[line - 1]  # the entity's key on GSI1
     assert not out.exists() and blueprint.with_name("orders.lock.json").read_text() == lock_text
@@ -363,7 +363,7 @@ def test_an_inconsistent_lock_is_a_located_error(edit, problem, tmp_path, run_cl
 
 
 def test_every_lock_synth_writes_is_consistent(corpus):
-    from modules.blueprint.lock import inconsistency, read_lock
+    from tablewright.blueprint.lock import inconsistency, read_lock
 
     base, heads = corpus
     paths = [*sorted(BUNDLED.glob("*.lock.json")), base.with_name("shop.lock.json"),
@@ -375,8 +375,8 @@ def test_every_lock_synth_writes_is_consistent(corpus):
 
 
 def test_a_lock_is_read_by_the_json_parser_only_as_synth_writes_it():
-    from modules.blueprint.lock import as_synth_writes
-    from modules.blueprint.yamlsource import parse_yaml
+    from tablewright.blueprint.lock import as_synth_writes
+    from tablewright.blueprint.yamlsource import parse_yaml
 
     written = (BUNDLED / "orders.lock.json").read_text()
     assert as_synth_writes(written) == parse_yaml(written, "orders.lock.json")[0]

@@ -15,15 +15,15 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
-from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.lint.findings import Context
-from modules.lint.hot import PARTITION_RCU, PARTITION_WCU, key_loads
-from modules.report import diagrams
-from modules.report.explain import render_markdown
-from modules.report.markdown import sanitize
-from modules.report.review import render_markdown as render_review
-from modules.review.review import build_review
-from modules.stacks.stack import Stack, build_stack, build_stacks
+from tablewright.blueprint.load import load_blueprint, load_blueprints
+from tablewright.lint.findings import Context
+from tablewright.lint.hot import PARTITION_RCU, PARTITION_WCU, key_loads
+from tablewright.report import diagrams
+from tablewright.report.explain import render_markdown
+from tablewright.report.markdown import sanitize
+from tablewright.report.review import render_markdown as render_review
+from tablewright.review.review import build_review
+from tablewright.stacks.stack import Stack, build_stack, build_stacks
 from tests.conftest import BUNDLED, ROOT
 from tests.design_helpers import designed
 from tests.review_corpus import BASE, CASES, write_case

@@ -21,7 +21,7 @@ IDENTITY = ("-c", "user.name=Tablewright Tests", "-c", "user.email=tests@example
 def project(tmp_path, monkeypatch) -> Path:
     """A project with the bundled blueprints and no list in cdktf.json, committed in git."""
     shutil.copytree(ROOT / "blueprints", tmp_path / "blueprints")
-    (tmp_path / "cdktf.json").write_text(json.dumps({"language": "python", "app": "python3 main.py"}))
+    (tmp_path / "cdktf.json").write_text(json.dumps({"language": "python", "app": "tablewright"}))
     monkeypatch.chdir(tmp_path)
     for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "blueprints"]):
         subprocess.run(["git", *IDENTITY, *command], cwd=tmp_path, check=True, capture_output=True)
@@ -88,7 +88,7 @@ def test_no_blueprint_at_all_is_one_error(project, run_cli):
     (project / "blueprints" / "shared").mkdir(parents=True)
     code, _, err = run_cli("synth", "--out", "out")
     assert code == 2 and "error: no blueprint under blueprints [E608]" in err
-    assert "fix: write one with `python main.py new NAME`" in err
+    assert "fix: write one with `tablewright new NAME`" in err
 
 
 def test_the_gate_finds_the_stack_among_every_blueprint(project, run_cli):

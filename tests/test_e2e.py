@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.stacks.stack import Stack, build_stacks
-from modules.synth.synth import synthesize
-from modules.verify.verify import verify_table
+from tablewright.blueprint.load import load_blueprint
+from tablewright.stacks.stack import Stack, build_stacks
+from tablewright.synth.synth import synthesize
+from tablewright.verify.verify import verify_table
 from tests.conftest import BUNDLED, bundled_stacks
 from tests.emulator import Emulator
 from tests.terraform_support import stack_workdir, terraform, terraform_environment

@@ -13,11 +13,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from modules.blueprint.load import load_blueprints
-from modules.constructs.record import stack_record
-from modules.review.gate import gate
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import write_locks
+from tablewright.blueprint.load import load_blueprints
+from tablewright.constructs.record import stack_record
+from tablewright.review.gate import gate
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import write_locks
 from tests.conftest import ROOT
 from tests.gate_support import NOW, OUTSIDE, TABLE, plan, shop
 
@@ -175,7 +175,7 @@ def test_the_gate_blocks_an_undeclared_rename_from_the_plan_alone(tmp_path):
     stack, decision = gate(_rename_plan(tmp_path, path), loaded, NOW)
     assert [(c.category, c.cls) for c in stack.changes if c.category == "data"] == [("data", "blocked")]
     assert not decision.passed and "1 undeclared data migration(s)" in decision.reason
-    from modules.report.review import gate_data
+    from tablewright.report.review import gate_data
 
     document = gate_data(stack, decision)
     jsonschema.validate(document, GATE_SCHEMA)
@@ -189,7 +189,7 @@ def test_the_gate_lets_a_declared_rename_through_in_the_window(tmp_path):
     stack, decision = gate(_rename_plan(tmp_path, path), loaded, NOW)
     assert [(c.category, c.cls) for c in stack.changes if c.category == "data"] == [("data", "window")]
     assert decision.passed
-    from modules.report.review import gate_data
+    from tablewright.report.review import gate_data
 
     jsonschema.validate(gate_data(stack, decision), GATE_SCHEMA)
     _, outside = gate(_rename_plan(tmp_path, path), loaded, OUTSIDE)

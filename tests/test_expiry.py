@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import textwrap
 
-from modules.blueprint.load import load_blueprint
-from modules.design.cookbook import request
-from modules.stacks.stack import build_stacks
-from modules.verify.verify import verify_stacks
+from tablewright.blueprint.load import load_blueprint
+from tablewright.design.cookbook import request
+from tablewright.stacks.stack import build_stacks
+from tablewright.verify.verify import verify_stacks
 
 SESSIONS = """\
     blueprint: sessions
@@ -51,7 +51,7 @@ def test_verify_passes_the_filter_and_fails_a_request_without_it(write_blueprint
     stack = _stack(write_blueprint, SESSIONS)
     [result] = verify_stacks([stack])
     assert result.passed, result.failures
-    import modules.verify.runner as runner
+    import tablewright.verify.runner as runner
 
     def unfiltered(plan, table):
         body = request(plan, table)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.design.designer import design
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
-from modules.verify import runner
-from modules.verify.verify import verify_stacks
+from tablewright.blueprint.load import load_blueprint
+from tablewright.design.designer import design
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
+from tablewright.verify import runner
+from tablewright.verify.verify import verify_stacks
 from tests.terraform_support import terraform_environment, validate
 
 FEATURES = Path(__file__).parent / "blueprints" / "features.yaml"
@@ -54,7 +54,7 @@ def test_filters_and_scans_are_filter_expressions(features):
     big = features.plan("big_orders")
     assert big.filter_expression == "#total > :f_total"
     assert dict(big.filter_values)[":f_total"] == {"N": "{total}"}
-    from modules.design.cookbook import request
+    from tablewright.design.cookbook import request
 
     assert "Limit" not in request(big, "t")  # a Limit would count items before the filter
     scan = features.plan("notes_search")

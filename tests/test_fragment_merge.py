@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from modules.constructs import cdk
+from tablewright.constructs import cdk
 
 # Two fragments that meet at every kind of value cdktf's deepMerge treats apart: nested objects, an
 # empty object, lists at the same key (appended), a scalar written twice (the later one wins).

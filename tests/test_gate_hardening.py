@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from modules.blueprint.load import load_blueprints
-from modules.errors import PlanError
-from modules.review.gate import gate
+from tablewright.blueprint.load import load_blueprints
+from tablewright.errors import PlanError
+from tablewright.review.gate import gate
 from tests.gate_support import NOW, OUTSIDE, TABLE, entry, plan, record, shop
 
 SATURDAYS = {"days": ["SA"], "start": "02:00", "duration": "2h", "timezone": "UTC"}
@@ -355,9 +355,9 @@ OLD_ORDER_KEY = {"pk": "CUSTOMER#{customerId}", "sk": "ORDER#{orderId}"}
 def _key_migration_plan(tmp_path) -> dict:
     """No resource changes; the `tablewright` record's keys change from the base's to the re-keyed head's
     (designed against the base's lock, so only the table's keys change)."""
-    from modules.constructs.record import stack_record
-    from modules.stacks.stack import build_stacks
-    from modules.synth.synth import write_locks
+    from tablewright.constructs.record import stack_record
+    from tablewright.stacks.stack import build_stacks
+    from tablewright.synth.synth import write_locks
 
     (tmp_path / "base").mkdir(exist_ok=True)
     (tmp_path / "head").mkdir(exist_ok=True)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from modules.constructs import halves
-from modules.errors import BlueprintError, ErrorCode, SourceLocation
+from tablewright.constructs import halves
+from tablewright.errors import BlueprintError, ErrorCode, SourceLocation
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forks only where the platform does")
 

@@ -33,7 +33,7 @@ import yaml
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from modules.cli import main
+from tablewright.cli import main
 from tests.conftest import ROOT
 from tests.gate_support import TABLE, entry, plan
 
@@ -164,7 +164,7 @@ def _limit_memory() -> None:
 
 
 def run_slow(*args: object, cwd: Path | None = None) -> Result:
-    """`python main.py ARGS` in a subprocess; fails the test if it runs longer than SLOW_SECONDS."""
+    """`tablewright ARGS` in a subprocess; fails the test if it runs longer than SLOW_SECONDS."""
     process = subprocess.Popen([sys.executable, str(MAIN), *map(str, args)], cwd=cwd or Path.cwd(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_limit_memory,
                                start_new_session=True)
@@ -1344,7 +1344,7 @@ SYNTH_BASE["entities"]["Customer"]["attributes"]["note"] = {"type": "string", "d
 SYNTH_BASE["access_patterns"]["customer"]["description"] = "The profile page"
 
 # Where Terraform starts a template sequence, as HCL's scanner reads left to right: `$${` and `%%{` are
-# escapes, every other `${` or `%{` is evaluated (written here independently of modules/constructs).
+# escapes, every other `${` or `%{` is evaluated (written here independently of modules/tablewright/constructs).
 TEMPLATE_START = re.compile(r"\$\$\{|%%\{|\$\{|%\{")
 NAME = r"[a-z0-9_]+"
 # The expressions Tablewright writes, whole (to the closing brace), each referring to an address.

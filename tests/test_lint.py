@@ -7,15 +7,15 @@ import textwrap
 
 import pytest
 
-from modules import cli
-from modules.blueprint import regex
-from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.capacity.estimate import estimate
-from modules.design.designer import design
-from modules.lint.engine import apply_ignore, lint_design
-from modules.lint.findings import RULES
-from modules.stacks.stack import build_stacks
-from modules.verify.verify import verify_stacks
+from tablewright import cli
+from tablewright.blueprint import regex
+from tablewright.blueprint.load import load_blueprint, load_blueprints
+from tablewright.capacity.estimate import estimate
+from tablewright.design.designer import design
+from tablewright.lint.engine import apply_ignore, lint_design
+from tablewright.lint.findings import RULES
+from tablewright.stacks.stack import build_stacks
+from tablewright.verify.verify import verify_stacks
 from tests.conftest import BUNDLED
 from tests.design_helpers import OVERSIZED_ITEM, blueprint
 

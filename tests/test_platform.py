@@ -10,11 +10,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from modules.blueprint.compose import Subtrees, environment_documents, read_document
-from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.blueprint.schema import BASE_FILE, BLUEPRINT_FILE, schema_texts
-from modules.blueprint.yamlsource import load_yaml
-from modules.errors import TablewrightError
+from tablewright.blueprint.compose import Subtrees, environment_documents, read_document
+from tablewright.blueprint.load import load_blueprint, load_blueprints
+from tablewright.blueprint.schema import BASE_FILE, BLUEPRINT_FILE, schema_texts
+from tablewright.blueprint.yamlsource import load_yaml
+from tablewright.errors import TablewrightError
 from tests.conftest import BUNDLED, ROOT
 
 SERVICE = """\
@@ -170,8 +170,8 @@ def test_environment_overlay_errors_point_at_the_overlay(tmp_path, run_cli):
 
 
 def test_s3_backend_key_per_environment(tmp_path):
-    from modules.stacks.stack import build_stacks
-    from modules.synth.synth import synthesize
+    from tablewright.stacks.stack import build_stacks
+    from tablewright.synth.synth import synthesize
 
     path = write(tmp_path, "svc.yaml", SERVICE + textwrap.dedent("""\
         terraform:
@@ -190,7 +190,7 @@ def test_s3_backend_key_per_environment(tmp_path):
 def test_committed_schemas_match_the_models():
     for name, text in schema_texts().items():
         committed = ROOT / "schema" / name
-        assert committed.read_text() == text, f"{committed} is stale: run `python main.py schema`"
+        assert committed.read_text() == text, f"{committed} is stale: run `tablewright schema`"
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "blueprints").rglob("*.yaml")), ids=lambda p: p.name)

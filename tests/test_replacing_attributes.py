@@ -3,7 +3,7 @@
 The provider's schema (`terraform providers schema -json`) lists every argument, down to the arguments of
 its nested blocks; each one here has a change that a blueprint (or a hand edit) could make. The changes are
 applied to tables in the emulator and planned by the real provider, which says which ones replace the table.
-The review compares two syntheses without Terraform (modules/review/changes.py), so it must know the same:
+The review compares two syntheses without Terraform (modules/tablewright/review/changes.py), so it must know the same:
 for every change, it plans a replacement exactly when the provider does, and classifies it blocked. A new
 provider argument fails the test until it is given a change here.
 """
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from modules.review.changes import from_configs, from_plan
-from modules.review.classify import classify
+from tablewright.review.changes import from_configs, from_plan
+from tablewright.review.classify import classify
 from tests.emulator import Emulator
 from tests.terraform_support import terraform, terraform_environment
 

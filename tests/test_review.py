@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.review.changes import from_plan
-from modules.review.classify import classify
-from modules.review.gate import decide, gate, plan_changes, window_in_force
-from modules.review.review import build_review
+from tablewright.blueprint.load import load_blueprint
+from tablewright.review.changes import from_plan
+from tablewright.review.classify import classify
+from tablewright.review.gate import decide, gate, plan_changes, window_in_force
+from tablewright.review.review import build_review
 from tests.conftest import ROOT
 from tests.emulator import Emulator
 from tests.plans import PlanBuilder

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modules.report.review import render_markdown
-from modules.review.review import build_review
+from tablewright.report.review import render_markdown
+from tablewright.review.review import build_review
 from tests.conftest import ROOT
 from tests.review_corpus import BASE, merged
 from tests.test_review_markdown import rendered
@@ -27,9 +27,9 @@ NEW_PATTERNS = {
 }
 # Bytes of the comment for that change before environments other than production were shown as differences
 # (commit e210bf4), measured in a git repository holding a copy of blueprints/ with the change uncommitted:
-#   python main.py review --base HEAD:blueprints/crm.yaml --head blueprints/crm.yaml --format markdown | wc -c
-#   python main.py review --base HEAD:blueprints/orders.yaml --head blueprints/orders.yaml --format markdown | wc -c
-#   python main.py review blueprints/crm.yaml blueprints/orders.yaml --changed-since main | wc -c
+#   tablewright review --base HEAD:blueprints/crm.yaml --head blueprints/crm.yaml --format markdown | wc -c
+#   tablewright review --base HEAD:blueprints/orders.yaml --head blueprints/orders.yaml --format markdown | wc -c
+#   tablewright review blueprints/crm.yaml blueprints/orders.yaml --changed-since main | wc -c
 BEFORE = {"crm.yaml": 25_735, "orders.yaml": 19_934, "comment": 46_339}
 STACK_FIELDS = {"application", "capacity", "changes", "counts", "data_changes", "design", "lint", "lock_diff",
                 "maintenance_window", "production", "simulation", "stack", "warnings"}
@@ -159,9 +159,9 @@ def test_the_json_keeps_every_environment_in_full(repo, run_cli):
 
 
 def test_changes_are_compared_across_environments_by_what_they_do_not_by_the_tables_name():
-    from modules.review.classified import Change, Class
-    from modules.review.environments import change_differences
-    from modules.review.review import StackReview
+    from tablewright.review.classified import Change, Class
+    from tablewright.review.environments import change_differences
+    from tablewright.review.review import StackReview
 
     def change(table: str, cls: Class = "safe", address: str = "aws_dynamodb_table.t") -> Change:
         return Change(address=address, action="update", category="capacity",

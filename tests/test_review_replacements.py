@@ -11,11 +11,11 @@ from pathlib import Path
 
 import yaml
 
-from modules.blueprint.load import load_blueprints
-from modules.review.changes import from_configs
-from modules.review.classify import classify
-from modules.review.gate import gate
-from modules.review.review import build_review
+from tablewright.blueprint.load import load_blueprints
+from tablewright.review.changes import from_configs
+from tablewright.review.classify import classify
+from tablewright.review.gate import gate
+from tablewright.review.review import build_review
 from tests.conftest import ROOT
 from tests.gate_support import NOW, entry, plan
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modules.blueprint.load import load_blueprints
-from modules.review.gate import gate
-from modules.synth.output import MARKER, recover
+from tablewright.blueprint.load import load_blueprints
+from tablewright.review.gate import gate
+from tablewright.synth.output import MARKER, recover
 from tests.conftest import ROOT
 from tests.gate_support import NOW, TABLE, entry, plan, shop
 
@@ -337,8 +337,10 @@ def test_the_bundled_blueprints_stay_inside_the_repository():
 # --- documentation and the example pipeline --------------------------------------------------------
 
 
-def test_only_the_main_jobs_of_the_example_workflow_get_cloud_credentials():
-    workflow = yaml.safe_load((ROOT / "examples" / "github-actions.yml").read_text())
+def test_only_the_main_jobs_of_the_workflow_init_writes_get_cloud_credentials():
+    from tests.test_ci_workflows import example
+
+    workflow = yaml.safe_load(example("github-actions.yml"))
     assert "id-token" not in workflow["permissions"]
     jobs = workflow["jobs"]
     assert jobs["plan"]["permissions"]["id-token"] == jobs["apply"]["permissions"]["id-token"] == "write"
@@ -346,7 +348,9 @@ def test_only_the_main_jobs_of_the_example_workflow_get_cloud_credentials():
         "github.event_name != 'pull_request' && github.ref == 'refs/heads/main'", "plan"}
     assert "id-token" not in jobs["review"]["permissions"]
     review_steps = json.dumps(jobs["review"]["steps"])
-    assert "pip install -e base" in review_steps and "configure-aws-credentials" not in review_steps
+    # the tool the base branch pins reviews the pull request's blueprints
+    assert "pip install -r base/requirements-tablewright.txt" in review_steps
+    assert "configure-aws-credentials" not in review_steps
     checkouts = [step["with"] for step in jobs["review"]["steps"]
                  if step.get("uses", "").startswith("actions/checkout")]
     assert {"path": "base", "ref": "${{ github.base_ref }}", "persist-credentials": False} in checkouts

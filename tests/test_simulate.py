@@ -1,5 +1,5 @@
-"""The throttle simulator pinned to hand arithmetic from the DynamoDB rules (modules/simulate/engine.py cites
-each), and lint's fixes shown to work by applying them and simulating again."""
+"""The throttle simulator pinned to hand arithmetic from the DynamoDB rules (modules/tablewright/simulate/engine.py
+cites each), and lint's fixes shown to work by applying them and simulating again."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import jsonschema
 import pytest
 import yaml
 
-from modules.blueprint.language import Simulation
-from modules.blueprint.load import load_blueprint
-from modules.blueprint.traffic import SECONDS_PER_MONTH, Profile, Surge, daily_curve, peak_curve
-from modules.capacity.cost import monthly_cost
-from modules.design.design import TABLE
-from modules.lint.engine import lint_design as lint
-from modules.simulate.engine import Capacity, key_throttle, simulate_day
-from modules.simulate.model import Flow, HotKey, TrafficModel
-from modules.simulate.stack import simulate_stack
-from modules.stacks.stack import build_stack
+from tablewright.blueprint.language import Simulation
+from tablewright.blueprint.load import load_blueprint
+from tablewright.blueprint.traffic import SECONDS_PER_MONTH, Profile, Surge, daily_curve, peak_curve
+from tablewright.capacity.cost import monthly_cost
+from tablewright.design.design import TABLE
+from tablewright.lint.engine import lint_design as lint
+from tablewright.simulate.engine import Capacity, key_throttle, simulate_day
+from tablewright.simulate.model import Flow, HotKey, TrafficModel
+from tablewright.simulate.stack import simulate_stack
+from tablewright.stacks.stack import build_stack
 from tests.conftest import ROOT
 
 FLAT = peak_curve(1, "00:00")
@@ -403,7 +403,7 @@ def test_bad_scheduled_minimums_are_refused(write_blueprint, run_cli, field, err
 
 
 def test_a_review_shows_both_sides_simulated_and_warns_when_a_change_introduces_throttling(write_blueprint):
-    from modules.review.review import build_review
+    from tablewright.review.review import build_review
 
     base = write_blueprint(FLEET.format(extra="").replace("  devices_by_status:", "  device:\n    entity: Device\n"
                                                            "    where: {deviceId: \"=\"}\n  devices_by_status:")
@@ -419,8 +419,8 @@ def test_a_review_shows_both_sides_simulated_and_warns_when_a_change_introduces_
 
 
 def test_the_review_markdown_shows_the_simulated_day_when_a_side_throttles(write_blueprint):
-    from modules.report.review import render_markdown
-    from modules.review.review import build_review
+    from tablewright.report.review import render_markdown
+    from tablewright.review.review import build_review
 
     head = write_blueprint(FLEET.format(extra=""), "head.yaml")
     markdown = render_markdown(build_review(str(head), str(head)))
@@ -431,8 +431,8 @@ def test_a_fix_simulated_on_its_own_target_matches_the_whole_stack_simulated_aga
     """Lint re-simulates only what a fix changes (and the table's writes after a GSI's): the same figures."""
     from dataclasses import replace
 
-    from modules.simulate.model import traffic_model
-    from modules.simulate.stack import _run_mode, capacities, run_mode
+    from tablewright.simulate.model import traffic_model
+    from tablewright.simulate.stack import _run_mode, capacities, run_mode
 
     stack = _stack(write_blueprint, FLEET.format(extra="").replace("table: {name: fleet}", PROVISIONED.replace(
         "shop", "fleet")) + "traffic:\n  events: [{name: sale, start: \"12:00\", duration: 20m, factor: 3}]\n")
@@ -452,7 +452,7 @@ def test_a_fix_simulated_on_its_own_target_matches_the_whole_stack_simulated_aga
 
 @pytest.mark.terraform
 def test_mermaid_parses_the_simulation_charts(write_blueprint):
-    from modules.report.simulate import render_markdown, simulated
+    from tablewright.report.simulate import render_markdown, simulated
     from tests.test_diagrams import mermaid, parse
 
     stacks = [_stack(write_blueprint, FLEET.format(extra=""), "fleet.yaml"),

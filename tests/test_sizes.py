@@ -10,9 +10,9 @@ import textwrap
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.capacity.estimate import attribute_bytes, entry_bytes, item_bytes
-from modules.stacks.stack import build_stacks
+from tablewright.blueprint.load import load_blueprint
+from tablewright.capacity.estimate import attribute_bytes, entry_bytes, item_bytes
+from tablewright.stacks.stack import build_stacks
 
 TRACKER = """\
     blueprint: tracker

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from modules.synth.output import MARKER, local_state_path, recover
+from tablewright.synth.output import MARKER, local_state_path, recover
 from tests.conftest import ROOT
 from tests.emulator import Emulator
 from tests.terraform_support import terraform, terraform_environment

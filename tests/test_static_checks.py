@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprint
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.conftest import BUNDLED, ROOT, bundled_stacks
 from tests.terraform_support import missing_tool, slow_tier_only
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprint, load_blueprints
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.conftest import BUNDLED, ROOT, bundled_stacks
 from tests.terraform_support import missing_tool, terraform_environment, validate
 

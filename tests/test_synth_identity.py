@@ -7,12 +7,19 @@ import json
 
 import pytest
 
-from modules.blueprint.load import load_blueprints
-from modules.constructs import halves
-from modules.constructs.resources import DynamodbTableData, KmsAlias
-from modules.constructs.terraform import DuplicateBlock, UnexpectedExpression, data_source, fragment, local, resource
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprints
+from tablewright.constructs import halves
+from tablewright.constructs.resources import DynamodbTableData, KmsAlias
+from tablewright.constructs.terraform import (
+    DuplicateBlock,
+    UnexpectedExpression,
+    data_source,
+    fragment,
+    local,
+    resource,
+)
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.synth_corpus import REFERENCE, digests, write_corpus
 
 

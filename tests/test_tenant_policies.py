@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.blueprint.templates import KeyTemplate
-from modules.design.cookbook import follow_up_request, request
-from modules.design.design import TABLE, QueryPlan
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
+from tablewright.blueprint.load import load_blueprint
+from tablewright.blueprint.templates import KeyTemplate
+from tablewright.design.cookbook import follow_up_request, request
+from tablewright.design.design import TABLE, QueryPlan
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
 from tests.conftest import ROOT
 from tests.terraform_support import missing_tool, terraform, terraform_environment, validate
 

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.constructs.access import access_output, policy_statements
-from modules.stacks.stack import build_stacks
+from tablewright.blueprint.load import load_blueprint
+from tablewright.constructs.access import access_output, policy_statements
+from tablewright.stacks.stack import build_stacks
 from tests.conftest import ROOT
 
 TENANTS = ROOT / "tests/blueprints/tenants.yaml"

@@ -10,9 +10,9 @@ import textwrap
 
 import pytest
 
-from modules.blueprint.load import load_blueprint, load_blueprints
-from modules.stacks.stack import build_stacks
-from modules.verify.verify import verify_stacks
+from tablewright.blueprint.load import load_blueprint, load_blueprints
+from tablewright.stacks.stack import build_stacks
+from tablewright.verify.verify import verify_stacks
 from tests.conftest import BUNDLED, ROOT
 
 HEADER = """\
@@ -31,9 +31,9 @@ def verify_text(write_blueprint, body: str):
 
 def lint_errors(write_blueprint, body: str) -> list[str]:
     """Lint refuses these traps before verification, with the clearer message."""
-    from modules.capacity.estimate import estimate
-    from modules.design.designer import design
-    from modules.lint.engine import apply_ignore, lint_design
+    from tablewright.capacity.estimate import estimate
+    from tablewright.design.designer import design
+    from tablewright.lint.engine import apply_ignore, lint_design
 
     table = design(load_blueprint(write_blueprint(HEADER + textwrap.dedent(body))).blueprint)
     found, _ = apply_ignore(lint_design(table, estimate(table)), table.blueprint.lint.ignore)
@@ -245,8 +245,8 @@ def test_examples_are_written_and_found(write_blueprint, run_cli):
     access_patterns:
       user: {entity: User, where: {userId: "="}}
     """))
-    from modules.design.designer import design
-    from modules.verify.samples import generate_samples
+    from tablewright.design.designer import design
+    from tablewright.verify.samples import generate_samples
 
     samples = generate_samples(design(load_blueprint(path).blueprint))
     alice = [s for s in samples if s.values["userId"] == "alice"]
@@ -272,7 +272,7 @@ def test_example_with_a_wrong_type_is_a_located_error(write_blueprint, run_cli):
 
 def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
     """Flip one plan's direction after design: verification must notice, so the oracle is independent."""
-    import modules.design.designer as designer
+    import tablewright.design.designer as designer
 
     original = designer.query_plan
 
@@ -290,8 +290,8 @@ def test_the_oracle_catches_a_plan_that_reads_the_wrong_direction(monkeypatch):
 
 
 def test_samples_are_deterministic_and_cover_both_sides_of_ranges():
-    from modules.design.designer import design
-    from modules.verify.samples import generate_samples
+    from tablewright.design.designer import design
+    from tablewright.verify.samples import generate_samples
 
     blueprint = design(load_blueprint(BUNDLED[0], "prod").blueprint)
     first, second = generate_samples(blueprint), generate_samples(blueprint)
@@ -330,7 +330,7 @@ access_patterns:
 
 
 def test_a_keys_only_pattern_reads_the_table_keys_and_is_walked_in_pages(write_blueprint):
-    from modules.design.cookbook import next_page_request, request
+    from tablewright.design.cookbook import next_page_request, request
 
     result = verify_text(write_blueprint, KEYS_ONLY)
     assert result.passed, result.failures
@@ -342,7 +342,7 @@ def test_a_keys_only_pattern_reads_the_table_keys_and_is_walked_in_pages(write_b
 
 
 def test_a_request_that_reads_whole_items_for_a_keys_only_pattern_fails(write_blueprint, monkeypatch):
-    import modules.design.cookbook as cookbook
+    import tablewright.design.cookbook as cookbook
 
     projected = cookbook.read_attributes
     monkeypatch.setattr(cookbook, "read_attributes", lambda plan: plan.projected if not plan.returns
@@ -355,7 +355,7 @@ def test_a_request_that_reads_whole_items_for_a_keys_only_pattern_fails(write_bl
 
 def test_paging_that_repeats_the_boundary_item_fails(write_blueprint, monkeypatch):
     """A cursor that starts on the previous page's last item (`>=` instead of ExclusiveStartKey) repeats it."""
-    import modules.verify.runner as runner
+    import tablewright.verify.runner as runner
 
     original = runner._read_pages
 

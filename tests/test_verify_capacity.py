@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.capacity.estimate import estimate
-from modules.capacity.size import item_size
-from modules.design.designer import design
-from modules.design.items import build_item
-from modules.stacks.stack import build_stacks
-from modules.verify.oracle import Probe, encode_parameters
-from modules.verify.runner import model_capacity, partitions_addressed, requests_sent
-from modules.verify.samples import Sample, index_key
-from modules.verify.verify import verify_stacks
+from tablewright.blueprint.load import load_blueprint
+from tablewright.capacity.estimate import estimate
+from tablewright.capacity.size import item_size
+from tablewright.design.designer import design
+from tablewright.design.items import build_item
+from tablewright.stacks.stack import build_stacks
+from tablewright.verify.oracle import Probe, encode_parameters
+from tablewright.verify.runner import model_capacity, partitions_addressed, requests_sent
+from tablewright.verify.samples import Sample, index_key
+from tablewright.verify.verify import verify_stacks
 
 FEATURES = Path(__file__).parent / "blueprints" / "features.yaml"
 
@@ -111,8 +111,8 @@ def test_the_json_report_has_the_requests_of_the_call(run_cli):
 def test_a_sharded_read_with_a_limit_costs_the_limit_on_every_shard_as_explain_says():
     """The runner sends `Limit` to every shard's Query: each reads up to the limit of its own items, and the
     model's figure for those items is explain's (5 shards x ceil(10 x ~900 B / 4 KB) = 5 x 3 units, halved)."""
-    from modules.verify.oracle import expected
-    from modules.verify.runner import samples_read
+    from tablewright.verify.oracle import expected
+    from tablewright.verify.runner import samples_read
     from tests.design_helpers import designed
 
     event_ = {"attributes": {"tenantId": {"type": "string", "cardinality": 10}, "at": "timestamp",

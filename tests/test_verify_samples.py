@@ -10,11 +10,11 @@ from collections import Counter
 
 import pytest
 
-from modules.blueprint.load import load_blueprint
-from modules.design.designer import design
-from modules.stacks.stack import build_stacks
-from modules.verify.samples import PREFIX_POOL, generate_samples, prefix_attributes, sample_key
-from modules.verify.verify import verify_stacks
+from tablewright.blueprint.load import load_blueprint
+from tablewright.design.designer import design
+from tablewright.stacks.stack import build_stacks
+from tablewright.verify.samples import PREFIX_POOL, generate_samples, prefix_attributes, sample_key
+from tablewright.verify.verify import verify_stacks
 
 SEEDS = [1, 2, 3, 4, 5]
 
@@ -115,7 +115,7 @@ def test_a_request_dynamodb_refuses_is_a_failure_with_the_cause(write_blueprint)
     """Real DynamoDB refuses a BETWEEN whose encoded bounds are out of order (moto returns nothing)."""
     from botocore.exceptions import ClientError
 
-    from modules.verify.runner import verify_pattern
+    from tablewright.verify.runner import verify_pattern
 
     class Refusing:
         def query(self, **request):

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-import modules.verify.samples as samples_module
-from modules.blueprint.load import load_blueprint
-from modules.design.designer import design
-from modules.stacks.stack import build_stacks
-from modules.synth.synth import synthesize
-from modules.verify.samples import carriers, generate_samples
-from modules.verify.verify import _isolated_credentials, embedded_client, verify_stacks, verify_table
+import tablewright.verify.samples as samples_module
+from tablewright.blueprint.load import load_blueprint
+from tablewright.design.designer import design
+from tablewright.stacks.stack import build_stacks
+from tablewright.synth.synth import synthesize
+from tablewright.verify.samples import carriers, generate_samples
+from tablewright.verify.verify import _isolated_credentials, embedded_client, verify_stacks, verify_table
 
 TICKETS = """\
 blueprint: support

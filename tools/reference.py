@@ -28,13 +28,13 @@ def cell(text: str) -> str:
 
 
 def cli_page() -> str:
-    from modules.cli import build_parser
+    from tablewright.cli import build_parser
 
     os.environ["COLUMNS"] = HELP_COLUMNS
     parser = build_parser()
     [commands] = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
     lines = ["# Command line", "",
-             "Every command, as its `--help` prints it. Run `python main.py COMMAND --help` for the same text; "
+             "Every command, as its `--help` prints it. Run `tablewright COMMAND --help` for the same text; "
              "which blueprints a command takes when none is named is in "
              "[Which blueprints](../guides/choosing-blueprints.md).",
              "", "```text", parser.format_help().rstrip(), "```"]
@@ -95,7 +95,7 @@ def model_section(name: str, schema: dict[str, Any]) -> list[str]:
 
 
 def blueprint_page() -> str:
-    from modules.blueprint.schema import BLUEPRINT_FILE, schema_texts
+    from tablewright.blueprint.schema import BLUEPRINT_FILE, schema_texts
 
     schema = json.loads(schema_texts()[BLUEPRINT_FILE])
     definitions = schema["$defs"]
@@ -114,7 +114,7 @@ def blueprint_page() -> str:
 
 
 def errors_page() -> str:
-    from modules.errors import CODE_DOCS
+    from tablewright.errors import CODE_DOCS
 
     lines = ["# Error codes", "",
              "Bad input exits 2 and prints each problem as `error: file:line:column: field: problem [CODE]`, then "
@@ -126,8 +126,8 @@ def errors_page() -> str:
 
 
 def lint_page() -> str:
-    import modules.lint.engine  # noqa: F401  (registers every rule)
-    from modules.lint.findings import RULES
+    import tablewright.lint.engine  # noqa: F401  (registers every rule)
+    from tablewright.lint.findings import RULES
 
     lines = ["# Lint rules", "",
              "Every finding has a stable code, a severity, the blueprint line it points at, a message with the numbers "
@@ -142,7 +142,7 @@ def lint_page() -> str:
 
 
 def exit_codes_page() -> str:
-    from modules.errors import EXIT_MEANINGS
+    from tablewright.errors import EXIT_MEANINGS
 
     lines = ["# Exit codes", "",
              "Stable across releases, like Terraform's `-detailed-exitcode`: a pipeline can branch on them. `review` "
@@ -155,7 +155,7 @@ def exit_codes_page() -> str:
 def schemas_page() -> str:
     lines = ["# JSON schemas", "",
              "Point an editor or CI at these to check files before Tablewright reads them "
-             "(`python main.py schema` writes the first two again).", "", "| file | describes |", "|---|---|"]
+             "(`tablewright schema` writes the first two again).", "", "| file | describes |", "|---|---|"]
     for path in sorted((ROOT / "schema").glob("*.json")):
         schema = json.loads(path.read_text())
         lines.append(f"| `schema/{path.name}` | {cell(schema.get('description') or schema.get('title', ''))} |")

@@ -1,4 +1,0 @@
-"""What watches a table, as plain data derived from the design: the CloudWatch alarms (metric math over
-the DynamoDB metrics, each filled where DynamoDB publishes nothing), the maintenance window with its SSM
-change calendar, and the change rule's EventBridge pattern. `modules/constructs` turns them into
-Terraform; `modules/capacity` prices the alarms."""

@@ -1,0 +1,80 @@
+"""Everything that belongs to one table, as Terraform blocks: the table (and its key), autoscaling,
+Contributor Insights, the change calendar, and, with alarms on, the change rule (and the trail it
+needs, when the stack creates one), the alarm topic and the alarms. Plain data: no cdktf here (see
+`construct.py` for the construct that emits it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tablewright.capacity.estimate import CapacityReport
+from tablewright.capacity.throughput import on_demand_maxima
+from tablewright.constructs.access import access_policies
+from tablewright.constructs.alarms import alarms
+from tablewright.constructs.autoscaling import autoscaling
+from tablewright.constructs.change_rules import calendar_ref, change_calendar, change_rule, rule_targets, trail
+from tablewright.constructs.insights import contributor_insights
+from tablewright.constructs.notifications import alarm_topic, topic_arn
+from tablewright.constructs.table import table, table_ref
+from tablewright.constructs.terraform import Block
+from tablewright.design.design import TableDesign
+
+
+@dataclass(frozen=True)
+class TableReferences:
+    """Terraform references to what a table's blocks create (`None`: the design creates no such thing)."""
+
+    table_name: str
+    table_arn: str
+    stream_arn: str | None
+    change_calendar: str | None  # the SSM Change Calendar's name
+    alarm_topic_arn: str | None  # the alarm topic the stack creates (`alarms.notify: create`)
+
+
+def stack_tags(design: TableDesign) -> dict[str, str]:
+    return {"tablewright:blueprint": design.blueprint.blueprint, **design.blueprint.tags}
+
+
+def table_blocks(design: TableDesign, capacity: CapacityReport) -> list[Block]:
+    """The table's blocks; `capacity` (its estimate) resolves `max_throughput: suggested`."""
+    tags = stack_tags(design)
+    table_name = table_ref(design, "name")
+    maxima = on_demand_maxima(design, capacity)
+    # An adopted table and its scalable targets keep the tags they have, so importing them changes nothing
+    # (the blueprint's `tags` are the table's live tags; describe-scalable-targets reports none).
+    adopted = design.blueprint.adopted is not None
+    blocks = table(design, design.blueprint.tags if adopted else tags, maxima)
+    blocks += autoscaling(design, table_name, {} if adopted else tags)
+    blocks += contributor_insights(design, table_name)
+    blocks += observability(design, table_name, tags, maxima) + change_calendar(design, tags)
+    return blocks + access_policies(design)
+
+
+def observability(design: TableDesign, table_name: str, tags: dict[str, str],
+                  maxima: Mapping[str, tuple[int, int]]) -> list[Block]:
+    """Alarms, and the rule that reports out-of-band changes (with its trail, if the stack creates one), both
+    delivered to the alarm topic(s)."""
+    settings = design.blueprint.alarms
+    if not settings.enabled:
+        return []
+    rule = change_rule(design, tags)
+    blocks = [rule]
+    if settings.notify == "create":
+        blocks += alarm_topic(design, rule.ref("arn"), tags)
+        topics = [topic_arn(design)]
+    else:
+        topics = list(settings.notify)
+    blocks += rule_targets(design, rule, topics) + trail(design, tags)
+    return blocks + alarms(design, table_name, topics, tags, maxima)
+
+
+def table_references(design: TableDesign) -> TableReferences:
+    blueprint = design.blueprint
+    return TableReferences(
+        table_name=table_ref(design, "name"),
+        table_arn=table_ref(design, "arn"),
+        stream_arn=table_ref(design, "stream_arn") if blueprint.table.stream != "off" else None,
+        change_calendar=calendar_ref(design, "name") if blueprint.maintenance_window is not None else None,
+        alarm_topic_arn=topic_arn(design) if blueprint.alarms.enabled and blueprint.alarms.notify == "create" else None,
+    )

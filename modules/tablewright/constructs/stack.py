@@ -1,0 +1,93 @@
+"""One Terraform stack per blueprint stack: backend, provider, the table construct and the outputs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from tablewright.constructs.access import ACCESS_OUTPUT, access_output
+from tablewright.constructs.assembly import table_blocks, table_references
+from tablewright.constructs.cdk import App, FragmentStack, LocalBackend, S3Backend, TerraformStack, add_fragment
+from tablewright.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
+from tablewright.constructs.terraform import fragment
+from tablewright.errors import ErrorCode, TablewrightError
+from tablewright.synth.output import local_state_path
+
+if TYPE_CHECKING:
+    from tablewright.stacks.stack import Stack
+
+AWS_PROVIDER_SOURCE = "hashicorp/aws"
+
+
+def add_backend(stack: TerraformStack, plan: Stack) -> None:
+    blueprint = plan.design.blueprint
+    backend = blueprint.terraform.backend
+    if backend.type == "local":
+        LocalBackend(stack, path=local_state_path(plan.name))
+        return
+    # `key` was resolved for this stack when the blueprint loaded ({blueprint}, {env}, {stack}).
+    assert backend.bucket is not None  # the model requires `bucket` for the s3 backend
+    S3Backend(stack, bucket=backend.bucket, key=backend.key, region=backend.region,
+              dynamodb_table=backend.dynamodb_table, encrypt=True)
+    if backend.use_lockfile:  # newer than cdktf's S3Backend arguments
+        stack.add_override("terraform.backend.s3.use_lockfile", True)
+
+
+def construct_stack(app: App, plan: Stack) -> FragmentStack:
+    """The stack and its backend are cdktf's; the table, the provider and the outputs are plain data rendered
+    when `synth` writes the stack's file (what `TablewrightTable` emits, without a construct for it: a fleet
+    keeps its stacks, not a thousand rendered tables, and makes one jsii object per stack and its backend)."""
+    stack = FragmentStack(app, plan.name)
+    add_backend(stack, plan)
+    add_fragment(stack, "terraform", lambda: table_terraform(plan, stack.path))
+    add_fragment(stack, "outputs", lambda: stack_terraform(plan))
+    return stack
+
+
+def table_terraform(plan: Stack, scope_path: str) -> dict[str, Any]:
+    """The Terraform JSON of the table's blocks, an argument AWS would refuse located in the blueprint."""
+    try:
+        return fragment(table_blocks(plan.design, plan.capacity), scope_path)
+    except ValidationError as error:  # an argument derived from the blueprint's names
+        raise plan.source.locate(_derived(error)) from None
+
+
+def stack_terraform(plan: Stack) -> dict[str, Any]:
+    """The JSON the provider and each `TerraformOutput` write (the gate's as `add_gate_output` writes it), with
+    the entries cdktf adds to the stack's `//` metadata for the outputs."""
+    blueprint = plan.design.blueprint
+    table = table_references(plan.design)
+    outputs = {"table_name": table.table_name, "table_arn": table.table_arn, "stream_arn": table.stream_arn,
+               "change_calendar": table.change_calendar, "alarm_topic_arn": table.alarm_topic_arn,
+               ACCESS_OUTPUT: access_output(plan.design), STACK_OUTPUT: _without_nulls(stack_record(plan.design))}
+    names = [name for name, value in outputs.items() if value is not None]
+    written: dict[str, Any] = {
+        "//": {"outputs": {plan.name: {name: name for name in names}}},
+        "output": {name: {"value": outputs[name]} for name in names},
+        "provider": {"aws": [{"region": blueprint.region} if blueprint.region else {}]},
+        "terraform": {"required_providers": {"aws": {"version": blueprint.terraform.aws_provider,
+                                                     "source": AWS_PROVIDER_SOURCE}}},
+    }
+    written["output"][STACK_OUTPUT]["description"] = GATE_OUTPUT_DESCRIPTION
+    return written
+
+
+def _derived(error: ValidationError) -> TablewrightError:
+    detail = error.errors()[0]
+    value = str(detail.get("input"))
+    shown = value if len(value) <= 60 else f"{value[:40]}...{value[-15:]}"
+    argument = ".".join(str(step) for step in detail["loc"])
+    return TablewrightError(
+        f"the {error.title} `{argument}` Tablewright derives from the blueprint's names would be {shown!r} "
+        f"({len(value)} characters), which AWS refuses: {detail['msg']}", path=("table", "name"), code=ErrorCode.NAMING,
+        hint="shorten `table.name` (or the index names): alarm, topic, calendar and rule names are made from them")
+
+
+def _without_nulls(value: Any) -> Any:
+    """`value` as jsii hands it to Node.js: a None in an object is a missing key."""
+    if isinstance(value, dict):
+        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value

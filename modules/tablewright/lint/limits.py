@@ -1,0 +1,375 @@
+"""DynamoDB limits and costs a design can run into: index counts, projections, item sizes, ALL
+projections, scans, filters, local-index item collections, autoscaling bounds."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tablewright.blueprint.traffic import HOURS_PER_MONTH, SECONDS_PER_MONTH
+from tablewright.blueprint.traits import hottest_share
+from tablewright.capacity.estimate import (
+    PAGE_BYTES,
+    CapacityReport,
+    collection,
+    entry_bytes,
+    item_bytes,
+    projected_bytes,
+    write_units,
+)
+from tablewright.capacity.throughput import UNLIMITED, on_demand_maxima
+from tablewright.design.design import TABLE, TableDesign, place
+from tablewright.errors import FieldPath
+from tablewright.lint.findings import Context, Issue, Severity, rule
+
+MAX_GSIS = 20
+MAX_PROJECTED_ATTRIBUTES = 100
+MAX_ITEM_BYTES = 400 * 1024
+ITEM_COLLECTION_LIMIT = 10 * 2**30
+
+
+def _index_path(design: TableDesign, index: str) -> FieldPath:
+    if index in design.blueprint.indexes:
+        return ("indexes", index)
+    patterns = design.index(index).patterns
+    return ("access_patterns", patterns[0]) if patterns else ("entities",)
+
+
+@rule("TW301", "More than 20 GSIs", "Overload GSIs across entities (the planner does), or split the table.",
+      why="More than 20 GSIs",
+      severity="error")
+def too_many_gsis(ctx: Context) -> Iterator[Issue]:
+    gsis = ctx.design.global_indexes
+    if len(gsis) > MAX_GSIS:
+        yield Issue(
+            "error",
+            f"{len(gsis)} global secondary indexes; a table has at most {MAX_GSIS} by default",
+            "pin patterns to shared shapes with `index_keys` so entities overload the same GSIs, or ask AWS for a "
+            "quota increase",
+            _index_path(ctx.design, gsis[MAX_GSIS].name),
+        )
+
+
+@rule("TW302", "More than 100 projected attributes",
+      "Project fewer attributes (`returns`, `indexes.<name>.projection`), or use KEYS_ONLY and a follow-up read.",
+      why="More than 100 projected non-key attributes across the secondary indexes",
+      severity="error")
+def too_many_projected(ctx: Context) -> Iterator[Issue]:
+    counted = [(i.name, len(i.projection.attributes)) for i in ctx.design.indexes if i.projection.type == "INCLUDE"]
+    total = sum(count for _, count in counted)
+    if total > MAX_PROJECTED_ATTRIBUTES:
+        largest = max(counted, key=lambda c: c[1])[0]
+        yield Issue(
+            "error",
+            f"the secondary indexes project {total} non-key attributes in all "
+            f"({', '.join(f'{n}: {c}' for n, c in counted)}); DynamoDB allows {MAX_PROJECTED_ATTRIBUTES} per table",
+            f"trim `returns` of the patterns on {largest}, or make it KEYS_ONLY with a follow-up read",
+            _index_path(ctx.design, largest),
+        )
+
+
+@rule("TW303", "Item over 400 KB", "Split the item (e.g. a header item and detail items under one partition key).",
+      why="Item over 400 KB",
+      severity="error")
+def item_too_large(ctx: Context) -> Iterator[Issue]:
+    for name, spec in sorted(ctx.design.blueprint.entities.items()):
+        if spec.item_bytes and spec.item_bytes > MAX_ITEM_BYTES:
+            yield Issue(
+                "error",
+                f"{name} items average {spec.item_bytes:,} bytes; DynamoDB items hold at most {MAX_ITEM_BYTES:,}",
+                "split it into several items of one item collection, or keep the large part in S3",
+                ("entities", name, "item_bytes"),
+            )
+
+
+@rule("TW304", "ALL projection",
+      "Project only what the patterns return (the default); ALL copies every attribute into the index.",
+      why="ALL projection, with its extra write cost per month (at the index's own billing and write target)",
+      severity="warning")
+def all_projection(ctx: Context) -> Iterator[Issue]:
+    design = ctx.design
+    region = design.blueprint.region
+    price = ctx.capacity.prices.table_class(region, design.blueprint.table.table_class)
+    for index in design.indexes:
+        if index.projection.type != "ALL" or not index.members:  # members unknown: an adopted index
+            continue
+        extra = 0.0
+        for entity, _ in index.members:
+            writes = design.blueprint.entities[entity].writes_per_second
+            needed = tuple(sorted({a for p in index.patterns for a in design.plan(p).returns}))
+            full = write_units(entry_bytes(design, entity, index.name))
+            minimal = write_units(projected_bytes(design, entity, index.name, needed))
+            extra += (full - minimal) * writes
+        # The index's own billing and write target (a local index's writes are the table's).
+        policy = design.capacity.get(index.name, design.capacity[TABLE])
+        on_demand = policy.billing == "on_demand"
+        if price is None:
+            cost = f"not priced: no prices for {region or 'a blueprint without `region`'}"
+        elif on_demand:
+            monthly = extra * SECONDS_PER_MONTH * price.on_demand_write_request_unit
+            cost = f"~${monthly:,.2f}/month on demand in {region}"
+        else:
+            target = policy.scaling("write").target
+            monthly = extra / (target / 100) * HOURS_PER_MONTH * price.provisioned_wcu_hour
+            cost = f"~${monthly:,.2f}/month provisioned at its {target}% write target in {region}"
+        units = "write request units/s" if on_demand else "WCU/s"
+        yield Issue(
+            "warning",
+            f"{index.name} projects ALL attributes: every write copies whole items into it, about {extra:,.1f} {units} "
+            f"more than projecting what its patterns return ({cost}), plus the storage of full copies",
+            f"remove `projection: all` from indexes.{index.name} to project only the returned attributes",
+            ("indexes", index.name),
+        )
+
+
+@rule("TW305", "Pattern reads the whole table",
+      "A Scan reads every item whatever its filter: give the pattern a key (an `=` condition), or keep the Scan rare.",
+      why="Pattern reads the whole table (`scan: allowed`), with its cost",
+      severity="warning")
+def scan_pattern(ctx: Context) -> Iterator[Issue]:
+    design, capacity = ctx.design, ctx.capacity
+    for plan in design.plans:
+        if plan.operation != "Scan":
+            continue
+        read = capacity.read(plan.pattern)
+        pattern = design.blueprint.access_patterns[plan.pattern]
+        size = (f"{read.items_per_call:,} items, {read.units_per_call:,.0f} RCU per scan, "
+                f"{read.units_per_second:,.1f} RCU/s at {pattern.rps:g} scans/s"
+                if read.items_per_call else "declare the entities' `item_count` to size it")
+        yield Issue(
+            "warning",
+            f"{plan.pattern} scans the whole table ({size}); accepted because: {pattern.reason}",
+            "add an `=` condition the table or a GSI can key by, or run it on an export instead of the table",
+            ("access_patterns", plan.pattern, "scan"),
+        )
+
+
+@rule("TW306", "Filter on a non-key attribute",
+      "Filters run after the read and do not reduce its cost: "
+      "make the attribute a key component or use a sparse index.",
+      why="Filter on a non-key attribute: the read costs the same",
+      severity="warning")
+def filter_cost(ctx: Context) -> Iterator[Issue]:
+    design, capacity = ctx.design, ctx.capacity
+    for plan in design.plans:
+        pattern = design.blueprint.access_patterns[plan.pattern]
+        if plan.operation == "Scan" or not pattern.filter:
+            continue
+        read = capacity.read(plan.pattern)
+        attributes = ", ".join(sorted(pattern.filter))
+        yield Issue(
+            "warning",
+            f"{plan.pattern} filters on {attributes}: the key condition still reads about {read.items_per_call} "
+            f"items ({read.units_per_call:g} RCU) per call, and the filter only discards some of them",
+            f"make {attributes} a sort-key component after the bound ones (then it is a key condition), or index "
+            "only the matching items (a sparse index)",
+            ("access_patterns", plan.pattern, "filter"),
+        )
+
+
+@rule("TW307", "Item collection over 10 GB with a local index",
+      "Tables with local secondary indexes cap each partition key's items at 10 GB: spread them or use a GSI.",
+      why="Item collection over 10 GB (half: warning) on a table with a local index",
+      severity="error")
+def item_collection_size(ctx: Context) -> Iterator[Issue]:
+    design = ctx.design
+    if not design.local_indexes:
+        return
+    by_key: dict[str, list[str]] = {}
+    for entity, shapes in design.shapes.items():
+        by_key.setdefault(shapes[TABLE].pk.text, []).append(entity)
+    for template, entities in sorted(by_key.items()):
+        total = 0.0
+        for entity in entities:
+            spec = design.blueprint.entities[entity]
+            share = hottest_share(design.shapes[entity][TABLE].pk, spec.attributes,
+                                  design.blueprint.traffic.dominant_share)
+            if spec.item_count is None or share is None:
+                continue
+            per_item = item_bytes(design, entity) + sum(entry_bytes(design, entity, i.name)
+                                                       for i in design.local_indexes if i.name in design.shapes[entity])
+            total += spec.item_count * share * per_item
+        if total > ITEM_COLLECTION_LIMIT / 2:
+            severity: Severity = "error" if total > ITEM_COLLECTION_LIMIT else "warning"
+            yield Issue(
+                severity,
+                f"the busiest partition key {template} holds about {total / 2**30:,.1f} GB of items and local-index "
+                f"entries; with a local index each item collection is capped at 10 GB",
+                "spread the items over more partition keys, or replace the local index by a GSI",
+                ("entities", sorted(entities)[0], "key", "pk"),
+            )
+
+
+@rule("TW308", "Autoscaling cannot reach the estimated peak",
+      "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates.",
+      why="Autoscaling maximum below the estimated peak",
+      severity="warning")
+def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
+    for load in ctx.capacity.loads:
+        policy = ctx.design.capacity[load.index]
+        if policy.billing != "provisioned":
+            continue
+        path = policy.source
+        for direction in ("read", "write"):
+            suggested = load.suggested_read if direction == "read" else load.suggested_write
+            bounds = policy.bounds(direction)
+            assert bounds is not None  # a provisioned policy has both
+            if bounds[1] < suggested[1]:
+                where = place(load.index)
+                yield Issue(
+                    "warning",
+                    f"{where}: {direction} capacity max {bounds[1]:,} is below the estimated peak "
+                    f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s, peak "
+                    f"{getattr(load, 'peak_' + direction):,.0f} at {policy.scaling(direction).target}% target)",
+                    f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates",
+                    (*path, direction, "max"),
+                )
+
+
+
+@rule("TW310", "Autoscaling minimum below the average load",
+      "Raise `capacity.*.min` to the suggested minimum: autoscaling scales in to the minimum in quiet periods and "
+      "takes about two minutes above target to scale out again; a GSI that throttles also throttles the table's "
+      "writes.",
+      why="Autoscaling minimum below the average load (the autoscaler sits at the minimum after a quiet spell; a GSI "
+          "that throttles back-pressures the table's writes)",
+      severity="warning")
+def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
+    for load in ctx.capacity.loads:
+        policy = ctx.design.capacity[load.index]
+        if policy.billing != "provisioned":
+            continue
+        path = policy.source
+        where = place(load.index)
+        for direction in ("read", "write"):
+            bounds = policy.bounds(direction)
+            average = load.read_units_per_second if direction == "read" else load.write_units_per_second
+            suggested = load.suggested_read if direction == "read" else load.suggested_write
+            if bounds is None or bounds[0] >= average:
+                continue
+            backpressure = " (GSI throttling back-pressures the table's writes)" if (
+                load.index != TABLE and direction == "write") else ""
+            yield Issue(
+                "warning",
+                f"{where}: {direction} capacity min {bounds[0]:,} is below the average load of "
+                f"{average:,.0f} units/s: after a quiet spell the autoscaler sits at the minimum and every return "
+                f"to normal traffic throttles for minutes{backpressure}",
+                f"set `{direction}: {{min: {suggested[0]}, ...}}` (the average at the "
+                f"{policy.scaling(direction).target}% target)",
+                (*path, direction, "min"),
+            )
+
+
+@rule("TW311", "Query reads whole large item collections",
+      "Add a `limit` (and paginate), or key the pattern more narrowly: a Query without a limit reads the whole "
+      "collection, one 1 MB page per request.",
+      why="Query without a limit reads whole item collections over 1 MB (from `item_count` and the partition key's "
+          "cardinality)",
+      severity="warning")
+def large_collection(ctx: Context) -> Iterator[Issue]:
+    for read in ctx.capacity.reads:
+        plan = ctx.design.plan(read.pattern)
+        pattern = ctx.design.blueprint.access_patterns[read.pattern]
+        if plan.operation != "Query" or pattern.limit is not None or pattern.items is not None:
+            continue
+        size, _ = collection(ctx.design, plan)
+        if size is None or size * read.bytes_per_item <= PAGE_BYTES:
+            continue
+        yield Issue(
+            "warning",
+            f"{read.pattern} reads whole collections of about {size:,.0f} items "
+            f"({size * read.bytes_per_item / 2**20:,.1f} MB): each call reads a 1 MB page ({read.units_per_call:g} "
+            "RCU) and must paginate for the rest",
+            "add `limit:` and paginate, or bind more of the key with `=`",
+            ("access_patterns", read.pattern),
+        )
+
+
+@rule("TW309", "Retiring index still deployed",
+      "An index of the design lock that no pattern reads any more (its patterns were removed, or a successor took "
+      "them) stays until you remove it: set `indexes.<name>.remove: true` once nothing reads it.",
+      why="Retiring index still deployed: a locked index no pattern reads (its patterns removed, or a successor took "
+          "them)",
+      severity="warning")
+def retiring_index(ctx: Context) -> Iterator[Issue]:
+    for index in ctx.design.indexes:
+        if not index.retiring:
+            continue
+        why = f"{index.successor} replaced it" if index.successor else "no access pattern reads it"
+        yield Issue(
+            "warning",
+            f"{index.name} is retiring ({why}) but still deployed: every write to its entities still costs "
+            "its write units, and it counts against the 20 GSIs",
+            f"once no application reads {index.name} any more, set `indexes: {{{index.name}: {{remove: true}}}}` "
+            "(a window change: DynamoDB deletes it); until then keep it",
+            ("indexes", index.name) if index.name in ctx.design.blueprint.indexes else ("access_patterns",),
+        )
+
+
+@rule("TW312", "No entities described",
+      "A blueprint without entities (an adopted table) manages the table, its autoscaling and its alarms, but "
+      "nothing can be checked, costed or verified: describe the items and how the application reads them.",
+      why="No entities described (an adopted table): nothing can be checked, costed or verified",
+      severity="warning")
+def nothing_described(ctx: Context) -> Iterator[Issue]:
+    blueprint = ctx.design.blueprint
+    if blueprint.entities:
+        return
+    keys = " and ".join(ctx.design.table_keys.names)
+    yield Issue(
+        "warning",
+        f"no entities: Tablewright manages table {blueprint.table.name} as it is, but cannot check its keys for hot "
+        "partitions, size its capacity from the traffic or verify any access pattern",
+        f"under `entities:`, describe each kind of item and the templates written to {keys}, then the "
+        "`access_patterns` that read them (the TODO block `adopt` wrote shows the form)",
+        ("entities",),
+    )
+
+
+@dataclass(frozen=True)
+class BelowPeak:
+    """An on-demand maximum (of the table or a GSI, in one direction) below the declared peak."""
+
+    target: str  # "table" or a GSI
+    direction: str
+    maximum: int
+    average: float
+    peak: int
+
+
+def maxima_below_peak(design: TableDesign, capacity: CapacityReport) -> list[BelowPeak]:
+    """Every on-demand maximum below the estimated peak (the daily curve's and events' busiest second)."""
+    found = []
+    for target, maxima in on_demand_maxima(design, capacity).items():
+        load = capacity.load(target)
+        for direction, maximum, average, busiest in zip(
+                ("read", "write"), maxima, (load.read_units_per_second, load.write_units_per_second),
+                (load.peak_read, load.peak_write), strict=True):
+            peak = math.ceil(busiest)
+            if maximum != UNLIMITED and maximum < peak:
+                found.append(BelowPeak(target, direction, maximum, average, peak))
+    return found
+
+
+@rule("TW313", "On-demand maximum below the estimated peak",
+      "Raise `max_throughput` to the estimated peak (or write `suggested`), or lower the declared rates: DynamoDB "
+      "throttles every request above an on-demand maximum.",
+      why="An on-demand maximum (`max_throughput`) below the estimated peak (average request units x peak factor): "
+          "DynamoDB throttles the requests above it",
+      severity="warning; error in production (and the review and gate hold the change for the window)")
+def on_demand_maximum(ctx: Context) -> Iterator[Issue]:
+    blueprint = ctx.design.blueprint
+    for low in maxima_below_peak(ctx.design, ctx.capacity):
+        indexes = blueprint.indexes
+        own = low.target != TABLE and low.target in indexes and indexes[low.target].max_throughput is not None
+        path: FieldPath = ("indexes", low.target, "max_throughput") if own else ("table", "max_throughput")
+        yield Issue(
+            "error" if blueprint.production else "warning",
+            f"{place(low.target)}: on-demand {low.direction} maximum {low.maximum:,} request units/s is below the "
+            f"estimated peak {low.peak:,} (average {low.average:,.0f}, at its busiest second): "
+            "requests above it are throttled" + (" (production: an error)" if blueprint.production else ""),
+            f"set `max_throughput: {{{low.direction}: {low.peak}}}` or more (with the other direction), or "
+            "`suggested`, or lower the declared rates",
+            (*path, low.direction),  # `suggested` is never below the peak: only numbers get here
+        )

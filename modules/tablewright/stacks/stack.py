@@ -1,0 +1,97 @@
+"""The spine: each stack of each blueprint computed once, by one function, and handed to every command.
+
+A `Stack` is a loaded blueprint (one environment of it), its design, the capacity estimated from the
+design, its monthly cost and the lint findings. Commands and the review build stacks here and render
+them (modules/tablewright/report); nothing downstream recomputes any of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from tablewright.blueprint.load import LoadedBlueprint
+from tablewright.capacity.cost import CostReport, monthly_cost
+from tablewright.capacity.estimate import CapacityReport, estimate
+from tablewright.capacity.prices import prices_of
+from tablewright.design.design import TableDesign
+from tablewright.design.designer import design
+from tablewright.errors import BlueprintError, ErrorCode, TablewrightError
+from tablewright.lint.engine import LintResult, lint_loaded
+from tablewright.lint.findings import Finding
+from tablewright.simulate.model import TrafficModel, traffic_model
+from tablewright.simulate.stack import DaySummary, simulate_stack
+
+
+@dataclass(frozen=True)
+class Stack:
+    source: LoadedBlueprint
+    design: TableDesign
+    capacity: CapacityReport
+    lint: LintResult
+
+    @property
+    def name(self) -> str:
+        return self.source.stack_name
+
+    @cached_property
+    def cost(self) -> CostReport:
+        """The monthly cost, computed on first use (synth has no use for it)."""
+        return monthly_cost(self.design, self.capacity)
+
+    @cached_property
+    def traffic(self) -> TrafficModel:
+        """The declared traffic as flows onto the table and each GSI (what `calibrate` compares), on first use."""
+        return traffic_model(self.design, self.capacity)
+
+    @cached_property
+    def simulated_day(self) -> DaySummary:
+        """A day of the declared traffic, simulated on first use, in three figures (the day itself is not kept)."""
+        return DaySummary.of(simulate_stack(self.design, self.capacity))
+
+    def with_findings(self, extra: Sequence[Finding]) -> Stack:
+        """The same stack with findings that need more than this blueprint (`lint --against`, the review)."""
+        if not extra:
+            return self
+        return replace(self, lint=lint_loaded(self.source, self.design, self.capacity, extra))
+
+
+def build_stack(loaded: LoadedBlueprint) -> Stack:
+    """Design, estimate and lint one loaded stack (pure; errors are located in its files)."""
+    try:
+        table = design(loaded.blueprint, loaded.lock)
+    except TablewrightError as error:
+        raise loaded.locate(error) from None
+    capacity = estimate(table, prices_of(loaded.prices, loaded.prices_file))
+    return Stack(loaded, table, capacity, lint_loaded(loaded, table, capacity))
+
+
+def build_stacks(blueprints: Iterable[LoadedBlueprint]) -> list[Stack]:
+    """Every stack, in order; stack names must be unique across the blueprints given."""
+    seen: dict[str, LoadedBlueprint] = {}
+    stacks = []
+    for loaded in blueprints:
+        other = seen.setdefault(loaded.stack_name, loaded)
+        if other is not loaded:
+            raise BlueprintError(
+                f"stack `{loaded.stack_name}` is also produced by {other.path}",
+                path=("blueprint",),
+                hint="stack names must be unique: rename one blueprint",
+                code=ErrorCode.NAMING,
+            ).located(loaded.source.locate(("blueprint",)))
+        stacks.append(build_stack(loaded))
+    return stacks
+
+
+def lint_errors(stack: Stack, override: str = "--allow-lint-errors") -> TablewrightError | None:
+    """`synth` and `verify` refuse a stack with lint errors: the first, as an error with its fix
+    (`override`: how the caller lets them through)."""
+    errors = [x for x in stack.lint.findings if x.finding.severity == "error"]
+    if not errors:
+        return None
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more: `tablewright lint`)" if len(errors) > 1 else ""
+    return TablewrightError(f"lint {first.finding.code}: {first.finding.message}{more}", path=first.finding.path,
+                            hint=f"{first.finding.fix}; or pass {override}", location=first.location,
+                            code=ErrorCode.LINT_ERRORS)
