@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -34,9 +33,9 @@ MINIMUM_NODE = (22, 19)  # cdktn-cli's `engines`: it fails on Node.js 20 (`util.
 
 
 def pinned(requirement: str) -> str:
-    """The version pyproject.toml pins a package of the `cdktn` extra to."""
-    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["cdktn"]
-    return next(line.split("==")[1] for line in extra if line.startswith(f"{requirement}=="))
+    """The version constraints.txt (the exact set CI installs) pins a package to."""
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    return next(line.split("==")[1] for line in lines if line.lower().startswith(f"{requirement.lower()}=="))
 
 
 # Which library ---------------------------------------------------------------------------------------------

@@ -580,8 +580,10 @@ GUIDE = ROOT / "docs" / "guides" / "application-clients.md"
 
 
 def _block(language: str) -> str:
-    (block,) = [part.split("\n", 1)[1] for part in GUIDE.read_text().split("```")[1:]
-                if part.startswith(language + "\n") and "orders_client" in part]
+    """The code of the guide's worked example in `language` (its section's one block)."""
+    heading = {"python": "## Python, worked example", "ts": "## TypeScript, worked example"}[language]
+    section = GUIDE.read_text().split(heading)[1].split("\n## ")[0]
+    (block,) = [part.split("\n", 1)[1] for part in section.split("```")[1:] if part.startswith(language + "\n")]
     return block
 
 

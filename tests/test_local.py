@@ -18,7 +18,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from tablewright.local.terraform import OVERRIDE_FILE
+from tablewright.synth.output import LOCAL_OVERRIDE_FILE
 from tablewright.testing import fixture, local_aws
 from tests.conftest import ROOT
 from tests.terraform_support import find_mirror, missing_tool
@@ -155,14 +155,16 @@ def test_terraform_applies_to_local_and_replans_empty_leaving_no_override_and_no
         assert "dev-orders_main" in client_of(exports).list_tables()["TableNames"]
         failed = tablewright(project, terraform_env, *endpoint, "apply", "no-such.tfplan", check=False)
         assert failed.returncode == 1 and "no-such.tfplan" in failed.stderr
-    assert not (stack / OVERRIDE_FILE).exists()
+    assert not (stack / LOCAL_OVERRIDE_FILE).exists()
     assert not (project / "terraform-state").exists()  # the stack's real (local) backend never saw the emulator
     assert (stack / ".tablewright-local" / "terraform.tfstate").is_file()
     assert (stack / ".terraform.lock.hcl").is_file() and not (stack / ".terraform").exists()
 
 
-def test_a_stopped_terraform_run_removes_its_override(project, terraform_env):
-    """SIGTERM reaches Terraform (here waiting for a confirmation); once it has stopped, the override goes."""
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stopped_terraform_run_removes_its_override(project, terraform_env, stop):
+    """A signal sent to `tablewright terraform` alone (a CI runner, `kill`) reaches Terraform, here waiting for a
+    confirmation, once; when Terraform has stopped the override goes, and nothing is left running."""
     stack = project / "cdktf.out/stacks/orders-dev"
     tablewright(project, terraform_env, "synth", "blueprints/orders.yaml", "--env", "dev")
     with local(project, "--empty", "--port", str(free_port())) as (_, exports):
@@ -171,13 +173,15 @@ def test_a_stopped_terraform_run_removes_its_override(project, terraform_env):
         running = subprocess.Popen([*TOOL, *endpoint, "apply", "-no-color"], cwd=project, env=terraform_env,
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120
-        while not (stack / OVERRIDE_FILE).exists() and time.monotonic() < deadline:
+        while not (stack / LOCAL_OVERRIDE_FILE).exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(3)  # Terraform plans, then waits for "yes"
-        running.send_signal(signal.SIGTERM)
+        running.send_signal(stop)
         running.communicate(timeout=120)
         assert running.returncode != 0
-    assert not (stack / OVERRIDE_FILE).exists()
+    assert not (stack / LOCAL_OVERRIDE_FILE).exists()
+    left = subprocess.run(["pgrep", "-f", "terraform apply -no-color"], capture_output=True, text=True)
+    assert not [pid for pid in left.stdout.split() if Path(f"/proc/{pid}/cwd").resolve() == stack]
 
 
 ORDERS = fixture(str(ROOT / "blueprints" / "orders.yaml"), env="dev")
@@ -196,6 +200,28 @@ def test_a_fresh_table_per_test_and_nothing_left_after(ORDERS):
     assert ORDERS.client().scan(TableName=ORDERS.table("orders"))["Count"] == 0  # not the other test's item
 
 
+def test_the_users_aws_configuration_and_proxies_never_reach_the_emulator(project, monkeypatch, tmp_path):
+    """A profile that does not exist, a broken config file, a bad retry setting and a proxy: all set aside while
+    the emulator runs (the CLI's and the library's), and put back afterwards."""
+    broken = tmp_path / "config"
+    broken.write_text("[profile x\nregion =")
+    hostile = {"AWS_PROFILE": "nowhere", "AWS_CONFIG_FILE": str(broken), "AWS_MAX_ATTEMPTS": "abc",
+               "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}
+    for name, value in hostile.items():
+        monkeypatch.setenv(name, value)
+    with local_aws(ROOT / "blueprints" / "orders.yaml", env="dev") as aws:
+        assert aws.client().describe_table(TableName="dev-orders_main")["Table"]["TableStatus"] == "ACTIVE"
+    assert {name: os.environ.get(name) for name in hostile} == hostile
+    process = subprocess.Popen([*TOOL, "local", "--port", "0"], cwd=project, text=True, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env={**environment(), **hostile})
+    try:
+        first = process.stdout.readline() if process.stdout else ""
+        assert first.startswith("export AWS_ENDPOINT_URL="), process.stderr.read() if process.stderr else ""
+    finally:
+        process.terminate()
+        assert process.wait(timeout=30) == 0
+
+
 def test_the_context_manager_loads_samples_and_puts_the_environment_back(monkeypatch):
     monkeypatch.setenv("AWS_PROFILE", "production")
     with local_aws(ROOT / "blueprints" / "crm.yaml", env="dev", items=1) as aws:
@@ -204,3 +230,22 @@ def test_the_context_manager_loads_samples_and_puts_the_environment_back(monkeyp
         assert created.table == aws.table("crm") == "dev-crm_main" and created.items >= 2
         assert aws.client().scan(TableName="dev-crm_main")["Count"] == created.items
     assert os.environ["AWS_PROFILE"] == "production" and "AWS_ENDPOINT_URL" not in os.environ
+
+
+def test_the_client_guides_unit_test_passes_as_written(project):
+    """docs/guides/application-clients.md's conftest.py and test module, with the generated client, run by pytest
+    in the project as an application team would."""
+    import re
+
+    guide = (ROOT / "docs" / "guides" / "application-clients.md").read_text()
+    section = guide.split("## Unit tests against a local table")[1].split("\n## ")[0]
+    files = {match.group(1): match.group(0)[len("```python\n"):]
+             for match in re.finditer(r"```python\n# (tests/\w+\.py)\n.*?(?=```)", section, re.DOTALL)}
+    assert sorted(files) == ["tests/conftest.py", "tests/test_orders.py"]
+    for name, text in files.items():
+        (project / name).parent.mkdir(exist_ok=True)
+        (project / name).write_text(text)
+    tablewright(project, environment(), "client", "blueprints/orders.yaml", "--lang", "python", "--out", "app/db")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           "tests"], cwd=project, env=environment(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr

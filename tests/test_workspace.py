@@ -169,3 +169,108 @@ def test_the_stack_directory_keeps_only_what_synth_and_terraform_write(project, 
     assert run_cli("synth", "--env", "dev")[0] == 0
     config = json.loads((project / "cdktf.out/stacks/payments-dev/cdk.tf.json").read_text())
     assert config["terraform"]["backend"] == {"local": {"path": "../../../terraform-state/payments-dev.tfstate"}}
+
+
+def test_terraform_never_writes_through_a_link_or_into_a_file(project, run_cli, tmp_path):
+    assert run_cli("synth", "--env", "dev")[0] == 0
+    stack = project / "cdktf.out/stacks/payments-dev"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    endpoint = ["terraform", "payments-dev", "--endpoint", "http://127.0.0.1:4566", "--", "version"]
+    (stack / "tablewright_local_override.tf.json").symlink_to(victim)
+    assert "is not a file Tablewright wrote" in refused(run_cli, *endpoint)
+    assert "is not a file Tablewright wrote" in refused(run_cli, "terraform", "payments-dev", "--", "version")
+    (stack / "tablewright_local_override.tf.json").unlink()
+    (stack / ".tablewright-local").symlink_to(tmp_path)
+    assert "is not a directory of its own" in refused(run_cli, *endpoint)
+    (stack / ".tablewright-local").unlink()
+    (stack / ".tablewright-local").write_text("")
+    assert "is not a directory of its own" in refused(run_cli, *endpoint)
+    assert victim.read_text() == "precious\n" and sorted(os.listdir(tmp_path)) == ["infra", "victim.txt"]
+
+
+def test_synth_drops_an_override_a_killed_run_left(project, run_cli):
+    """Plain `terraform` in the stack would otherwise reach the emulator, with its state."""
+    assert run_cli("synth", "--env", "dev")[0] == 0
+    stack = project / "cdktf.out/stacks/payments-dev"
+    (stack / "tablewright_local_override.tf.json").write_text("{}")
+    (stack / ".terraform.lock.hcl").write_text("# kept\n")
+    assert run_cli("synth", "--env", "dev")[0] == 0
+    assert sorted(os.listdir(stack)) == [".terraform.lock.hcl", "cdk.tf.json"]
+
+
+@pytest.mark.parametrize("endpoint", ["http://127.0.0.1:4566#${file(\"/etc/passwd\")}", "http://u:p@127.0.0.1:4566",
+                                      "http://127.0.0.1:99999", "http://127.0.0.1:abc", "http://127.0.0.1:4566?",
+                                      " http://127.0.0.1:4566", "http://127.0.0.1:4566\t", "http://127.0.0.1"])
+def test_an_endpoint_is_refused_unless_it_is_only_the_emulators_port(endpoint):
+    from tablewright.errors import TablewrightError
+    from tablewright.local.terraform import check_endpoint
+
+    with pytest.raises(TablewrightError, match="is not the emulator's URL"):
+        check_endpoint(endpoint)
+    assert check_endpoint("http://127.0.0.1:4566/") == "http://127.0.0.1:4566"
+
+
+def test_init_never_writes_through_a_linked_folder(tmp_path, run_cli):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repository = tmp_path / "repo"
+    (repository / "blueprints").mkdir(parents=True)
+    (repository / "blueprints" / "shared").symlink_to(outside)
+    err = refused(run_cli, "init", repository)
+    assert "[E611]" in err and "blueprints/shared/platform-base.yaml" in err
+    assert sorted(os.listdir(repository)) == ["blueprints"] and not os.listdir(outside)
+    code, out, _ = run_cli("init", repository, "--skip-existing")
+    assert code == 0 and "left as it is: " in out and not os.listdir(outside)
+    assert (repository / "cdktf.json").is_file()
+
+
+def test_a_failed_init_removes_what_it_wrote(tmp_path, run_cli, monkeypatch):
+    """A write that fails half-way (a full disk) leaves no file and no folder of this run behind."""
+    import errno
+
+    from tablewright.cli import workspace_commands
+
+    real_open = os.open
+
+    def full_disk_at_the_schema(path, *args, **kwargs):
+        if str(path).endswith("blueprint-base.schema.json"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(workspace_commands.os, "open", full_disk_at_the_schema)
+    (tmp_path / "repo").mkdir()
+    err = refused(run_cli, "init", tmp_path / "repo")
+    assert "No space left on device" in err and "[E611]" in err
+    assert os.listdir(tmp_path / "repo") == []
+
+
+def test_init_with_root_scaffolds_that_root_and_says_the_way_from_here(tmp_path, run_cli, monkeypatch):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    monkeypatch.chdir(tmp_path / "y")
+    code, out, _ = run_cli("init", "--root", "../x")
+    assert code == 0 and (tmp_path / "x" / "cdktf.json").is_file() and not os.listdir(tmp_path / "y")
+    code, out, _ = run_cli("init", "new")
+    assert code == 0 and "  cd new " in out  # from where it was typed
+
+
+def test_the_last_root_wins_and_an_empty_one_is_refused(project, run_cli, tmp_path):
+    assert "--root is empty" in refused(run_cli, "lint", "--root=")
+    assert run_cli("lint", "--env", "dev", "--root", "/nonexistent", "--root", str(project))[0] == 0
+    assert "not a directory" in refused(run_cli, "lint", "--root", str(project / "cdktf.json"))
+
+
+def test_a_reader_that_goes_away_ends_the_command_as_sigpipe_would(project):
+    """`tablewright list | head -c 1`, once head has gone: no traceback, exit 141 as for a program SIGPIPE stops."""
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    try:
+        done = subprocess.run([sys.executable, "-m", "tablewright", "list"], cwd=project, stdout=write,
+                              stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and "Traceback" not in done.stderr and "internal error" not in done.stderr

@@ -166,7 +166,14 @@ def pipeline_page() -> str:
     from tests.test_layers import STAGES
 
     lines = ["# The pipeline", "",
-             "Tablewright is a pipeline of stages, earliest first. A module imports only from its own stage and "
+             "```sh",
+             "tablewright lint blueprints/orders.yaml --env prod     # load, design, capacity, simulate, lint",
+             "tablewright synth blueprints/orders.yaml --env prod    # ... then the constructs: cdk.tf.json",
+             "tablewright review --base origin/main:blueprints/orders.yaml --head blueprints/orders.yaml"
+             "   # two syntheses, classified",
+             "```", "",
+             "Every command runs the stages it needs, in this order, each a function of the one before. Tablewright "
+             "is a pipeline of stages, earliest first. A module imports only from its own stage and "
              "earlier ones (`tests/test_layers.py` holds this list and fails on a backward import), so each stage "
              "can be read knowing only those before it.", "", "| stage | package | reads and produces |",
              "|---|---|---|"]

@@ -17,6 +17,7 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_WINDOW = 4  # --detailed-exitcode only: window changes (gate: and the window is closed), nothing blocked
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+EXIT_CLOSED_OUTPUT = 141  # the reader of the output went away, as shells report SIGPIPE (128 + 13)
 
 # What each exit code means, and the commands that use it: the exit-code reference is generated from this.
 EXIT_MEANINGS: dict[int, tuple[str, str]] = {
@@ -32,6 +33,8 @@ EXIT_MEANINGS: dict[int, tuple[str, str]] = {
     EXIT_WINDOW: ("only with `--detailed-exitcode`: window changes and nothing blocked; `gate`: the window is closed "
                   "now, so the plan waits for it; `review`: the change needs the window", "gate, review"),
     EXIT_INTERRUPTED: ("interrupted (Ctrl-C)", "all"),
+    EXIT_CLOSED_OUTPUT: ("the output's reader went away before the end (`| head`), as for a program SIGPIPE stops; "
+                         "what was written is kept", "all"),
 }
 MAX_REPORTED = 20  # errors shown per file; the rest are counted
 

@@ -12,8 +12,10 @@
         ...
 
 The emulator runs in this process on a free port of 127.0.0.1 with the environment's tables created exactly as
-`tablewright local` creates them; while it runs, AWS_ENDPOINT_URL and dummy credentials point every AWS SDK
-client of the process at it (so nothing reaches a real account), and they are put back afterwards. Blueprint
+`tablewright local` creates them. While it runs, the process's AWS variables (profiles, keys, config files) and
+proxies are set aside and AWS_ENDPOINT_URL with dummy credentials take their place, so the SDK clients made
+meanwhile reach the emulator; all are put back afterwards. A client made before (or boto3's default session, once
+it has read credentials) keeps what it had: make clients inside the test. Blueprint
 paths are relative to the working directory. moto keeps one set of backends per process: one emulator at a time
 (run tests in parallel with pytest-xdist's processes, not threads).
 """
@@ -27,8 +29,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tablewright.errors import ErrorCode, TablewrightError
-from tablewright.local.emulator import REGION, Emulator, pointed_at
-from tablewright.local.tables import CreatedTable, create_tables
+from tablewright.local.emulator import REGION, Emulator
+from tablewright.local.tables import MAX_ITEMS, CreatedTable, create_tables
 from tablewright.stacks.stack import Stack
 
 
@@ -75,8 +77,8 @@ def load_stacks(blueprints: tuple[str | Path, ...], env: str | None) -> list[Sta
         picked = [stack for stack in stacks if stack.environment in (env, None)]
         if not picked:
             declared = ", ".join(str(stack.environment) for stack in stacks)
-            raise TablewrightError(f"{path} has no environment `{env}`", code=ErrorCode.UNKNOWN_ENVIRONMENT,
-                                   hint=f"its environments: {declared}")
+            raise TablewrightError(f"{path} has no environment `{env}`" if env else f"{path} has environments",
+                                   code=ErrorCode.UNKNOWN_ENVIRONMENT, hint=f"pass env= one of: {declared}")
         chosen += picked
     return build_stacks(chosen)
 
@@ -86,9 +88,13 @@ def local_aws(*blueprints: str | Path, env: str | None = "dev", items: int = 0, 
               stacks: list[Stack] | None = None) -> Iterator[LocalAWS]:
     """The emulator with the tables of `blueprints` in environment `env` (`items`: verify's sample items per
     entity); `stacks`: already designed ones instead of `blueprints`."""
+    if not 0 <= items <= MAX_ITEMS:
+        raise TablewrightError(f"items={items} is out of range", code=ErrorCode.USAGE,
+                               hint=f"0 (no items) to {MAX_ITEMS} sample items per entity")
     designed = stacks if stacks is not None else load_stacks(blueprints, env)
     region = next((stack.design.blueprint.region for stack in designed if stack.design.blueprint.region), REGION)
-    with Emulator() as emulator, pointed_at(emulator.endpoint, region):  # no real profile reaches a client
+    with Emulator() as emulator:  # the process's AWS configuration set aside until it stops
+        emulator.point_environment(region)
         created = create_tables(lambda where: emulator.client("dynamodb", region=where), designed, items, seed,
                                 default_region=region)
         yield LocalAWS(emulator, tuple(created), region)

@@ -7,6 +7,7 @@ command runs in, and the paths it is given), `terminal` (colour and progress on 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -18,22 +19,30 @@ from tablewright.cli.parser import ArgumentParser, build_parser
 from tablewright.cli.paths import project_root
 from tablewright.cli.project import CDKTF_JSON, TOOL_FILES, default_blueprints, load_all
 from tablewright.cli.terminal import say, tool_version
-from tablewright.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, TablewrightError
+from tablewright.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CLOSED_OUTPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    ErrorCode,
+    TablewrightError,
+)
 
 __all__ = ["CDKTF_JSON", "TOOL_FILES", "build_parser", "cdktf_app", "default_blueprints", "load_all", "main"]
 
 
 def root_option(arguments: Sequence[str]) -> str | None:
-    """`--root DIR` or `--root=DIR`, wherever it is (before `--`), found before the parser runs: the parser converts
-    typed paths to the root."""
+    """`--root DIR` or `--root=DIR`, wherever it is (before `--`; the last one given wins, as for any option), found
+    before the parser runs: the parser converts typed paths to the root."""
+    found = None
     for position, argument in enumerate(arguments):
         if argument == "--":
             break
         if argument == "--root" and position + 1 < len(arguments):
-            return arguments[position + 1]
-        if argument.startswith("--root="):
-            return argument.partition("=")[2]
-    return None
+            found = arguments[position + 1]
+        elif argument.startswith("--root="):
+            found = argument.partition("=")[2]
+    return found
 
 
 def split_passthrough(arguments: list[str]) -> tuple[list[str], list[str] | None]:
@@ -46,7 +55,11 @@ def split_passthrough(arguments: list[str]) -> tuple[list[str], list[str] | None
 
 def run(arguments: list[str]) -> int:
     """Parse and run one command in the project's root; the working directory is put back afterwards."""
-    working = Path.cwd()
+    try:
+        working = Path.cwd()
+    except FileNotFoundError:
+        raise TablewrightError("the working directory no longer exists", code=ErrorCode.PATH_ARGUMENT,
+                               hint="cd into the repository again (it was removed or replaced)") from None
     root = project_root(root_option(arguments), working)
     parser = build_parser(working, root)
     os.chdir(root)
@@ -75,13 +88,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if debug:
         arguments.remove("--debug")
     try:
-        return run(arguments) if arguments else cdktf_app()
+        code = run(arguments) if arguments else cdktf_app()
+        sys.stdout.flush()  # here, where a reader gone away is still ours to answer
+        return code
     except TablewrightError as error:
         say(error.render())
         return error.exit_code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `| head` had enough: stop as a program SIGPIPE stops
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLOSED_OUTPUT
     except Exception as error:  # the one place that turns a bug into a clear report
+        if isinstance(error, OSError) and error.filename is not None:  # a path the system refused: the user's
+            say(TablewrightError(f"{error.filename}: {error.strerror or error}", code=ErrorCode.PATH_ARGUMENT,
+                                 hint="check the path (its length, its permissions, its folders)").render())
+            return EXIT_BAD_INPUT
         if debug:
             traceback.print_exc()
         detail = " ".join(str(error).split())[:200]

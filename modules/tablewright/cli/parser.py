@@ -61,7 +61,9 @@ class ArgumentParser(argparse.ArgumentParser):
     def unrecognized(self, extras: list[str]) -> NoReturn:
         options = [option for option in self._option_string_actions if option.startswith("--")]
         suggestions = [did_you_mean(extra.partition("=")[0], options, cutoff=0.75) for extra in extras
-                       if extra.startswith("-")]
+                       if extra.startswith("--")]
+        if self.get_default("arguments") is not None and "--" not in extras:  # `terraform`: its arguments after --
+            suggestions.append(f"Terraform's arguments go after `--` ({self.prog} STACK -- {' '.join(extras)}); ")
         raise TablewrightError(f"{self.prog}: unrecognized arguments: {' '.join(extras)}", code=ErrorCode.USAGE,
                                hint=f"{''.join(suggestions)}see `{self.prog} --help`")
 
@@ -242,8 +244,9 @@ def _change_commands(commands: Commands) -> None:
 def _project_commands(commands: Commands) -> None:
     init = commands.command("init", "scaffold an infrastructure repository: cdktf.json, a platform base, CI",
                             command_init)
-    init.add_argument("directory", nargs="?", default=".", type=commands.path, metavar="DIR",
-                      help="the repository to scaffold (default: here)")
+    init.add_argument("directory", nargs="?", type=commands.path, metavar="DIR",
+                      help="the repository to scaffold (default: here, or --root)")
+    init.set_defaults(here=commands.path("."))  # where init was typed, as seen from the root it runs in
     init.add_argument("--region", default="us-east-1", help="the region the stacks deploy to (default: us-east-1)")
     init.add_argument("--backend", choices=("local", "s3"), default="local",
                       help="where Terraform keeps state: s3 (with a native lock file) for teams, local for a trial "

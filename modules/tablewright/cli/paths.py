@@ -18,11 +18,13 @@ PROJECT_MARKERS = ("cdktf.json", "blueprints")
 
 
 def find_root(start: Path) -> Path | None:
-    """The nearest directory from `start` up, within its git work tree, holding `cdktf.json`; else `blueprints/`."""
+    """The nearest directory from `start` up, within its git work tree and never above the home directory, holding
+    `cdktf.json`; else `blueprints/`."""
     chain = []
+    home = Path.home()
     for directory in (start, *start.parents):
         chain.append(directory)
-        if (directory / ".git").exists():
+        if (directory / ".git").exists() or directory == home:
             break
     for marker in PROJECT_MARKERS:
         for directory in chain:
@@ -36,10 +38,14 @@ def project_root(option: str | None, working: Path) -> Path:
     if option is None:
         return find_root(working) or working
     root = working / option
+    expected = "pass the directory that holds cdktf.json and blueprints/"
+    if not option:
+        raise TablewrightError("--root is empty", code=ErrorCode.PATH_ARGUMENT, hint=expected)
+    if root.exists() and not root.is_dir():
+        raise TablewrightError(f"--root {option}: not a directory", code=ErrorCode.PATH_ARGUMENT, hint=expected)
     if not root.is_dir():
-        raise TablewrightError(f"--root {option}: {'not a directory' if root.exists() else 'no such directory'}",
-                               code=ErrorCode.PATH_ARGUMENT, hint=missing_path_hint(root, "pass the directory that "
-                                                                                  "holds cdktf.json and blueprints/"))
+        raise TablewrightError(f"--root {option}: no such directory", code=ErrorCode.PATH_ARGUMENT,
+                               hint=missing_path_hint(root, expected))
     return root.resolve()
 
 

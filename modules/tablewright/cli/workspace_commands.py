@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,7 @@ def _choices(args: argparse.Namespace, directory: Path) -> Choices:
         raise TablewrightError(f"--region {args.region!r} is not an AWS region", code=ErrorCode.USAGE,
                                hint="write it as AWS does, e.g. --region eu-west-1")
     if args.backend == "s3":
-        if not args.state_bucket or not re.fullmatch(S3_BUCKET, args.state_bucket):
+        if not args.state_bucket or not re.fullmatch(S3_BUCKET, args.state_bucket) or ".." in args.state_bucket:
             raise TablewrightError(f"--backend s3 needs --state-bucket with a bucket name (given: "
                                    f"{args.state_bucket!r})", code=ErrorCode.USAGE,
                                    hint="e.g. --backend s3 --state-bucket acme-terraform-state --state-region "
@@ -52,45 +53,71 @@ def _choices(args: argparse.Namespace, directory: Path) -> Choices:
 
 def command_init(args: argparse.Namespace) -> int:
     from tablewright.scaffold import missing_lines, project_files
-    from tablewright.stacks.catalog import create_new_file
 
-    directory = Path(args.directory)
-    if directory.exists() and not directory.is_dir():
-        raise TablewrightError(f"{directory} is a file", code=ErrorCode.PATH_ARGUMENT,
+    directory = Path(args.directory) if args.directory is not None else Path("." if args.root else args.here)
+    if (directory.exists() or directory.is_symlink()) and not directory.is_dir():  # a file, a dangling link
+        raise TablewrightError(f"{directory} is not a directory", code=ErrorCode.PATH_ARGUMENT,
                                hint="pass the directory of the repository to scaffold")
     choices = _choices(args, directory)
     files = {directory / path: text for path, text in project_files(choices).items()}
     unchanged = [path for path, text in files.items() if _holds(path, text)]
-    conflicts = [path for path in files if path not in unchanged and (path.exists() or path.is_symlink())]
+    conflicts = [path for path in files if path not in unchanged
+                 and (path.exists() or path.is_symlink() or _blocked(directory, path))]
     if conflicts and not args.skip_existing:
         raise TablewrightError(
-            f"init would overwrite {len(conflicts)} file(s) with other contents: "
+            f"init would overwrite {len(conflicts)} file(s) with other contents, or write through a link: "
             + ", ".join(os.path.relpath(path) for path in conflicts[:MAX_LISTED])
             + (" ..." if len(conflicts) > MAX_LISTED else ""), code=ErrorCode.PROJECT_FILES,
             hint="move them aside and run init again, or pass --skip-existing to write only the missing files")
-    written: list[Path] = []
-    try:
-        for path, text in files.items():
-            if path not in unchanged and path not in conflicts:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                create_new_file(path, text)
-                written.append(path)
-    except (OSError, TablewrightError) as error:
-        for path in written:  # nothing half-scaffolded
-            path.unlink(missing_ok=True)
-        raise TablewrightError(f"init: cannot write into {directory} ({error})", code=ErrorCode.PROJECT_FILES,
-                               hint="pass a directory you can write to") from None
+    written = _write_all({path: text for path, text in files.items() if path not in unchanged + conflicts},
+                         directory)
     for path in written:
         print(f"wrote {os.path.relpath(path)}")
     for path in conflicts:
-        lacking = (missing_lines(path.read_text(errors="replace"), files[path]) if path.is_file()
-                   and not path.is_symlink() else [])
+        lacking = (missing_lines(path.read_text(errors="replace"), files[path])
+                   if path.is_file() and not path.is_symlink() and not _blocked(directory, path) else [])
         print(f"left as it is: {os.path.relpath(path)}" + (f" (it lacks: {'; '.join(lacking)})" if lacking else ""))
     print(f"{len(written)} file(s) written, {len(unchanged)} already as init writes them, {len(conflicts)} left as "
           "they are")
     if written:
-        print(_next_steps(directory))
+        print(_next_steps(os.path.relpath(directory, args.here)))
     return 0
+
+
+def _blocked(directory: Path, path: Path) -> bool:
+    """Whether a folder on the way from `directory` to `path` is a link or a file: writing there would land
+    elsewhere, or fail."""
+    parts = path.relative_to(directory).parts[:-1]
+    return any((directory.joinpath(*parts[:depth]).is_symlink()
+                or (directory.joinpath(*parts[:depth]).exists() and not directory.joinpath(*parts[:depth]).is_dir()))
+               for depth in range(1, len(parts) + 1))
+
+
+def _write_all(files: dict[Path, str], directory: Path) -> list[Path]:
+    """Each file new (never through a link), its folders made as needed; on any failure everything this wrote,
+    folders included, is removed again: nothing half-scaffolded."""
+    made: list[Path] = []  # folders and files, in the order they came to be
+    try:
+        for path, text in files.items():
+            for folder in reversed(path.parents):
+                if folder.is_relative_to(directory) and not folder.exists():
+                    folder.mkdir()
+                    made.append(folder)
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            made.append(path)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                file.write(text)
+    except OSError as error:
+        for entry in reversed(made):
+            with contextlib.suppress(OSError):
+                if entry.is_dir():
+                    entry.rmdir()
+                else:
+                    entry.unlink()
+        raise TablewrightError(f"init: cannot write {error.filename or directory} ({error.strerror or error})",
+                               code=ErrorCode.PROJECT_FILES, hint="pass a directory you can write to, with room "
+                                                                  "for a few files") from None
+    return [path for path in made if path in files]
 
 
 def _holds(path: Path, text: str) -> bool:
@@ -100,12 +127,13 @@ def _holds(path: Path, text: str) -> bool:
         return False
 
 
-def _next_steps(directory: Path) -> str:
+def _next_steps(directory: str) -> str:
+    """What to do next, from where the user typed `init` (`directory`: the repository, relative to that)."""
     steps = [("tablewright new payments", "a service blueprint extending the platform base"),
              ("tablewright lint", "points at each placeholder of the platform base (TW602)"),
              ("tablewright synth --env dev", "writes cdktf.out/stacks/payments-dev")]
-    if directory.resolve() != Path.cwd().resolve():
-        steps.insert(0, (f"cd {os.path.relpath(directory)}", "the repository"))
+    if directory != ".":
+        steps.insert(0, (f"cd {directory}", "the repository"))
     width = max(len(command) for command, _ in steps)
     return "\n".join(["next:", *(f"  {command.ljust(width)}  # {what}" for command, what in steps),
                       "  and commit these files; each stack's .terraform.lock.hcl too, once Terraform wrote it"])
@@ -115,22 +143,23 @@ def _next_steps(directory: Path) -> str:
 
 
 def command_local(args: argparse.Namespace) -> int:
-    from tablewright.local.emulator import REGION, Emulator, check_address, exports, pointed_at
-    from tablewright.local.tables import create_tables
+    from tablewright.local.emulator import REGION, Emulator, check_address
+    from tablewright.local.tables import MAX_ITEMS, create_tables
 
     check_address(args.host, args.port)  # before any blueprint is read
-    if args.items < 0 or args.items > 1000:
+    if not 0 <= args.items <= MAX_ITEMS:
         raise TablewrightError(f"--items {args.items} is out of range", code=ErrorCode.USAGE,
-                               hint="pass 0 (no items) to 1000 sample items per entity")
+                               hint=f"pass 0 (no items) to {MAX_ITEMS} sample items per entity")
     if args.empty and (args.blueprints or args.items):
         raise TablewrightError("--empty creates no table: it takes no blueprint and no --items", code=ErrorCode.USAGE,
                                hint="leave out --empty to create the blueprints' tables")
     stacks = [] if args.empty else stacks_of(args)
     regions = sorted({stack.design.blueprint.region or REGION for stack in stacks}) or [REGION]
-    with Emulator(args.port, args.host) as emulator, pointed_at(emulator.endpoint, regions[0]):
+    with _stopped_by_signals() as stop, Emulator(args.port, args.host) as emulator:
+        variables = emulator.point_environment(regions[0])
         tables = create_tables(lambda region: emulator.client("dynamodb", region=region), stacks, args.items,
                                args.seed)
-        print("\n".join(f"export {name}={value}" for name, value in exports(emulator.endpoint, regions[0]).items()))
+        print("\n".join(f"export {name}={value}" for name, value in variables.items()))
         for table in tables:
             print(f"# table {table.table} ({table.stack}, {table.region}): {table.items} sample item(s)")
         sys.stdout.flush()
@@ -139,18 +168,19 @@ def command_local(args: argparse.Namespace) -> int:
                 "reach the others")
         say(f"serving {emulator.endpoint} (127.0.0.1 only) until Ctrl-C; `tablewright terraform STACK --endpoint "
             f"{emulator.endpoint} -- plan` plans a stack against it")
-        _wait_for_stop()
+        while not stop.wait(0.5):
+            pass
     say("stopped: nothing is kept")
     return 0
 
 
-def _wait_for_stop() -> None:
-    """Until SIGINT or SIGTERM."""
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[threading.Event]:
+    """An event SIGINT or SIGTERM sets (from the start: a stop during start-up ends it cleanly too)."""
     stop = threading.Event()
     previous = {number: signal.signal(number, lambda *_: stop.set()) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while not stop.wait(0.5):
-            pass
+        yield stop
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -160,25 +190,35 @@ def _wait_for_stop() -> None:
 
 
 def stack_directory(out: Path, stack: str) -> Path:
-    """`out/stacks/STACK`, refused unless synth wrote it."""
-    stacks = out / "stacks"
-    written = sorted(entry.name for entry in stacks.iterdir() if (entry / "cdk.tf.json").is_file()) \
-        if stacks.is_dir() else []
-    directory = stacks / stack
-    if (not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,127}", stack) or stack not in written
-            or directory.is_symlink()):
-        import difflib
+    """`out/stacks/STACK`, refused unless synth wrote it (a directory of its own, not a link)."""
+    import difflib
 
-        close = difflib.get_close_matches(stack, written, n=3, cutoff=0.6)
-        hint = (f"did you mean {' or '.join(close)}?" if close else
-                f"the stacks synthesized: {', '.join(written[:MAX_LISTED])}" if written else
-                f"run `tablewright synth` first (it writes {stacks}/<stack>)")
-        raise TablewrightError(f"no stack {stack!r} in {stacks}", code=ErrorCode.UNKNOWN_STACK, hint=hint)
-    return directory
+    stacks = out / "stacks"
+    written = sorted(entry.name for entry in stacks.iterdir() if not entry.is_symlink()
+                     and (entry / "cdk.tf.json").is_file()) if stacks.is_dir() and not stacks.is_symlink() else []
+    directory = stacks / stack
+    if directory.is_symlink():
+        raise TablewrightError(f"{directory} is a symbolic link, not a stack synth wrote", code=ErrorCode.UNKNOWN_STACK,
+                               hint="run `tablewright synth`: it writes each stack's directory")
+    if re.fullmatch(r"[a-z0-9][a-z0-9-]{0,127}", stack) and stack in written:
+        return directory
+    close = [written[[name.lower() for name in written].index(match)]
+             for match in difflib.get_close_matches(stack.lower(), [name.lower() for name in written], n=3, cutoff=0.6)]
+    hint = (f"did you mean {' or '.join(close)}?" if close else
+            f"the stacks synthesized: {', '.join(written[:MAX_LISTED])}" if written else
+            f"run `tablewright synth` first (it writes {stacks}/<stack>)")
+    raise TablewrightError(f"no stack {stack!r} in {stacks}", code=ErrorCode.UNKNOWN_STACK, hint=hint)
 
 
 def command_terraform(args: argparse.Namespace) -> int:
-    from tablewright.local.terraform import MIRROR_SETUP, OVERRIDE_FILE, check_endpoint, chosen_mirror, run_terraform
+    from tablewright.local.terraform import (
+        MIRROR_SETUP,
+        check_endpoint,
+        chosen_mirror,
+        remove_stale_override,
+        run_terraform,
+    )
+    from tablewright.synth.output import LOCAL_OVERRIDE_FILE
 
     arguments: Sequence[str] = args.arguments
     if not arguments:
@@ -187,10 +227,9 @@ def command_terraform(args: argparse.Namespace) -> int:
     endpoint = check_endpoint(args.endpoint) if args.endpoint is not None else None
     directory = stack_directory(Path(args.out), args.stack)
     mirror = chosen_mirror()
-    stale = directory / OVERRIDE_FILE
-    if endpoint is None and stale.exists():  # left by a run that was killed: it would point Terraform elsewhere
-        stale.unlink()
-        say(f"note: removed {os.path.relpath(stale)}, left by an interrupted `--endpoint` run")
+    if endpoint is None and remove_stale_override(directory):  # a killed run's: it would point Terraform elsewhere
+        say(f"note: removed {os.path.relpath(directory / LOCAL_OVERRIDE_FILE)}, left by an interrupted `--endpoint` "
+            "run")
     code = run_terraform(directory, arguments, endpoint, mirror)
     if code != 0 and mirror is None and arguments[0] == "init":
         say(f"note: if init could not reach the registry, use a provider mirror: {MIRROR_SETUP}")

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from tablewright.capacity.estimate import CapacityReport
 from tablewright.capacity.throughput import on_demand_maxima
@@ -17,8 +20,12 @@ from tablewright.constructs.change_rules import calendar_ref, change_calendar, c
 from tablewright.constructs.insights import contributor_insights
 from tablewright.constructs.notifications import alarm_topic, topic_arn
 from tablewright.constructs.table import table, table_ref
-from tablewright.constructs.terraform import Block
+from tablewright.constructs.terraform import Block, fragment
 from tablewright.design.design import TableDesign
+from tablewright.errors import ErrorCode, TablewrightError
+
+if TYPE_CHECKING:
+    from tablewright.stacks.stack import Stack
 
 
 @dataclass(frozen=True)
@@ -78,3 +85,22 @@ def table_references(design: TableDesign) -> TableReferences:
         change_calendar=calendar_ref(design, "name") if blueprint.maintenance_window is not None else None,
         alarm_topic_arn=topic_arn(design) if blueprint.alarms.enabled and blueprint.alarms.notify == "create" else None,
     )
+
+
+def table_terraform(plan: Stack, scope_path: str) -> dict[str, Any]:
+    """The Terraform JSON of the table's blocks, an argument AWS would refuse located in the blueprint."""
+    try:
+        return fragment(table_blocks(plan.design, plan.capacity), scope_path)
+    except ValidationError as error:  # an argument derived from the blueprint's names
+        raise plan.source.locate(_derived(error)) from None
+
+
+def _derived(error: ValidationError) -> TablewrightError:
+    detail = error.errors()[0]
+    value = str(detail.get("input"))
+    shown = value if len(value) <= 60 else f"{value[:40]}...{value[-15:]}"
+    argument = ".".join(str(step) for step in detail["loc"])
+    return TablewrightError(
+        f"the {error.title} `{argument}` Tablewright derives from the blueprint's names would be {shown!r} "
+        f"({len(value)} characters), which AWS refuses: {detail['msg']}", path=("table", "name"), code=ErrorCode.NAMING,
+        hint="shorten `table.name` (or the index names): alarm, topic, calendar and rule names are made from them")

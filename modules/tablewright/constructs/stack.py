@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from tablewright.constructs.access import ACCESS_OUTPUT, access_output
-from tablewright.constructs.assembly import table_blocks, table_references
+from tablewright.constructs.assembly import table_references, table_terraform
 from tablewright.constructs.cdk import App, FragmentStack, LocalBackend, S3Backend, TerraformStack, add_fragment
 from tablewright.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
-from tablewright.constructs.terraform import fragment
-from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.synth.output import local_state_path
 
 if TYPE_CHECKING:
@@ -45,14 +41,6 @@ def construct_stack(app: App, plan: Stack) -> FragmentStack:
     return stack
 
 
-def table_terraform(plan: Stack, scope_path: str) -> dict[str, Any]:
-    """The Terraform JSON of the table's blocks, an argument AWS would refuse located in the blueprint."""
-    try:
-        return fragment(table_blocks(plan.design, plan.capacity), scope_path)
-    except ValidationError as error:  # an argument derived from the blueprint's names
-        raise plan.source.locate(_derived(error)) from None
-
-
 def stack_terraform(plan: Stack) -> dict[str, Any]:
     """The JSON the provider and each `TerraformOutput` write (the gate's as `add_gate_output` writes it), with
     the entries cdktf adds to the stack's `//` metadata for the outputs."""
@@ -71,17 +59,6 @@ def stack_terraform(plan: Stack) -> dict[str, Any]:
     }
     written["output"][STACK_OUTPUT]["description"] = GATE_OUTPUT_DESCRIPTION
     return written
-
-
-def _derived(error: ValidationError) -> TablewrightError:
-    detail = error.errors()[0]
-    value = str(detail.get("input"))
-    shown = value if len(value) <= 60 else f"{value[:40]}...{value[-15:]}"
-    argument = ".".join(str(step) for step in detail["loc"])
-    return TablewrightError(
-        f"the {error.title} `{argument}` Tablewright derives from the blueprint's names would be {shown!r} "
-        f"({len(value)} characters), which AWS refuses: {detail['msg']}", path=("table", "name"), code=ErrorCode.NAMING,
-        hint="shorten `table.name` (or the index names): alarm, topic, calendar and rule names are made from them")
 
 
 def _without_nulls(value: Any) -> Any:

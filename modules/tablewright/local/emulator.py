@@ -24,6 +24,7 @@ moto's backends are per process, so one emulator runs at a time (a second is ref
 
 from __future__ import annotations
 
+import errno
 import io
 import itertools
 import json
@@ -31,8 +32,7 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -317,37 +317,48 @@ def _serve(app: WSGIApp, host: str, port: int) -> Any:
         listener.listen(128)
     except OSError as error:
         listener.close()
+        hint = ("ports below 1024 need privileges: pass another --port (default 4566)"
+                if error.errno == errno.EACCES else
+                "another program holds the port (a running `tablewright local`, LocalStack?): stop it, or pass "
+                "another --port")
         raise TablewrightError(f"cannot serve on {host}:{port}: {error.strerror or error}", code=ErrorCode.LOCAL_SERVER,
-                               hint="another program holds the port (a running `tablewright local`, LocalStack?): "
-                                    "stop it, or pass another --port") from None
+                               hint=hint) from None
     try:
         return make_server(host, port, app, threaded=True, request_handler=_QuietHandler, fd=listener.fileno())
     finally:
         listener.close()  # the server serves a duplicate of it
 
 
-# What the AWS SDKs and CLI read to find an account: all replaced while an emulator is what they should reach.
-AWS_ENVIRONMENT = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                   "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION")
+# Proxies would carry the emulator's own 127.0.0.1 traffic away.
+PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+def _owned(name: str) -> bool:
+    """A variable the emulator sets aside while it runs: every AWS_* (profiles, keys, config files, retries,
+    endpoints) and the proxies."""
+    return name.startswith("AWS_") or name in PROXIES
+
+
+def _isolate_environment() -> dict[str, str]:
+    """This process's AWS configuration and proxies set aside (a missing profile, a broken config file or a proxy
+    would break the emulator's own clients, and no real key may reach it); returns them, for `_restore`."""
+    saved = {name: value for name, value in os.environ.items() if _owned(name)}
+    for name in saved:
+        del os.environ[name]
+    os.environ.update(NO_PROXY=LOOPBACK, no_proxy=LOOPBACK)
+    return saved
+
+
+def _restore_environment(saved: dict[str, str]) -> None:
+    for name in [name for name in os.environ if _owned(name)]:
+        del os.environ[name]
+    os.environ.update(saved)
 
 
 def exports(endpoint: str, region: str) -> dict[str, str]:
     """The variables that point the AWS CLI, the SDKs and Terraform at the emulator (it takes any credentials)."""
     return {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_REGION": region, "AWS_DEFAULT_REGION": region}
-
-
-@contextmanager
-def pointed_at(endpoint: str, region: str) -> Iterator[None]:
-    """This process's AWS environment pointed at the emulator (no real profile or key in reach), then put back."""
-    saved = {name: os.environ.pop(name) for name in AWS_ENVIRONMENT if name in os.environ}
-    os.environ.update(exports(endpoint, region))
-    try:
-        yield
-    finally:
-        for name in AWS_ENVIRONMENT:
-            os.environ.pop(name, None)
-        os.environ.update(saved)
 
 
 def check_address(host: str, port: int) -> None:
@@ -372,6 +383,7 @@ class Emulator:
         if not _running.acquire(blocking=False):
             raise TablewrightError("an emulator already runs in this process (moto keeps one set of backends)",
                                    code=ErrorCode.LOCAL_SERVER, hint="stop the other one first, or share it")
+        self.environment = _isolate_environment()  # put back when it stops
         try:
             _patch_moto()
             # moto's backends live in this process: start from nothing, whatever ran before.
@@ -381,6 +393,7 @@ class Emulator:
             self.server = _serve(app, host, port)
         except BaseException:
             _unpatch_moto()
+            _restore_environment(self.environment)
             _running.release()
             raise
         self.endpoint = f"http://{host}:{self.server.server_address[1]}"
@@ -406,7 +419,14 @@ class Emulator:
             _reset_moto()
         finally:
             _unpatch_moto()
+            _restore_environment(self.environment)
             _running.release()
+
+    def point_environment(self, region: str) -> dict[str, str]:
+        """Point this process's AWS SDK clients made from now on at the emulator, until it stops; the variables."""
+        variables = exports(self.endpoint, region)
+        os.environ.update(variables)
+        return variables
 
     def new_account(self) -> str:
         """A fresh AWS account id: nothing exists in it yet, and no other account sees what is made in it."""

@@ -11,12 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tablewright.constructs.stack import table_terraform
+from tablewright.constructs.assembly import table_terraform
 from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.stacks.stack import Stack
 from tablewright.verify.runner import write_samples
 from tablewright.verify.samples import generate_samples
 from tablewright.verify.tables import create_table_request, terraform_table
+
+MAX_ITEMS = 1000  # sample items per entity: verify's samples hold fewer for most entities anyway
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,13 @@ registry.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -29,10 +31,10 @@ from urllib.parse import urlsplit
 
 from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.local.emulator import LOOPBACK, REGION, provider_override
+from tablewright.synth.output import LOCAL_OVERRIDE_FILE
 
 MIRROR_ENV = "TABLEWRIGHT_PROVIDER_MIRROR"
 PROVIDER = Path("registry.terraform.io/hashicorp/aws")
-OVERRIDE_FILE = "tablewright_local_override.tf.json"
 # Beside the stack's files: the emulator's state and Terraform's working data for it (synth keeps what it did not
 # write, so both survive a new synth).
 LOCAL_DIRECTORY = ".tablewright-local"
@@ -91,12 +93,22 @@ def terraform_environment(scratch: Path, endpoint: str | None, stack_dir: Path, 
 
 
 def check_endpoint(endpoint: str) -> str:
-    """An http URL of this machine (the emulator serves 127.0.0.1 only), without a trailing slash."""
-    parts = urlsplit(endpoint)
-    if parts.scheme != "http" or parts.hostname != LOOPBACK or parts.path not in ("", "/") or parts.query:
-        raise TablewrightError(f"--endpoint {endpoint} is not the emulator's URL", code=ErrorCode.TERRAFORM_SETUP,
+    """The emulator's URL rebuilt from its port (`http://127.0.0.1:PORT`): nothing else of what was typed reaches
+    the override file, so no user, path, query, fragment or `${...}` does."""
+    refused = TablewrightError(f"--endpoint {endpoint!r} is not the emulator's URL", code=ErrorCode.TERRAFORM_SETUP,
                                hint="pass it as `tablewright local` prints it, e.g. --endpoint http://127.0.0.1:4566")
-    return endpoint.rstrip("/")
+    if not endpoint.isprintable() or endpoint != endpoint.strip():
+        raise refused
+    try:
+        parts = urlsplit(endpoint)
+        port = parts.port
+    except ValueError:
+        raise refused from None
+    if (parts.scheme != "http" or parts.hostname != LOOPBACK or parts.username is not None or port is None
+            or parts.path not in ("", "/") or parts.query or parts.fragment or "?" in endpoint or "#" in endpoint
+            or not 0 < port < 65536):
+        raise refused
+    return f"http://{LOOPBACK}:{port}"
 
 
 def local_override(endpoint: str, region: str) -> dict[str, Any]:
@@ -115,21 +127,53 @@ def stack_region(stack_dir: Path) -> str:
         return REGION
 
 
+def local_directory(stack_dir: Path) -> Path:
+    """`.tablewright-local/` of the stack, made if missing; a link or a file there is refused (an emulator's
+    state and working data go nowhere else)."""
+    directory = stack_dir / LOCAL_DIRECTORY
+    if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+        raise TablewrightError(f"{directory} is not a directory of its own (a link, or a file)",
+                               code=ErrorCode.TERRAFORM_SETUP, hint="remove it: `--endpoint` runs keep the "
+                                                                   "emulator's state there")
+    directory.mkdir(exist_ok=True)
+    return directory
+
+
+def remove_stale_override(stack_dir: Path) -> bool:
+    """Remove an override left by a run that was killed (a regular file of that name; a link is refused): it would
+    point Terraform at the emulator. Whether there was one."""
+    path = stack_dir / LOCAL_OVERRIDE_FILE
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise TablewrightError(f"{path} is not a file Tablewright wrote (a link, or a directory)",
+                               code=ErrorCode.TERRAFORM_SETUP, hint="remove it: the name is Tablewright's")
+    if not path.exists():
+        return False
+    path.unlink()
+    return True
+
+
 @contextmanager
 def overridden(stack_dir: Path, endpoint: str) -> Iterator[None]:
-    """The override file in `stack_dir` while the block runs; removed afterwards, however the block ends."""
-    path = stack_dir / OVERRIDE_FILE
-    (stack_dir / LOCAL_DIRECTORY).mkdir(exist_ok=True)
-    path.write_text(json.dumps(local_override(endpoint, stack_region(stack_dir)), indent=2) + "\n")
+    """The override file in `stack_dir` while the block runs (a new file: no link is followed); removed afterwards,
+    however the block ends."""
+    remove_stale_override(stack_dir)
+    local_directory(stack_dir)
+    path = stack_dir / LOCAL_OVERRIDE_FILE
+    text = json.dumps(local_override(endpoint, stack_region(stack_dir)), indent=2) + "\n"
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
         yield
     finally:
         path.unlink(missing_ok=True)
 
 
 def run_terraform(stack_dir: Path, arguments: Sequence[str], endpoint: str | None, mirror: Path | None) -> int:
-    """Terraform's exit code (`mirror`: `chosen_mirror()`); Ctrl-C and SIGTERM reach Terraform, which stops
-    cleanly, before the override goes."""
+    """Terraform's exit code (`mirror`: `chosen_mirror()`). Terraform runs in a process group of its own, in the
+    terminal's foreground when this command has it: Ctrl-C reaches Terraform alone, once, and SIGINT, SIGTERM or
+    SIGHUP sent to this command are passed on to it once; either way Terraform stops cleanly before the override
+    goes."""
     executable = shutil.which("terraform")
     if executable is None:
         raise TablewrightError("the Terraform CLI is not installed (no `terraform` on PATH)",
@@ -138,7 +182,7 @@ def run_terraform(stack_dir: Path, arguments: Sequence[str], endpoint: str | Non
     with tempfile.TemporaryDirectory(prefix="tablewright-terraform-") as scratch:
         env = terraform_environment(Path(scratch), endpoint, stack_dir, mirror)
         with overridden(stack_dir, endpoint) if endpoint else _nothing():
-            return _wait(subprocess.Popen([executable, *arguments], cwd=stack_dir, env=env))
+            return run_in_own_group([executable, *arguments], stack_dir, env)
 
 
 @contextmanager
@@ -146,17 +190,46 @@ def _nothing() -> Iterator[None]:
     yield
 
 
-def _wait(process: subprocess.Popen[bytes]) -> int:
-    """Wait for Terraform, passing SIGTERM on to it (Ctrl-C reaches it from the terminal already)."""
-    def forward(signum: int, frame: object) -> None:
-        process.send_signal(signum)
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-    previous = signal.signal(signal.SIGTERM, forward)
+
+def foreground_terminal() -> int | None:
+    """The terminal on stdin when this process group is its foreground (a job the shell runs in front), else None."""
     try:
-        while True:
-            try:
-                return process.wait()
-            except KeyboardInterrupt:  # Terraform got the same Ctrl-C: let it finish stopping
-                continue
+        terminal = sys.stdin.fileno()
+        return terminal if os.isatty(terminal) and os.tcgetpgrp(terminal) == os.getpgrp() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _give_foreground(terminal: int, group: int) -> None:
+    """Make `group` the terminal's foreground (SIGTTOU ignored meanwhile: a background group may not do it)."""
+    previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    try:
+        os.tcsetpgrp(terminal, group)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTTOU, previous)
+
+
+def run_in_own_group(command: list[str], cwd: Path, env: dict[str, str]) -> int:
+    terminal = foreground_terminal()
+
+    def own_group() -> None:  # in the child, before exec: a group of its own, in front if we were
+        os.setpgid(0, 0)
+        if terminal is not None:
+            _give_foreground(terminal, os.getpgrp())
+
+    process = subprocess.Popen(command, cwd=cwd, env=env, preexec_fn=own_group)
+
+    def forward(signum: int, frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signum)
+
+    previous = {number: signal.signal(number, forward) for number in FORWARDED}
+    try:
+        return process.wait()
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if terminal is not None:
+            _give_foreground(terminal, os.getpgrp())

@@ -30,7 +30,10 @@ MARKER_TEXT = "Written by `tablewright synth`: replaced as a whole on the next s
 # What cdktf itself writes into an output directory (outputs from before the marker existed).
 CDKTF_LAYOUT = frozenset({"manifest.json", "stacks", "constructs.json", MARKER})
 STACKS = "stacks"
-STACK_FILES = frozenset({"cdk.tf.json"})  # what synth writes into each stack directory
+# What `tablewright terraform --endpoint` writes beside a stack while Terraform runs, and removes afterwards: one
+# left by a killed run would point plain `terraform` at the emulator, so synth drops it with the old output.
+LOCAL_OVERRIDE_FILE = "tablewright_local_override.tf.json"
+STACK_FILES = frozenset({"cdk.tf.json", LOCAL_OVERRIDE_FILE})  # what synth writes (or drops) in each stack directory
 MAX_NAMED = 5  # entries a refusal lists by name
 # Local Terraform state lives beside the output directory (`terraform-state/<stack>.tfstate` next to
 # `cdktf.out`), never in what synth replaces. The backend path is relative to the directory Terraform runs in
