@@ -4,7 +4,7 @@
 We build on the core classes instead of the prebuilt AWS provider bindings, which cost about
 16 s and 1.5 GB per synth just to import. A table's resources are plain data (`terraform.py`) handed
 to the library as one `TerraformFragment`: no jsii traffic per resource; and when `synth` below
-synthesizes (`main.py synth`, `cdktf synth`), none per table either, as it merges the fragments into
+synthesizes (`tablewright synth`, `cdktf synth`), none per table either, as it merges the fragments into
 each stack's file itself. In a user's own app, cdktf merges them.
 
 `TABLEWRIGHT_CDK=cdktf` or `cdktn` picks the library; unset, cdktf when it is installed, else cdktn.

@@ -6,7 +6,7 @@ Embed it in any cdktf stack (the stack owns the provider and the backend):
 
     table = TablewrightTable.from_blueprint(stack, "orders", "blueprints/orders.yaml", env="prod")
     TerraformOutput(stack, "orders_table", value=table.table_name)
-    table.add_gate_output()  # the `tablewright` output `main.py gate` reads
+    table.add_gate_output()  # the `tablewright` output `tablewright gate` reads
 
 It emits exactly the resources, data sources and locals `tablewright synth` writes for that
 blueprint stack: the table (and its KMS key), autoscaling, Contributor Insights, the change calendar,
@@ -61,7 +61,7 @@ class TablewrightTable(Construct):
     @classmethod
     def from_blueprint(cls, scope: Construct, id: str, path: str | Path, env: str | None = None, *,
                        allow_lint_errors: bool = False) -> TablewrightTable:
-        """Load, design and lint a blueprint file (one environment of it: `env`), as `main.py synth` does:
+        """Load, design and lint a blueprint file (one environment of it: `env`), as `tablewright synth` does:
         lint errors are refused unless `allow_lint_errors`."""
         from tablewright.blueprint.load import load_blueprint
         from tablewright.stacks.stack import build_stack, lint_errors
@@ -78,7 +78,7 @@ class TablewrightTable(Construct):
         return self._record
 
     def add_gate_output(self) -> TerraformOutput:
-        """Add the `tablewright` output to the construct's stack, as `main.py synth` does: the plan gate
+        """Add the `tablewright` output to the construct's stack, as `tablewright synth` does: the plan gate
         reads from it what the state a plan starts from had (production, the maintenance window in force,
         every entity's keys), so it sees key migrations and a pull request widening its own window. One per
         stack: the gate judges plans that manage one Tablewright table."""
@@ -95,7 +95,7 @@ class TablewrightTable(Construct):
     @property
     def access_policies(self) -> dict[str, str] | None:
         """Each access pattern's IAM policy JSON (`${data.aws_iam_policy_document....json}`) for the application's
-        roles, as `main.py synth` outputs them (`access_policies`); None unless the blueprint has a `tenant`."""
+        roles, as `tablewright synth` outputs them (`access_policies`); None unless the blueprint has a `tenant`."""
         return self._access
 
     @property
