@@ -229,6 +229,8 @@ def test_the_context_manager_loads_samples_and_puts_the_environment_back(monkeyp
         [created] = aws.tables
         assert created.table == aws.table("crm") == "dev-crm_main" and created.items >= 2
         assert aws.client().scan(TableName="dev-crm_main")["Count"] == created.items
+        ttl = aws.client().describe_time_to_live(TableName="dev-crm_main")["TimeToLiveDescription"]
+        assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expiresAt"}  # crm.yaml's ttl_attribute
     assert os.environ["AWS_PROFILE"] == "production" and "AWS_ENDPOINT_URL" not in os.environ
 
 
