@@ -118,6 +118,17 @@ def documented_command_lines() -> list[tuple[str, list[str]]]:
     return found
 
 
+def test_every_guide_opens_with_a_runnable_example_and_every_concept_shows_one():
+    """Docs that show, not only tell: a guide's first block after its title is a shell example."""
+    for page in sorted((DOCS / "guides").glob("*.md")):
+        title, _, body = page.read_text().partition("\n")
+        first = body.lstrip("\n")
+        assert title.startswith("# "), page.name
+        assert first.startswith("```sh\n"), f"{page.name} does not open with a ```sh example"
+    for page in sorted((DOCS / "concepts").glob("*.md")):
+        assert "\n```" in page.read_text(), f"{page.name} shows no example"
+
+
 def test_the_documented_command_lines_parse():
     lines = documented_command_lines()
     assert len(lines) >= 8
