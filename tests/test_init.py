@@ -100,7 +100,8 @@ def test_init_never_writes_through_a_link(tmp_path, run_cli):
 
 @pytest.mark.parametrize(("arguments", "problem"), [
     (["--backend", "s3"], "--backend s3 needs --state-bucket"),
-    (["--backend", "s3", "--state-bucket", "Bad_Bucket"], "--backend s3 needs --state-bucket"),
+    (["--backend", "s3", "--state-bucket", "Bad_Bucket"], "is not an S3 bucket name"),
+    (["--backend", "s3", "--state-bucket", "a..b"], "is not an S3 bucket name"),
     (["--state-bucket", "acme-state"], "--state-bucket and --state-region go with --backend s3"),
     (["--region", "moon-1"], "is not an AWS region"),
     (["--ci", "jenkins"], "invalid choice: 'jenkins'"),
@@ -126,6 +127,7 @@ def test_a_team_backend_locks_its_state_in_s3_and_synthesizes(tmp_path, run_cli,
     config = json.loads((tmp_path / "cdktf.out/stacks/payments-dev/cdk.tf.json").read_text())
     backend = config["terraform"]["backend"]["s3"]
     assert backend["use_lockfile"] is True and backend["bucket"] == "acme-tf-state"
+    assert config["terraform"]["required_version"] == ">= 1.10"  # use_lockfile's first Terraform
     assert backend["key"] == "tablewright/payments/dev/terraform.tfstate" and "dynamodb_table" not in backend
 
 
@@ -148,3 +150,39 @@ def test_what_init_writes_is_the_same_for_the_same_choices():
     assert project_files(choices) == project_files(choices)
     assert not any("@" + token + "@" in text for text in project_files(choices).values()
                    for token in ("REGION", "PROJECT", "REQUIREMENT", "BACKEND"))
+
+
+def test_a_local_state_with_ci_is_said_to_need_a_remote_one(tmp_path, run_cli):
+    code, _, err = run_cli("init", tmp_path / "trial")
+    assert code == 0 and "with the local state it finds none" in err and "--backend s3" in err
+    code, _, err = run_cli("init", tmp_path / "team", "--backend", "s3", "--state-bucket", "acme-tf-state")
+    assert code == 0 and "local state" not in err
+
+
+def test_a_new_pin_makes_every_blueprint_changed(tmp_path, run_cli, monkeypatch):
+    """Upgrading Tablewright (requirements-tablewright.txt) may design every table anew: all are reviewed."""
+    monkeypatch.chdir(tmp_path)
+    identity = ["-c", "user.name=T", "-c", "user.email=t@example.com"]
+    assert run_cli("init", "--ci", "none")[0] == 0 and run_cli("new", "payments")[0] == 0
+    subprocess.run(["git", "init", "-q", "-b", "main"], check=True)
+    subprocess.run(["git", *identity, "add", "-A"], check=True)
+    subprocess.run(["git", *identity, "commit", "-qm", "scaffold"], check=True)
+    pin = tmp_path / "requirements-tablewright.txt"
+    pin.write_text(pin.read_text().replace("tablewright==", "tablewright==9.") + "\n")
+    code, out, err = run_cli("synth", "--env", "dev", "--changed-since", "main")
+    assert code == 0, err
+    assert "1 of 1 blueprint(s)" in out and "Tablewright itself changed (requirements-tablewright.txt)" in out
+
+
+def test_a_terraformrc_of_ones_own_is_used_as_it_is(tmp_path, monkeypatch):
+    from tablewright.local.terraform import chosen_mirror
+
+    monkeypatch.delenv("TF_CLI_CONFIG_FILE", raising=False)
+    monkeypatch.delenv("TABLEWRIGHT_PROVIDER_MIRROR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".terraformrc").write_text('plugin_cache_dir = "/tmp/cache"\n')
+    assert chosen_mirror() is None
+    mirror = tmp_path / "mirror"
+    (mirror / "registry.terraform.io/hashicorp/aws").mkdir(parents=True)
+    monkeypatch.setenv("TABLEWRIGHT_PROVIDER_MIRROR", str(mirror))
+    assert chosen_mirror() == mirror  # named: it wins

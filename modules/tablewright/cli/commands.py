@@ -314,8 +314,8 @@ def command_new(args: argparse.Namespace) -> int:
     if not SCHEMA_FILE.is_file():
         print(f"note: {path} names the JSON Schema {SCHEMA_FILE} for editors, which is missing: `tablewright schema` "
               "writes it")
-    print(f"set `tags.cost-center` in {os.path.relpath(path)} (the scaffold writes `set-me`): lint refuses a "
-          "placeholder tag in a production environment (TW601), and synth with it")
+    print(f"set `tags.cost-center` in {os.path.relpath(path)} (the scaffold writes `set-me`): lint and synth refuse "
+          "a placeholder tag in a production environment (TW601)")
     print(picked_up(path, listed))
     return 0
 

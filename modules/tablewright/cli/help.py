@@ -59,7 +59,7 @@ EPILOGS: dict[str, str] = {
                           "--ci gitlab"]),
     "local": epilog(None, ["tablewright local --empty   # then, in another shell, the export lines it printed",
                            "tablewright local blueprints/orders.yaml --env dev --items 20 --port 4570"]),
-    "terraform": epilog("Terraform's own exit code (1: it failed; 2 with -detailed-exitcode: changes)",
+    "terraform": epilog("Terraform's own exit code once it runs (-detailed-exitcode: 2 is changes)",
                         ["tablewright terraform orders-dev --endpoint http://127.0.0.1:4566 -- init",
                          "tablewright terraform orders-dev --endpoint http://127.0.0.1:4566 -- plan -out plan.out",
                          "tablewright terraform orders-prod -- plan -out plan.out"]),

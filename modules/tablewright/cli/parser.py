@@ -256,8 +256,8 @@ def _project_commands(commands: Commands) -> None:
     init.add_argument("--ci", choices=("github", "gitlab", "none"), default="github",
                       help="the CI workflow to write (default: github)")
     init.add_argument("--skip-existing", action="store_true",
-                      help="leave files that exist with other contents as they are (and say what they lack), "
-                           "instead of refusing")
+                      help="leave files that exist with other contents as they are (for a .gitignore, say which "
+                           "lines to add), instead of refusing")
     listing = commands.command("list", "the catalog: every blueprint in a directory", command_list)
     listing.add_argument("directory", nargs="?", default=Path("blueprints"), type=commands.path,
                          help="default: blueprints/")
@@ -297,7 +297,7 @@ def _local_commands(commands: Commands) -> None:
                             "cdktf.json's list)")
     local.add_argument("--env", default="dev", help="the environment whose tables to create (default: dev)")
     local.add_argument("--port", type=int, default=4566, help="the port on 127.0.0.1 (default: 4566)")
-    local.add_argument("--host", default="127.0.0.1", help="the address: loopback only (default: 127.0.0.1)")
+    local.add_argument("--host", default="127.0.0.1", help="the address: 127.0.0.1, the only one allowed")
     local.add_argument("--items", type=int, default=0, metavar="N",
                        help="write N sample items per entity (verify's samples; default: none)")
     local.add_argument("--seed", type=int, default=7, help="sample data seed (default 7)")
@@ -310,7 +310,9 @@ def _local_commands(commands: Commands) -> None:
         description="Runs `terraform ARGS...` in cdktf.out/stacks/STACK. With --endpoint, every AWS call goes to\n"
         "that emulator (a provider override file, removed afterwards, and a state of its own beside the\n"
         "stack, never the stack's real backend). Providers come from the mirror TABLEWRIGHT_PROVIDER_MIRROR\n"
-        "names, or one installed in the usual places, or the registry.")
+        "names; else your own CLI configuration (TF_CLI_CONFIG_FILE, ~/.terraformrc) as it is; else a\n"
+        "mirror in /opt/tf-plugins or Terraform's plugin directories; else the registry. Once Terraform\n"
+        "runs, its exit code is the command's; a refusal before it starts exits 2 with an `error:` line.")
     terraform.add_argument("stack", metavar="STACK", help="the stack: <blueprint>[-<env>], as synth named it")
     terraform.add_argument("--endpoint", metavar="URL", help="the emulator, e.g. http://127.0.0.1:4566")
     terraform.add_argument("--out", type=commands.path, default=Path("cdktf.out"),

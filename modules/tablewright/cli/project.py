@@ -13,6 +13,7 @@ from pathlib import Path
 from tablewright.blueprint.load import LoadedBlueprint, load_blueprints
 from tablewright.cli.terminal import progress, say
 from tablewright.errors import ErrorCode, TablewrightError
+from tablewright.scaffold import PIN_FILE
 from tablewright.stacks.stack import Stack, build_stacks, lint_errors
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -25,10 +26,10 @@ CDKTF_JSON = Path("cdktf.json")
 # The blueprint JSON Schema editors read (`# yaml-language-server: $schema=...` in every scaffold): the project's own
 # copy, written by `init` and `schema`, so the reference holds on every machine that checks the repository out.
 SCHEMA_FILE = Path("schema") / "blueprint.schema.json"
-# Tablewright's own files: when they change in the repository `--changed-since` reads (Tablewright kept
-# beside the blueprints), every blueprint is affected.
-TOOL_FILES = (PACKAGE, *((_CHECKOUT / "main.py", _CHECKOUT / "pyproject.toml") if PACKAGE.parent.name == "modules"
-                         else ()))
+# Tablewright's own files, and the version a repository pins (`init`'s requirements-tablewright.txt): when they
+# change in the repository `--changed-since` reads, every blueprint is affected.
+TOOL_FILES = (PACKAGE, Path(PIN_FILE),
+              *((_CHECKOUT / "main.py", _CHECKOUT / "pyproject.toml") if PACKAGE.parent.name == "modules" else ()))
 
 
 def blueprints_directory() -> Path:

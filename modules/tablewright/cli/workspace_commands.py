@@ -35,11 +35,14 @@ def _choices(args: argparse.Namespace, directory: Path) -> Choices:
         raise TablewrightError(f"--region {args.region!r} is not an AWS region", code=ErrorCode.USAGE,
                                hint="write it as AWS does, e.g. --region eu-west-1")
     if args.backend == "s3":
-        if not args.state_bucket or not re.fullmatch(S3_BUCKET, args.state_bucket) or ".." in args.state_bucket:
-            raise TablewrightError(f"--backend s3 needs --state-bucket with a bucket name (given: "
-                                   f"{args.state_bucket!r})", code=ErrorCode.USAGE,
+        if not args.state_bucket:
+            raise TablewrightError("--backend s3 needs --state-bucket", code=ErrorCode.USAGE,
                                    hint="e.g. --backend s3 --state-bucket acme-terraform-state --state-region "
                                         "eu-west-1 (the bucket holds one state object per stack)")
+        if not re.fullmatch(S3_BUCKET, args.state_bucket) or ".." in args.state_bucket:
+            raise TablewrightError(f"--state-bucket {args.state_bucket!r} is not an S3 bucket name",
+                                   code=ErrorCode.USAGE, hint="3 to 63 lowercase letters, digits, '.' and '-', "
+                                                              "starting and ending with a letter or digit")
         if args.state_region is not None and not re.fullmatch(REGION, args.state_region):
             raise TablewrightError(f"--state-region {args.state_region!r} is not an AWS region",
                                    code=ErrorCode.USAGE, hint="e.g. --state-region eu-west-1")
@@ -74,13 +77,18 @@ def command_init(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {os.path.relpath(path)}")
     for path in conflicts:
-        lacking = (missing_lines(path.read_text(errors="replace"), files[path])
-                   if path.is_file() and not path.is_symlink() and not _blocked(directory, path) else [])
-        print(f"left as it is: {os.path.relpath(path)}" + (f" (it lacks: {'; '.join(lacking)})" if lacking else ""))
+        lacking = (missing_lines(path.read_text(errors="replace"), files[path]) if path.name == ".gitignore"
+                   and path.is_file() and not path.is_symlink() and not _blocked(directory, path) else [])
+        print(f"left as it is: {os.path.relpath(path)}" + (f" (add these lines: {'; '.join(lacking)})" if lacking
+                                                           else ""))
     print(f"{len(written)} file(s) written, {len(unchanged)} already as init writes them, {len(conflicts)} left as "
           "they are")
     if written:
         print(_next_steps(os.path.relpath(directory, args.here)))
+    if args.backend == "local" and args.ci != "none":
+        say("note: the CI workflow plans and applies on a fresh runner every time: with the local state it finds "
+            "none and plans every stack anew; for a team, `init --backend s3 --state-bucket BUCKET` (see the "
+            "platform base's `terraform.backend`)")
     return 0
 
 
@@ -210,6 +218,17 @@ def stack_directory(out: Path, stack: str) -> Path:
     raise TablewrightError(f"no stack {stack!r} in {stacks}", code=ErrorCode.UNKNOWN_STACK, hint=hint)
 
 
+def _listening(endpoint: str) -> bool:
+    import socket
+
+    host, _, port = endpoint.removeprefix("http://").partition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
 def command_terraform(args: argparse.Namespace) -> int:
     from tablewright.local.terraform import (
         MIRROR_SETUP,
@@ -227,6 +246,9 @@ def command_terraform(args: argparse.Namespace) -> int:
     endpoint = check_endpoint(args.endpoint) if args.endpoint is not None else None
     directory = stack_directory(Path(args.out), args.stack)
     mirror = chosen_mirror()
+    if endpoint is not None and not _listening(endpoint):
+        say(f"note: nothing listens on {endpoint}: Terraform's AWS calls will fail; start `tablewright local "
+            f"--empty --port {endpoint.rsplit(':', 1)[1]}` first (init, validate and fmt need no emulator)")
     if endpoint is None and remove_stale_override(directory):  # a killed run's: it would point Terraform elsewhere
         say(f"note: removed {os.path.relpath(directory / LOCAL_OVERRIDE_FILE)}, left by an interrupted `--endpoint` "
             "run")

@@ -27,7 +27,10 @@ def add_backend(stack: TerraformStack, plan: Stack) -> None:
     S3Backend(stack, bucket=backend.bucket, key=backend.key, region=backend.region,
               dynamodb_table=backend.dynamodb_table, encrypt=True)
     if backend.use_lockfile:  # newer than cdktf's S3Backend arguments
+        # https://developer.hashicorp.com/terraform/language/backend/s3: `use_lockfile` arrived in Terraform 1.10
+        # (generally available since 1.11); an older CLI would fail on it with a generic backend error.
         stack.add_override("terraform.backend.s3.use_lockfile", True)
+        stack.add_override("terraform.required_version", ">= 1.10")
 
 
 def construct_stack(app: App, plan: Stack) -> FragmentStack:

@@ -9,8 +9,8 @@ state. Terraform's working data for it (`TF_DATA_DIR`) is kept apart too. The fi
 ends, however it ends (Ctrl-C and SIGTERM included).
 
 Providers: `TABLEWRIGHT_PROVIDER_MIRROR` (a filesystem mirror, as `terraform providers mirror DIR` writes one);
-else a CLI configuration the user has (`TF_CLI_CONFIG_FILE`); else a mirror in the usual places; else the
-registry.
+else a CLI configuration the user has (`TF_CLI_CONFIG_FILE`, or `~/.terraformrc`), used as it is; else a mirror
+in the usual places (`MIRROR_CANDIDATES`); else the registry.
 """
 
 from __future__ import annotations
@@ -69,9 +69,10 @@ def mirror_config(mirror: Path) -> str:
 
 
 def chosen_mirror() -> Path | None:
-    """The mirror to configure: none when the user has a CLI configuration of their own and names no mirror."""
-    user_config = os.environ.get("TF_CLI_CONFIG_FILE")
-    if MIRROR_ENV not in os.environ and user_config and Path(user_config).is_file():
+    """The mirror to configure: none when the user has a CLI configuration of their own (`TF_CLI_CONFIG_FILE`, or
+    Terraform's default `~/.terraformrc`) and names no mirror: theirs is used as it is."""
+    user_config = Path(os.environ.get("TF_CLI_CONFIG_FILE") or Path.home() / ".terraformrc")
+    if MIRROR_ENV not in os.environ and user_config.is_file():
         return None
     return find_mirror()
 

@@ -16,6 +16,7 @@ from typing import Literal
 
 from tablewright.blueprint.schema import schema_texts
 
+PIN_FILE = "requirements-tablewright.txt"  # the Tablewright version a repository is checked with
 Backend = Literal["local", "s3"]
 CI = Literal["github", "gitlab", "none"]
 _TOKEN = re.compile(r"@([A-Z_]+)@")
@@ -61,7 +62,7 @@ def project_files(choices: Choices) -> dict[PurePosixPath, str]:
               "BACKEND": backend_lines(choices)}
     files = {
         PurePosixPath("cdktf.json"): render(template("cdktf.json"), values),
-        PurePosixPath("requirements-tablewright.txt"): render(template("requirements-tablewright.txt"), values),
+        PurePosixPath(PIN_FILE): render(template(PIN_FILE), values),
         PurePosixPath(".gitignore"): template("gitignore"),
         PurePosixPath("blueprints/shared/platform-base.yaml"): render(template("platform-base.yaml"), values),
         **{PurePosixPath("schema") / name: text for name, text in schema_texts().items()},
