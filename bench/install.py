@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.emulator import read_exports  # noqa: E402
 from tests.terraform_support import find_mirror  # noqa: E402
 from tests.wheel_support import build_wheel  # noqa: E402
 
@@ -52,17 +53,13 @@ def user_environment(venv: Path, **extra: str) -> dict[str, str]:
             "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1", **extra}
 
 
-def local_start(venv: Path, cwd: Path, *arguments: str) -> tuple[float, subprocess.Popen[str]]:
-    """Seconds from starting `tablewright local ARGS` to its last export line, and the running process."""
+def start_local(cwd: Path, env: dict[str, str], *arguments: str) -> tuple[float, subprocess.Popen[str], str]:
+    """`tablewright local --port 0 ARGS` started: the seconds to its export lines, the process, its endpoint."""
     start = time.perf_counter()
-    process = subprocess.Popen(["tablewright", "local", "--port", "0", *arguments], cwd=cwd, text=True,
-                               env=user_environment(venv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    while True:
-        line = process.stdout.readline() if process.stdout else ""
-        if not line:
-            raise SystemExit("tablewright local stopped before its export lines")
-        if line.startswith("export AWS_DEFAULT_REGION="):
-            return time.perf_counter() - start, process
+    process = subprocess.Popen(["tablewright", "local", "--port", "0", *arguments], cwd=cwd, text=True, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    endpoint = read_exports(process)["AWS_ENDPOINT_URL"]
+    return time.perf_counter() - start, process, endpoint
 
 
 def first_mile(wheel: Path, place: Path, mirror: Path) -> tuple[float, str]:
@@ -81,16 +78,8 @@ def first_mile(wheel: Path, place: Path, mirror: Path) -> tuple[float, str]:
     tw("init")
     tw("new", "payments")
     tw("synth", "--env", "dev")
-    local = subprocess.Popen(["tablewright", "local", "--empty", "--port", "0"], cwd=repository, env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    _, local, endpoint = start_local(repository, env, "--empty")
     try:
-        endpoint = ""
-        while not endpoint:
-            line = local.stdout.readline() if local.stdout else ""
-            if not line:
-                raise SystemExit("tablewright local stopped before its export lines")
-            if line.startswith("export AWS_ENDPOINT_URL="):
-                endpoint = line.strip().partition("=")[2]
         terraform = ["terraform", "payments-dev", "--endpoint", endpoint, "--"]
         tw(*terraform, "init", "-input=false")
         tw(*terraform, "plan", "-input=false", "-out=plan.tfplan")
@@ -125,7 +114,7 @@ def main() -> None:
         for label, arguments in (("--empty", ["--empty"]), ("the bundled blueprints' 2 dev tables", [])):
             starts = []
             for _ in range(args.repeat):
-                seconds, process = local_start(venv, project, *arguments)
+                seconds, process, _ = start_local(project, user_environment(venv), *arguments)
                 process.terminate()
                 if process.wait() != 0:
                     raise SystemExit("tablewright local did not stop with exit 0")

@@ -21,6 +21,7 @@ import pytest
 from tablewright.synth.output import LOCAL_OVERRIDE_FILE
 from tablewright.testing import fixture, local_aws
 from tests.conftest import ROOT
+from tests.emulator import read_exports
 from tests.terraform_support import find_mirror, missing_tool
 
 pytestmark = pytest.mark.terraform  # the emulator and the Terraform CLI: the slow tier
@@ -54,14 +55,7 @@ def local(project: Path, *arguments: str) -> Iterator[tuple[subprocess.Popen[str
     process = subprocess.Popen([*TOOL, "local", *arguments], cwd=project, env=environment(), text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        exports: dict[str, str] = {}
-        while "AWS_DEFAULT_REGION" not in exports:
-            line = process.stdout.readline() if process.stdout else ""
-            assert line, f"local stopped: {process.stderr.read() if process.stderr else ''}"
-            assert line.startswith("export "), line
-            name, _, value = line.removeprefix("export ").strip().partition("=")
-            exports[name] = value
-        yield process, exports
+        yield process, read_exports(process)
     finally:
         if process.poll() is None:
             process.kill()

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.emulator import read_exports
 from tests.terraform_support import find_mirror, missing_tool
 from tests.wheel_support import Installed, build_wheel
 
@@ -107,12 +108,7 @@ def test_a_users_journey_with_the_installed_wheel(installed_tool, tmp_path):
     local = subprocess.Popen(["tablewright", "local", "--empty", "--port", "0"], cwd=repository, env=env, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        exports = {}
-        while "AWS_DEFAULT_REGION" not in exports:
-            line = local.stdout.readline() if local.stdout else ""
-            assert line.startswith("export "), (line, local.stderr.read() if local.stderr else "")
-            name, _, value = line.removeprefix("export ").strip().partition("=")
-            exports[name] = value
+        exports = read_exports(local)
         endpoint = ["terraform", "payments-dev", "--endpoint", exports["AWS_ENDPOINT_URL"], "--"]
         tw(*endpoint, "init", "-input=false", "-reconfigure")
         tw(*endpoint, "plan", "-input=false", "-out=plan.tfplan")

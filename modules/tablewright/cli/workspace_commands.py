@@ -102,8 +102,10 @@ def _blocked(directory: Path, path: Path) -> bool:
 
 
 def _write_all(files: dict[Path, str], directory: Path) -> list[Path]:
-    """Each file new (never through a link), its folders made as needed; on any failure everything this wrote,
-    folders included, is removed again: nothing half-scaffolded."""
+    """Each file new (`create_new_file`: never through a link), its folders made as needed; on any failure
+    everything this wrote, folders included, is removed again: nothing half-scaffolded."""
+    from tablewright.stacks.catalog import create_new_file
+
     made: list[Path] = []  # folders and files, in the order they came to be
     try:
         for path, text in files.items():
@@ -111,20 +113,18 @@ def _write_all(files: dict[Path, str], directory: Path) -> list[Path]:
                 if folder.is_relative_to(directory) and not folder.exists():
                     folder.mkdir()
                     made.append(folder)
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            create_new_file(path, text)
             made.append(path)
-            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-                file.write(text)
-    except OSError as error:
+    except (OSError, TablewrightError) as error:
         for entry in reversed(made):
             with contextlib.suppress(OSError):
                 if entry.is_dir():
                     entry.rmdir()
                 else:
                     entry.unlink()
-        raise TablewrightError(f"init: cannot write {error.filename or directory} ({error.strerror or error})",
-                               code=ErrorCode.PROJECT_FILES, hint="pass a directory you can write to, with room "
-                                                                  "for a few files") from None
+        cause = error.message if isinstance(error, TablewrightError) else f"{error.filename}: {error.strerror}"
+        raise TablewrightError(f"init: {cause}", code=ErrorCode.PROJECT_FILES,
+                               hint="pass a directory you can write to, with room for a few files") from None
     return [path for path in made if path in files]
 
 

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.local.emulator import LOOPBACK, REGION, provider_override
+from tablewright.stacks.catalog import create_new_file
 from tablewright.synth.output import LOCAL_OVERRIDE_FILE
 
 MIRROR_ENV = "TABLEWRIGHT_PROVIDER_MIRROR"
@@ -160,11 +161,8 @@ def overridden(stack_dir: Path, endpoint: str) -> Iterator[None]:
     remove_stale_override(stack_dir)
     local_directory(stack_dir)
     path = stack_dir / LOCAL_OVERRIDE_FILE
-    text = json.dumps(local_override(endpoint, stack_region(stack_dir)), indent=2) + "\n"
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    create_new_file(path, json.dumps(local_override(endpoint, stack_region(stack_dir)), indent=2) + "\n")
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
         yield
     finally:
         path.unlink(missing_ok=True)
