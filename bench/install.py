@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.emulator import read_exports  # noqa: E402
-from tests.terraform_support import find_mirror  # noqa: E402
-from tests.wheel_support import build_wheel  # noqa: E402
+from tests.support.emulator import read_exports  # noqa: E402
+from tests.support.terraform_support import find_mirror  # noqa: E402
+from tests.support.wheel_support import build_wheel  # noqa: E402
 
 
 def megabytes(path: Path) -> float:

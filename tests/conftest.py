@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from tablewright.cli import main
-from tests import terraform_support
+from tests.support import terraform_support
 
 ROOT = Path(__file__).resolve().parent.parent
+# Blueprints of the tests (features, client, hot keys, tenants, the review corpus's shop).
+TEST_BLUEPRINTS = ROOT / "tests" / "data" / "blueprints"
 BUNDLED = sorted((ROOT / "blueprints").glob("*.yaml"))
 
 
@@ -54,7 +56,8 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
-    """Let tests/terraform_support.py see which test is running (an unmarked test reaching a slow tool fails)."""
+    """Let tests/support/terraform_support.py see which test is running (an unmarked test reaching a slow tool
+    fails)."""
     terraform_support.current_test = item
     try:
         return (yield)
@@ -82,8 +85,8 @@ def write_blueprint(tmp_path: Path) -> Callable[[str, str], Path]:
 @pytest.fixture(scope="session")
 @terraform_support.uses_terraform
 def installed_tool(tmp_path_factory: pytest.TempPathFactory):
-    """The wheel, built once, installed in a fresh venv outside the repository (tests/wheel_support.py)."""
-    from tests.wheel_support import build_wheel, install
+    """The wheel, built once, installed in a fresh venv outside the repository (tests/support/wheel_support.py)."""
+    from tests.support.wheel_support import build_wheel, install
 
     place = tmp_path_factory.mktemp("installed")
     return install(build_wheel(place / "dist"), place / "venv")
@@ -91,8 +94,8 @@ def installed_tool(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A git repository with three blueprints on `main` (tests/repository.py), the working directory."""
-    from tests.repository import Repository
+    """A git repository with three blueprints on `main` (tests/support/repository.py), the working directory."""
+    from tests.support.repository import Repository
 
     repository = Repository(tmp_path / "repo")
     monkeypatch.chdir(repository.root)

@@ -14,7 +14,7 @@ UNKNOWN = "(known after apply)"
 
 # Arguments whose change makes the AWS provider replace the resource (ForceNew), for the resource
 # types Tablewright writes. A real plan says so itself (`replace_paths`); for aws_dynamodb_table
-# tests/test_replacing_attributes.py checks this list (and `_table_replacing`) against the provider.
+# tests/review/test_replacing_attributes.py checks this list (and `_table_replacing`) against the provider.
 FORCES_REPLACEMENT: dict[str, tuple[str, ...]] = {
     "aws_dynamodb_table": ("name", "hash_key", "range_key", "restore_date_time", "restore_source_name",
                            "restore_source_table_arn", "restore_to_latest_time", "import_table"),
