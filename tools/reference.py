@@ -163,7 +163,7 @@ def schemas_page() -> str:
 
 
 def pipeline_page() -> str:
-    from tests.test_layers import STAGES
+    from tests.contract.test_layers import STAGES
 
     lines = ["# The pipeline", "",
              "```sh",
@@ -174,7 +174,7 @@ def pipeline_page() -> str:
              "```", "",
              "Every command runs the stages it needs, in this order, each a function of the one before. Tablewright "
              "is a pipeline of stages, earliest first. A module imports only from its own stage and "
-             "earlier ones (`tests/test_layers.py` holds this list and fails on a backward import), so each stage "
+             "earlier ones (`tests/contract/test_layers.py` holds this list and fails on a backward import), so each stage "
              "can be read knowing only those before it.", "", "| stage | package | reads and produces |",
              "|---|---|---|"]
     for position, members in enumerate(STAGES, start=1):
