@@ -17,9 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tablewright.alternatives.alternatives import index_choices  # noqa: E402
 from tablewright.blueprint.language import Blueprint  # noqa: E402
-from tablewright.capacity.alternatives import index_choices  # noqa: E402
-from tablewright.capacity.estimate import estimate  # noqa: E402
+from tablewright.capacity.cost import monthly_cost  # noqa: E402
+from tablewright.capacity.loads import estimate  # noqa: E402
 from tablewright.design.designer import design  # noqa: E402
 
 
@@ -42,7 +43,7 @@ def main() -> None:
         capacity = estimate(table)
         tracemalloc.start()
         started = time.perf_counter()
-        choices = index_choices(table, capacity)
+        choices = index_choices(table, capacity, monthly_cost(table, capacity))
         seconds = time.perf_counter() - started
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()

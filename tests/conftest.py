@@ -17,7 +17,8 @@ BUNDLED = sorted((ROOT / "blueprints").glob("*.yaml"))
 
 
 # Test tiers: `pytest` runs the fast tier (addopts `-m 'not terraform'` in pyproject.toml), `pytest -m terraform`
-# the slow one: the tests that run the Terraform CLI, the emulator, checkov or the cdktf CLI.
+# the slow one: the tests that run the Terraform CLI, the emulator, checkov, the cdktf CLI or another external
+# tool (mypy and tsc on the generated clients, Node, actionlint, mkdocs). Both run on every core (`-n auto`).
 # Order: pytest-randomly shuffles every run (`--randomly-seed=N` repeats one, `-p no:randomly` turns it off);
 # `--reverse-order` runs the collected order backwards.
 

@@ -1,5 +1,6 @@
 """Writes the docs' reference pages from the code: the CLI from its parser, the blueprint fields from the models'
-JSON Schema, every error code and lint rule, the exit codes, the schemas, and the pipeline's stages.
+JSON Schema, every error code and lint rule, the exit codes, the schemas, and the pipeline (its stages, the
+imports between them and what each command runs).
 
     python tools/reference.py           # write them under docs/
     python tools/reference.py --check   # exit 1, naming the stale pages, when the docs differ from the code
@@ -8,7 +9,6 @@ JSON Schema, every error code and lint rule, the exit codes, the schemas, and th
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -162,25 +162,200 @@ def schemas_page() -> str:
     return "\n".join(lines) + "\n"
 
 
-def pipeline_page() -> str:
-    from tests.contract.test_layers import STAGES
+# The pipeline page: the stages of tests/contract/test_layers.py, the imports between their packages and what each
+# command reaches, all read from the code with `ast` (nothing is imported but the parser, for its handlers).
 
+EVERY_COMMAND = ("tablewright.errors", "tablewright.cli", "tablewright.__main__")  # not listed per command
+
+
+def first_sentence(path: Path) -> str:
+    """The first sentence of a module's docstring, read without importing the module."""
+    import ast
+    import re
+
+    doc = " ".join((ast.get_docstring(ast.parse(path.read_text())) or "").split("\n\n")[0].split())
+    return re.split(r"(?<=\.)\s+(?=[A-Z`])", doc)[0]
+
+
+def present(stages: list[list[str]]) -> list[list[str]]:
+    """The stages with the packages that exist (one only planned is left out until it does)."""
+    from tests.contract.test_layers import module_files
+
+    return [kept for members in stages if (kept := [m for m in members if m in module_files()])]
+
+
+def reduced(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph without an edge whose target is reached another way (its transitive reduction, for a DAG)."""
+    edges = {node: set(targets) for node, targets in graph.items()}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            for target in edges.get(todo.pop(), ()):
+                if target == goal:
+                    return True
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        return False
+
+    for node in sorted(edges):
+        for target in sorted(edges[node]):
+            edges[node].discard(target)
+            if not reaches(node, target):
+                edges[node].add(target)
+    return edges
+
+
+def short(module: str) -> str:
+    return module.removeprefix("tablewright.")
+
+
+def imports_diagram(stages: list[list[str]]) -> list[str]:
+    """A Mermaid flowchart: one box per package, numbered by its stage, and an arrow from each package to those
+    importing it directly (none where a longer way round says the same)."""
+    from tests.contract.test_layers import package_graph
+
+    number = {member: position for position, members in enumerate(stages, start=1) for member in members}
+    graph = {source: {target for target in targets if target in number}
+             for source, targets in package_graph().items() if source in number}
+    ids = {member: "p_" + short(member).strip("_") for member in number}
+    lines = ["flowchart TB"]
+    lines += [f'  {ids[member]}["{number[member]} {short(member)}"]' for member in number]
+    for importer, imported in sorted(reduced(graph).items(), key=lambda item: (number[item[0]], item[0])):
+        lines += [f"  {ids[target]} --> {ids[importer]}" for target in sorted(imported, key=lambda name: (number[name], name))]
+    return lines
+
+
+class Reach:
+    """The modules a command's handler reaches: through `tablewright.cli` function by function (the names a
+    function uses, the imports inside it, the functions of the package it calls), beyond it module by module
+    (every import, those inside functions too; `TYPE_CHECKING` ones never run)."""
+
+    def __init__(self) -> None:
+        from tests.contract.test_layers import import_graph, module_files
+
+        self.files = module_files()
+        self.graph = import_graph(run_time_only=True)
+        self.functions: set[tuple[str, str]] = set()
+        self.modules: set[str] = set()
+
+    def definitions(self, module: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """A module's top-level functions, classes and assignments by name, and the names its imports bind."""
+        import ast
+
+        from tests.contract.test_layers import absolute, package_of
+
+        defined: dict[str, Any] = {}
+        bound: dict[str, str] = {}
+        for node in ast.parse(self.files[module].read_text()).body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined[node.name] = node
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                defined.update({target.id: node for target in targets if isinstance(target, ast.Name)})
+            elif isinstance(node, ast.ImportFrom):
+                source = absolute(node, package_of(self.files[module]))
+                bound.update({alias.asname or alias.name: f"{source}.{alias.name}" for alias in node.names})
+            elif isinstance(node, ast.Import):
+                bound.update({alias.asname or alias.name: alias.name for alias in node.names})
+        return defined, bound
+
+    def name(self, name: str) -> None:
+        """Reach what an imported name is: a function of the CLI by itself, anything else as its whole module."""
+        from tests.contract.test_layers import module_of
+
+        module = module_of(name, self.files)
+        if module not in self.files:
+            return
+        attribute = name.removeprefix(module).lstrip(".").split(".")[0]
+        if module.startswith("tablewright.cli") and attribute:
+            defined, bound = self.definitions(module)
+            if attribute in defined:
+                return self.function(module, attribute)
+            if attribute in bound:
+                return self.name(bound[attribute])
+        self.module(module)
+
+    def function(self, module: str, name: str) -> None:
+        import ast
+
+        from tests.contract.test_layers import package_of, tablewright_imports
+
+        if (module, name) in self.functions:
+            return
+        self.functions.add((module, name))
+        self.modules.add(module)
+        defined, bound = self.definitions(module)
+        node = defined[name]
+        for found in tablewright_imports(node, package_of(self.files[module])):
+            if not found.typing_only:
+                self.name(found.name)
+        for used in sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)}):
+            if used in defined and used != name:
+                self.function(module, used)
+            elif used in bound:
+                self.name(bound[used])
+
+    def module(self, module: str) -> None:
+        """A module, its packages' `__init__` (the root's aside: it imports nothing until asked) and its imports."""
+        todo = [module]
+        while todo:
+            current = todo.pop()
+            if current in self.modules:
+                continue
+            self.modules.add(current)
+            parents = [current.rsplit(".", depth)[0] for depth in range(1, current.count("."))]
+            todo += [*self.graph.get(current, {}), *(parent for parent in parents if parent in self.files)]
+
+
+def command_stages(stages: list[list[str]]) -> list[str]:
+    """A table: each command, its handler and the stages it reaches."""
+    from tablewright.cli import build_parser
+    from tablewright.cli.commands import cdktf_app
+    from tests.contract.test_layers import package, stage_of
+
+    handlers = {f"`{name}`": command.get_default("handler") for name, command in build_parser().commands.items()}
+    handlers["none (the cdktf app of `cdktf.json`)"] = cdktf_app
+    listed = [member for members in stages for member in members if member not in EVERY_COMMAND]
+    lines = ["| command | handler | stages |", "|---|---|---|"]
+    for command, handler in handlers.items():
+        reach = Reach()
+        reach.function(handler.__module__, handler.__name__)
+        reached = {package(module) for module in reach.modules}
+        names = [short(member) for member in sorted(listed, key=stage_of) if member in reached]
+        lines.append(f"| {command} | `{handler.__module__}.{handler.__name__}` | {', '.join(names)} |")
+    return lines
+
+
+def pipeline_page() -> str:
+    from tests.contract.test_layers import STAGES, module_files
+
+    stages = present(STAGES)
     lines = ["# The pipeline", "",
              "```sh",
-             "tablewright lint blueprints/orders.yaml --env prod     # load, design, capacity, simulate, lint",
-             "tablewright synth blueprints/orders.yaml --env prod    # ... then the constructs: cdk.tf.json",
-             "tablewright review --base origin/main:blueprints/orders.yaml --head blueprints/orders.yaml"
-             "   # two syntheses, classified",
+             "tablewright lint blueprints/orders.yaml --env prod",
+             "tablewright synth blueprints/orders.yaml --env prod",
+             "tablewright review --base origin/main:blueprints/orders.yaml --head blueprints/orders.yaml",
              "```", "",
-             "Every command runs the stages it needs, in this order, each a function of the one before. Tablewright "
-             "is a pipeline of stages, earliest first. A module imports only from its own stage and "
-             "earlier ones (`tests/contract/test_layers.py` holds this list and fails on a backward import), so each stage "
-             "can be read knowing only those before it.", "", "| stage | package | reads and produces |",
-             "|---|---|---|"]
-    for position, members in enumerate(STAGES, start=1):
-        for member in members:
-            doc = (importlib.import_module(member).__doc__ or "").split("\n\n")[0]
-            lines.append(f"| {position} | `{member}` | {cell(doc)} |")
+             "Tablewright is a pipeline of stages, earliest first. A module imports only from its own stage and "
+             "earlier ones, and no two packages or modules import each other (`tests/contract/test_layers.py` holds "
+             "the list and fails on a backward import or a cycle), so each stage can be read knowing only those "
+             "before it. Each command runs the stages it needs, in this order. This page is generated from that "
+             "list and the imports in the code.", "",
+             "## Stages", "",
+             "| stage | package | reads and produces |", "|---|---|---|"]
+    for position, members in enumerate(stages, start=1):
+        lines += [f"| {position} | `{member}` | {cell(first_sentence(module_files()[member]))} |"
+                  for member in members]
+    lines += ["", "## Imports", "",
+              "An arrow runs from a package to each one that imports it, unless a longer way round already leads "
+              "there: each package is drawn below what it builds on.", "",
+              "```mermaid", *imports_diagram(stages), "```", "",
+              "## What each command runs", "",
+              "The stages a command's handler can reach, whichever options it is given: the functions of "
+              "`tablewright.cli` it calls and, beyond, every module they import, imports inside functions included "
+              "(`errors` and `cli`, which every command uses, are not listed).", "", *command_stages(stages)]
     return "\n".join(lines) + "\n"
 
 

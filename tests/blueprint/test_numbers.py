@@ -95,8 +95,8 @@ def test_tw311_flags_a_query_that_reads_whole_large_collections(write_blueprint)
 
 def test_tw101_counts_every_shard_of_a_sharded_key():
     from tablewright.design.designer import design
-    from tests.lint.test_lint import lint
     from tests.support.design_helpers import blueprint
+    from tests.support.lint_support import lint
 
     events = {"attributes": {"kind": {"type": "string", "values": ["A", "B", "C"]}, "at": "timestamp"},
               "key": {"pk": "EVENT#{kind}", "sk": "{at}", "shards": 5}, "writes_per_second": 1}
@@ -148,7 +148,7 @@ def test_an_optional_attribute_makes_a_sparse_index_with_its_share(write_bluepri
     assert stack.capacity.load("GSI1").write_units_per_second == 10.0
     from tablewright.report.explain import render_text
 
-    assert "sparse: 10% of Order items (those that carry its key)" in render_text(stack)
+    assert "sparse: 10% of Order items (those that carry its key)" in render_text(stack, [])
 
 
 def test_writes_and_writes_per_second_are_one_or_the_other(write_blueprint, run_cli):

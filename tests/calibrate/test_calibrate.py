@@ -1,59 +1,30 @@
 """`calibrate`: files in the exact shape `aws cloudwatch get-metric-data` prints, against the bundled orders
-blueprint's declared rates (prod: on demand, peak factor 3).
+blueprint's declared rates (prod: on demand, peak factor 3); the queries and the script it prints to fetch them.
 
 Declared, by hand from blueprints/orders.yaml (units per call from the DynamoDB rules, as `capacity` prints):
 table reads 120 x 1 + 400 x 0.5 + 80 x 0.5 = 360 units/s, busiest minute 3 x 360 = 1,080; GSI1 reads
 10 x 1.5 + 150 x 2 = 315; table writes 30 + 90 + 1 x 2 + 2 = 124; GSI1 writes 30 + 90 = 120.
+
+Contributor Insights: test_calibrate_insights.py; `--write` and the replay: test_calibrate_write_and_replay.py.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from tablewright.calibrate.queries import metric_queries
-
-ORDERS = "blueprints/orders.yaml"
-TABLE = "prod-orders_main"
-START = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
-
-
-def label(index: str | None, metric: str) -> str:
-    stat = "Average" if metric.startswith("Provisioned") else "Sum"
-    return f"{TABLE}:{index or '-'}:{metric}:{stat}:60"
-
-
-def result(index: str | None, metric: str, per_minute: dict[int, float], status: str = "Complete") -> dict:
-    """One `MetricDataResults` entry as CloudWatch returns it: newest first, minutes without data left out."""
-    minutes = sorted(per_minute, reverse=True)
-    return {"Id": f"m{abs(hash((index, metric))) % 1000}", "Label": label(index, metric),
-            "Timestamps": [(START + timedelta(minutes=m)).isoformat() for m in minutes],
-            "Values": [per_minute[m] for m in minutes], "StatusCode": status}
-
-
-def page(tmp_path: Path, name: str, results: list[dict], next_token: str | None = None) -> Path:
-    document: dict = {"MetricDataResults": results, "Messages": []}
-    if next_token:
-        document["NextToken"] = next_token
-    path = tmp_path / name
-    path.write_text(json.dumps(document, indent=4))
-    return path
-
-
-def steady(units_per_second: float, minutes: range = range(60)) -> dict[int, float]:
-    return {m: units_per_second * 60 for m in minutes}
-
-
-def as_declared(tmp_path: Path) -> list[Path]:
-    return [page(tmp_path, "metrics.json", [
-        result(None, "ConsumedReadCapacityUnits", steady(360)),
-        result(None, "ConsumedWriteCapacityUnits", steady(124)),
-        result("GSI1", "ConsumedReadCapacityUnits", steady(315)),
-        result("GSI1", "ConsumedWriteCapacityUnits", steady(120)),
-    ])]
+from tests.support.calibrate_support import (
+    ORDERS,
+    TABLE,
+    as_declared,
+    label,
+    page,
+    result,
+    steady,
+)
 
 
 def test_traffic_as_declared_passes(run_cli, tmp_path):
@@ -241,79 +212,6 @@ def test_a_day_of_minutes_for_every_series_is_read(run_cli, tmp_path):
     assert [c["observed_average"] for c in json.loads(out)["comparisons"]] == [360, 124, 315, 120]
 
 
-def insight_report(directory: Path, rule: str, contributors: dict[str, float], aggregate: float) -> Path:
-    """A report as `aws cloudwatch get-insight-rule-report` prints it, in a file named after its rule."""
-    directory.mkdir(exist_ok=True)
-    path = directory / f"{rule}.json"
-    path.write_text(json.dumps({
-        "KeyLabels": ["PK"], "AggregationStatistic": "Sum", "AggregateValue": aggregate,
-        "ApproximateUniqueCount": len(contributors) + 40,
-        "Contributors": [{"Keys": [key], "ApproximateAggregateValue": value,
-                          "Datapoints": [{"Timestamp": START.isoformat(), "ApproximateValue": value}]}
-                         for key, value in contributors.items()],
-        "MetricDatapoints": [{"Timestamp": START.isoformat(), "UniqueContributors": 44.0, "Sum": aggregate}]},
-        indent=4))
-    return path
-
-
-def test_a_hot_key_found_by_contributor_insights(run_cli, tmp_path):
-    # GSI1 serves 435 units/s: reads 10 x 1.5 (orders_with_product, OrderItem) + 150 x 2 (user_orders_by_date,
-    # Order), writes 30 (Order) + 90 (OrderItem). `ORDER_ITEM#{productId}` (OrderItem) takes 105 of them, spread
-    # over productIds as declared (an identifier). Observed: one product takes 15 % of GSI1's accesses; the
-    # hot_key_share that declares it is 0.15 / (105 / 435).
-    insights = tmp_path / "insights"
-    files = [
-        insight_report(insights, f"DynamoDBContributorInsights-PKC-{TABLE}-GSI1-1764000000000",
-                       {"ORDER_ITEM#p-42": 15_000, "ORDER_ITEM#p-7": 2_000, "ORDER#u-1": 500, "GARBAGE": 100},
-                       100_000),
-        insight_report(insights, f"DynamoDBContributorInsights-PKT-{TABLE}-1764000000000", {"ORDER#o-1": 120}, 120),
-    ]
-    code, out, err = run_cli("calibrate", ORDERS, "--env", "prod", "--metrics", *as_declared(tmp_path),
-                             "--insights", *files, "--format", "json")
-    assert code == 1, err
-    keys = {key["key"]: key for key in json.loads(out)["keys"]}
-    hot = keys["ORDER_ITEM#p-42"]
-    assert (hot["template"], hot["entities"], hot["verdict"]) == ("ORDER_ITEM#{productId}", ["OrderItem"],
-                                                                    "hotter than declared")
-    assert hot["observed_share"] == 0.15 and hot["declared_share"] == 0
-    assert hot["change"]["field"] == "entities.OrderItem.attributes.productId.hot_key_share"
-    assert hot["change"]["suggested"] == round(0.15 / (105 / 435), 2) == 0.62
-    line = Path(ORDERS).read_text().splitlines()[hot["change"]["line"] - 1]
-    assert "productId" in line
-    assert "ORDER_ITEM#p-7" not in keys  # the template's busiest value only
-    assert keys["ORDER#u-1"]["verdict"] == "as declared"  # 0.5 %: under 1 % of the index is not a hot key
-    assert keys["GARBAGE"]["verdict"] == "matches no key template"
-    throttled = keys["ORDER#o-1"]
-    assert (throttled["verdict"], throttled["throttled"], throttled["template"]) == ("throttled", 120,
-                                                                                    "ORDER#{orderId}")
-    assert throttled["entities"] == ["Order", "OrderItem"]
-    code, out, _ = run_cli("calibrate", ORDERS, "--env", "prod", "--metrics", *as_declared(tmp_path),
-                           "--insights", *files)
-    assert "`ORDER#o-1` (ORDER#{orderId}) throttled: 120 throttle events" in " ".join(out.split())
-
-
-@pytest.mark.parametrize(("name", "content", "expected"), [
-    ("DynamoDBContributorInsights-PKC-other-table-1764000000000", "{}", "no table or GSI of the blueprints"),
-    (f"DynamoDBContributorInsights-PKC-{TABLE}-GSI9-1764000000000", "{}", "no table or GSI of the blueprints"),
-    ("report", "{}", "is not the name of a Contributor Insights rule"),
-    (f"DynamoDBContributorInsights-PKC-{TABLE}-1764000000000", '{"KeyLabels": [', "not JSON"),
-    (f"DynamoDBContributorInsights-PKC-{TABLE}-1764000000000", '{"MetricDataResults": []}',
-     "not the output of `aws cloudwatch get-insight-rule-report`"),
-    (f"DynamoDBContributorInsights-PKC-{TABLE}-1764000000000",
-     json.dumps({"KeyLabels": ["PK"], "AggregateValue": 10, "Contributors": [{"Keys": []}]}), "contributor 1 lacks"),
-    (f"DynamoDBContributorInsights-PKC-{TABLE}-1764000000000",
-     json.dumps({"KeyLabels": ["PK"], "AggregateValue": 10, "Contributors": [
-         {"Keys": [f"K{n}"], "ApproximateAggregateValue": 1} for n in range(101)]}), "at most 100"),
-])
-
-def test_bad_rule_reports_exit_2(run_cli, tmp_path, name, content, expected):
-    path = tmp_path / f"{name}.json"
-    path.write_text(content)
-    code, out, err = run_cli("calibrate", ORDERS, "--env", "prod", "--metrics", *as_declared(tmp_path),
-                             "--insights", path)
-    assert code == 2 and out == "" and expected in err and "fix:" in err and str(path) in err
-
-
 FAKE_AWS = r'''#!PYTHON
 """Stands in for the AWS CLI: answers the three calls the printed script makes, as the CLI would print them."""
 import json, sys
@@ -364,138 +262,3 @@ def test_the_printed_script_produces_what_calibrate_reads(run_cli, tmp_path):
     table_reads = next(c for c in report["comparisons"] if c["target"] == "table" and c["direction"] == "read")
     assert table_reads["observed_average"] == 900 and table_reads["verdict"] == "under-declared"
     assert [key["key"] for key in report["keys"]] == ["ORDER_ITEM#p-42"] and code == 1, err
-
-
-def test_a_key_value_cannot_write_to_the_terminal(run_cli, tmp_path):
-    path = insight_report(tmp_path / "insights", f"DynamoDBContributorInsights-PKT-{TABLE}-1764000000000",
-                          {"ORDER#\x1b]0;owned\x07" + "x" * 500: 9}, 9)
-    code, out, _ = run_cli("calibrate", ORDERS, "--env", "prod", "--metrics", *as_declared(tmp_path),
-                           "--insights", path)
-    assert code == 1 and "\x1b" not in out and "\x07" not in out and "x" * 200 not in out
-
-
-def test_write_declares_the_observed_hot_key_and_lint_then_sees_it(run_cli, write_blueprint, tmp_path):
-    # orders.yaml with OrderItem written 900 times a second (a comment added). GSI1 then serves reads 15 + 300
-    # and writes 30 + 900 = 1,245 units/s, OrderItem's template 915 of them. One product takes 60 % of GSI1's
-    # accesses: hot_key_share 0.6 / (915 / 1,245) = 0.82 on productId, so at the peak (x3) that product's key
-    # takes 900 x 3 x 0.82 = 2,214 WCU: more than a partition's 1,000, a lint error.
-    text = Path(ORDERS).read_text().replace("    writes_per_second: 90\n",
-                                            "    writes_per_second: 900  # checkout writes every line\n")
-    text = text.replace("max_throughput: {read: 1600, write: 600}", "max_throughput: {read: 1600, write: 4000}")
-    path = write_blueprint(text, "orders.yaml")
-    assert run_cli("lint", path)[0] == 0
-    metrics = [page(tmp_path, "metrics.json", [
-        result(None, "ConsumedReadCapacityUnits", steady(360)), result(None, "ConsumedWriteCapacityUnits", steady(934)),
-        result("GSI1", "ConsumedReadCapacityUnits", steady(315)),
-        result("GSI1", "ConsumedWriteCapacityUnits", steady(930))])]
-    insights = [insight_report(tmp_path / "insights", f"DynamoDBContributorInsights-PKC-{TABLE}-GSI1-1764000000000",
-                               {"ORDER_ITEM#p-42": 60.0}, 100.0)]
-    code, _, err = run_cli("calibrate", path, "--env", "prod", "--metrics", *metrics, "--insights", *insights,
-                           "--write")
-    assert code == 1
-    after = path.read_text()
-    assert after == text.replace("      productId: string\n      orderedAt",
-                                 "      productId: {type: string, hot_key_share: 0.82}\n      orderedAt", 1)
-    assert "+      productId: {type: string, hot_key_share: 0.82}" in err and "1 blueprint file(s) written" in err
-    assert "# checkout writes every line" in after
-    code, out, _ = run_cli("lint", path, "--env", "prod")
-    errors = [line for line in out.splitlines() if " error TW" in line]
-    assert code == 1 and errors and all("ORDER_ITEM#{productId}" in line for line in errors), out
-
-
-def test_write_changes_the_rates_it_names_and_no_other_file(run_cli, write_blueprint, tmp_path):
-    path = write_blueprint(Path(ORDERS).read_text(), "orders.yaml")
-    base = (tmp_path / "shared" / "platform-base.yaml").read_text()
-    reads = [page(tmp_path, "m.json", [result(None, "ConsumedReadCapacityUnits", steady(720)),
-                                       result(None, "ConsumedWriteCapacityUnits", steady(124))])]
-    code, _, err = run_cli("calibrate", path, "--env", "prod", "--metrics", *reads, "--write")
-    assert code == 1, err
-    after = path.read_text()
-    # Table reads observed at twice the declared 360: each pattern's rps doubled, on its own line, nothing else.
-    changed = [(a, b) for a, b in zip(Path(ORDERS).read_text().splitlines(), after.splitlines(), strict=True)
-               if a != b]
-    assert len(changed) == 3 and all("rps: " in a and "rps: " in b for a, b in changed)
-    assert {b.split("rps: ")[1].split(",")[0].split("}")[0].strip() for _, b in changed} == {"240", "800", "160"}
-    assert (tmp_path / "shared" / "platform-base.yaml").read_text() == base
-    # Lint now judges the observed reads: the table's peak, 3 x 720, is above its on-demand read maximum (1,600).
-    code, out, _ = run_cli("lint", path, "--env", "prod")
-    assert code == 1 and "TW313" in out and "read maximum 1600" in out.replace(",", "")
-
-
-FIXED_WRITES = """\
-blueprint: shop
-version: 1.0.0
-region: us-east-1
-table: {name: shop, billing: provisioned, capacity: {read: {min: 5, max: 100}, write: {min: 100, max: 100}}}
-traffic: {peak_factor: 1}
-entities:
-  Order:
-    attributes: {orderId: string}
-    key: {pk: "ORDER#{orderId}", sk: "ORDER"}
-    writes: {inserts: 50}
-access_patterns:
-  order_by_id: {entity: Order, where: {orderId: "="}, rps: 1}
-"""
-
-
-def shop_result(metric: str, per_minute: dict[int, float]) -> dict:
-    return {**result(None, metric, per_minute), "Label": f"shop:-:{metric}:Sum:60"}
-
-
-def test_a_replayed_burst_throttles_in_the_minutes_it_throttled(run_cli, write_blueprint, tmp_path):
-    # 100 WCU provisioned (min = max), 50 writes/s of 1 WCU, then 300/s for minutes 10-19. Burst capacity holds 300 s
-    # of unused capacity, 30,000 units, full after the quiet minutes: 300/s drains it at 200/s for 150 s, so minutes
-    # 10 and 11 are served whole, minute 12 for 30 s (12,000 consumed, 6,000 throttled), minutes 13-19 at the
-    # capacity (6,000 consumed, 12,000 throttled). CloudWatch, by that rule: throttle events in minutes 12-19.
-    path = write_blueprint(FIXED_WRITES, "shop.yaml")
-    consumed = {m: 50 * 60 for m in range(30)} | {10: 18_000, 11: 18_000, 12: 12_000} | {
-        m: 6_000 for m in range(13, 20)}
-    throttles = {12: 6_000} | {m: 12_000 for m in range(13, 20)}
-    files = [page(tmp_path, "shop.json", [shop_result("ConsumedWriteCapacityUnits", consumed),
-                                          shop_result("WriteThrottleEvents", throttles)])]
-    code, out, err = run_cli("calibrate", path, "--metrics", *files, "--format", "json")
-    assert code == 1, err  # throttled
-    [replayed] = json.loads(out)["replay"]
-    minutes = [f"2026-11-30T10:{m:02d}:00Z" for m in range(12, 20)]
-    assert replayed["observed_throttled"] == minutes
-    assert replayed["predicted_throttled"] == minutes
-    assert (replayed["matched"], replayed["false_alarms"], replayed["served_error"]) == (8, 0, 0)
-
-
-def test_a_replay_that_misses_says_by_how_much(run_cli, write_blueprint, tmp_path):
-    # The same minutes, but CloudWatch counted throttles from minute 10: the model's burst capacity lets 150 s
-    # through that the real table did not (it had less burst saved). Minutes 10 and 11 are matched within the
-    # stated 2 periods by minute 12's prediction; the served units differ in minutes 10-12 by 12,000 + 12,000 +
-    # 6,000 out of the window's consumed units.
-    path = write_blueprint(FIXED_WRITES, "shop.yaml")
-    consumed = {m: 50 * 60 for m in range(30)} | {m: 6_000 for m in range(10, 20)}
-    throttles = {m: 12_000 for m in range(10, 20)}
-    files = [page(tmp_path, "shop.json", [shop_result("ConsumedWriteCapacityUnits", consumed),
-                                          shop_result("WriteThrottleEvents", throttles)])]
-    _, out, _ = run_cli("calibrate", path, "--metrics", *files, "--format", "json")
-    [replayed] = json.loads(out)["replay"]
-    assert len(replayed["observed_throttled"]) == 10 and len(replayed["predicted_throttled"]) == 8
-    assert (replayed["matched"], replayed["false_alarms"]) == (10, 0)
-    total = 20 * 3000 + 10 * 6000
-    assert replayed["served_error"] == round((12_000 + 12_000 + 6_000) / 30 / (total / 30), 4)
-
-
-def test_a_window_of_years_is_compared_but_not_replayed(run_cli, tmp_path):
-    # Two datapoints ten years apart: replaying them second by second would take gigabytes.
-    reads = {0: 360 * 60, 10 * 365 * 24 * 60: 360 * 60}
-    files = [page(tmp_path, "m.json", [result(None, "ConsumedReadCapacityUnits", reads)])]
-    code, out, err = run_cli("calibrate", ORDERS, "--env", "prod", "--metrics", *files, "--format", "json")
-    report = json.loads(out)
-    assert code == 0 and report["replay"] == [] and report["comparisons"][0]["verdict"] == "over-declared", err
-
-
-def test_bad_input_with_write_writes_nothing(run_cli, write_blueprint, tmp_path):
-    path = write_blueprint(Path(ORDERS).read_text(), "orders.yaml")
-    before = path.read_text()
-    reads = [page(tmp_path, "m.json", [result(None, "ConsumedReadCapacityUnits", steady(720))])]
-    unknown = insight_report(tmp_path / "insights", "DynamoDBContributorInsights-PKC-elsewhere-1764000000000",
-                             {"X": 1}, 1)
-    code, out, err = run_cli("calibrate", path, "--env", "prod", "--metrics", *reads, "--insights", unknown, "--write")
-    assert code == 2 and out == "" and "elsewhere" in err
-    assert path.read_text() == before and sorted(p.name for p in path.parent.iterdir()) == sorted(
-        ["orders.yaml", "shared", "m.json", "insights"])

@@ -20,9 +20,9 @@ import textwrap
 
 import pytest
 
+from tablewright.alternatives.alternatives import COPIES, FILTER, INVERTED, index_choices
 from tablewright.blueprint.load import load_blueprint
 from tablewright.blueprint.traffic import SECONDS_PER_MONTH
-from tablewright.capacity.alternatives import COPIES, FILTER, INVERTED, index_choices
 from tablewright.stacks.stack import build_stacks
 from tablewright.verify.verify import verify_stacks
 from tests.conftest import ROOT
@@ -54,7 +54,7 @@ TRACKER = """\
 def tracker(write_blueprint):
     loaded = load_blueprint(write_blueprint(textwrap.dedent(TRACKER)))
     stack = build_stacks([loaded])[0]
-    [choice] = index_choices(stack.design, stack.capacity)
+    [choice] = index_choices(stack.design, stack.capacity, stack.cost)
     return loaded, stack, choice
 
 
@@ -99,7 +99,7 @@ def test_a_declared_index_has_the_same_alternatives(write_blueprint):
                                '"ISSUE#{assignee}#{projectId}#{status}", sk: "{issueId}"}}\n')
     assert declared != TRACKER
     stack = build_stacks([load_blueprint(write_blueprint(textwrap.dedent(declared)))])[0]
-    [choice] = index_choices(stack.design, stack.capacity)
+    [choice] = index_choices(stack.design, stack.capacity, stack.cost)
     assert [a.figures.read_units for a in choice.alternatives if a.figures] == [2450.0, 50.0]
 
 
@@ -118,7 +118,7 @@ def test_explain_shows_the_alternatives(write_blueprint, run_cli):
 
 def test_alternatives_a_design_cannot_take_say_why():
     [stack] = build_stacks([load_blueprint(ROOT / "tests/data/blueprints/tenants.yaml")])
-    by_index = {choice.index: choice for choice in index_choices(stack.design, stack.capacity)}
+    by_index = {choice.index: choice for choice in index_choices(stack.design, stack.capacity, stack.cost)}
     filtered, _, copied = by_index["GSI1"].alternatives  # every_open_issue reads across tenants
     assert filtered.figures is None and "no other index of Issue has a key `every_open_issue` binds" in filtered.how
     assert copied.figures is None and "every key there starts with `tenantId`" in copied.how
@@ -149,7 +149,7 @@ def test_an_inverted_index_saves_the_index_key_attributes_in_every_item(write_bl
     RCU; 6 RCU/s less, a month on demand. The reverse lookup and the writes cost the same."""
     loaded = load_blueprint(write_blueprint(textwrap.dedent(GROUPS)))
     stack = build_stacks([loaded])[0]
-    [choice] = index_choices(stack.design, stack.capacity)
+    [choice] = index_choices(stack.design, stack.capacity, stack.cost)
     [inverted] = [a for a in choice.alternatives if a.kind == INVERTED]
     assert inverted.how == "`groups_of_user` on GSI1 keyed USER#{userId} / GROUP#{groupId}"
     assert (inverted.figures.read_units, inverted.figures.write_units) == (2.5, 1500.0)
@@ -199,7 +199,7 @@ def test_copies_keep_what_the_items_need_and_every_alternative_is_a_valid_bluepr
     is re-read as a file's would be, and designs."""
     loaded = load_blueprint(write_blueprint(textwrap.dedent(EDGES)))
     stack = build_stacks([loaded])[0]
-    choices = {choice.index: choice for choice in index_choices(stack.design, stack.capacity)}
+    choices = {choice.index: choice for choice in index_choices(stack.design, stack.capacity, stack.cost)}
     session_copy = next(a for a in choices["GSI1"].alternatives if a.kind == COPIES)
     assert "expiresAt" in session_copy.blueprint.entities["SessionByGSI1"].attributes
     by_email = choices["email-index"].alternatives
@@ -220,7 +220,7 @@ def test_a_filter_that_would_read_many_pages_is_not_priced(write_blueprint):
     page a call reads, and `limit: 20` needs many pages: the filter alternative is named, not priced."""
     text = TRACKER.replace("item_count: 100000", "item_count: 100000000")
     stack = build_stacks([load_blueprint(write_blueprint(textwrap.dedent(text)))])[0]
-    [choice] = index_choices(stack.design, stack.capacity)
+    [choice] = index_choices(stack.design, stack.capacity, stack.cost)
     filtered = choice.alternatives[0]
     assert filtered.figures is None
     assert filtered.how.startswith("not priced: `mine` FILTER assignee =, status =: `mine` would read more than")

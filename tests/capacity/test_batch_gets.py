@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from tablewright.blueprint.load import load_blueprint
-from tablewright.capacity.estimate import estimate
+from tablewright.capacity.loads import estimate
 from tablewright.design.cookbook import request
 from tablewright.stacks.stack import build_stacks
 from tablewright.verify import batch

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from tablewright.capacity.cost import monthly_cost
-from tablewright.capacity.estimate import estimate, write_units
+from tablewright.capacity.estimate import write_units
+from tablewright.capacity.loads import estimate
 from tablewright.capacity.size import batch_read_units, item_size, read_units, value_size
 from tablewright.design.designer import design
 from tests.support.design_helpers import blueprint

@@ -76,11 +76,3 @@ def test_the_check_sees_a_module_and_a_file_that_do_not_exist():
     assert missing_modules(text) == ["tablewright.errors.NoSuchThing"]
     assert missing_files(text) == ["docs/nothing.md"]
 
-
-MAX_MODULE_LINES = 500  # a module longer than this holds more than one concept: split it along them
-
-
-def test_no_module_is_longer_than_500_lines():
-    long = {str(path.relative_to(ROOT)): count for path in sorted((ROOT / "modules").rglob("*.py"))
-            if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
-    assert not long, f"split these along their concepts: {long}"

@@ -47,6 +47,7 @@ def test_the_reference_pages_are_generated_from_the_current_code():
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.terraform
 def test_the_check_sees_a_stale_page(tmp_path):
     """The staleness check itself: a generated page edited by hand is reported."""
     copy = tmp_path / "repo"
@@ -153,6 +154,7 @@ def test_the_docs_name_only_modules_and_files_that_exist():
         assert not missing, f"{page}: {missing}"
 
 
+@pytest.mark.terraform
 def test_the_site_builds_strictly(tmp_path):
     """Every page in the nav, every link and anchor resolving: `mkdocs build --strict` fails on any warning."""
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
@@ -162,6 +164,7 @@ def test_the_site_builds_strictly(tmp_path):
     assert (tmp_path / "site" / "reference" / "errors" / "index.html").is_file()
 
 
+@pytest.mark.terraform
 def test_a_broken_link_fails_the_build(tmp_path):
     """The strict build itself: a page linking to a missing anchor does not build."""
     shutil.copytree(DOCS, tmp_path / "docs")

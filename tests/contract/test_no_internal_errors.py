@@ -1,6 +1,7 @@
 """No input of any command exits 3: each case here did (an attack on every command found them), and now gives
 the user's error (exit 2, located, with a fix) or its finding (exit 1). The hostile corpus is
-tests/hostile/test_hostile_inputs.py; these are the inputs that reached a bug behind the contract."""
+tests/hostile/test_hostile_*.py, one file per surface (the contract: tests/support/hostile_support.py); these are the
+inputs that reached a bug behind the contract."""
 
 from __future__ import annotations
 

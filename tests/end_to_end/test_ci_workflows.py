@@ -92,6 +92,7 @@ def test_a_changed_request_is_visible_at_the_top_of_the_pull_request_comment(rep
     assert "> - `shop`: `customer`: GetItem on the table (PK = CUSTOMER#{customerId} AND SK = PROFILE) -&gt; " in top
 
 
+@pytest.mark.terraform
 def test_the_pull_request_job_of_the_github_workflow_runs(tmp_path):
     """The review job's own shell steps, run as GitHub runs them: the installed Tablewright (as `pip install -r
     base/requirements-tablewright.txt` leaves it, on PATH) on the pull request's checkout (`head`, which adds a
@@ -283,6 +284,7 @@ def actionlint(text: str) -> list[dict]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.terraform
 def test_the_github_workflow_passes_actionlint():
     text = example("github-actions.yml")
     assert actionlint(text) == []

@@ -167,7 +167,7 @@ def test_hot_key_charts_show_lints_numbers_before_and_after_its_sharding():
 def test_the_after_bars_are_what_the_model_says_once_the_shards_are_set(write_blueprint):
     """Applying every suggested `shards:` and estimating again gives the per-key loads the charts drew."""
     hot = stack(HOT)
-    suggested = diagrams.hot_keys(hot)
+    suggested = hot.lint.hot_keys
     data = yaml.safe_load(HOT.read_text())
     for _, fix in suggested:
         *path, last = fix.setting.split(".")
@@ -198,7 +198,7 @@ def test_the_markdown_carries_the_diagrams_and_the_sanitizer_leaves_them_intact(
         markdown = render_markdown(each)
         blocks = mermaid(markdown)
         expected = ["\n".join(diagrams.layout(each.design))]
-        expected += ["\n".join(diagrams.hot_chart(load, fix, unit)) for load, fix in diagrams.hot_keys(each)
+        expected += ["\n".join(diagrams.hot_chart(load, fix, unit)) for load, fix in each.lint.hot_keys
                      for unit, now, limit in (("WCU", load.wcu, PARTITION_WCU), ("RCU", load.rcu, PARTITION_RCU))
                      if now > limit * each.design.blueprint.lint.hot_key_warning]
         assert blocks == expected, each.name

@@ -285,7 +285,7 @@ def test_the_gate_json_of_every_real_plan_follows_its_schema_and_the_policy(case
     """schema/gate.schema.json and examples/policy/tablewright.rego on real plans, inside and outside the window."""
     from jsonschema import Draft202012Validator
 
-    from tests.end_to_end.test_pipelines import GATE_SCHEMA, POLICY, evaluate, strict
+    from tests.end_to_end.test_gate_json import GATE_SCHEMA, POLICY, evaluate, strict
 
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plans[case.name]))

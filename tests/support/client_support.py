@@ -17,7 +17,9 @@ from tablewright.client.generate import generate
 from tablewright.client.model import Client
 from tablewright.client.names import class_name
 from tablewright.stacks.stack import Stack, build_stacks
+from tablewright.synth.synth import synthesize
 from tablewright.verify.client import load_module
+from tablewright.verify.tables import create_table_request
 from tests.conftest import ROOT, TEST_BLUEPRINTS
 from tests.support.terraform_support import missing_tool
 
@@ -58,6 +60,16 @@ def module_text(path: Path, language: str = "python", environment: str | None = 
 
 def python_module(path: Path, environment: str | None = None, text: str | None = None) -> ModuleType:
     return load_module(text or module_text(path, environment=environment), f"client_{path.stem}_{environment}")
+
+
+def table_of(aws: Any, path: Path, scratch: Path, environment: str | None = None, suffix: str = "") -> str:
+    """Create the table the stack's synthesized Terraform declares (its tags too) with the client `aws`; returns its
+    name."""
+    (written,) = synthesize(stacks_of(path, environment)[:1], scratch / "out")
+    request = create_table_request(json.loads(written.read_text()))
+    request["TableName"] += suffix
+    aws.create_table(**request)
+    return str(request["TableName"])
 
 
 def dynamodb() -> Any:

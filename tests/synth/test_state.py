@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tablewright.synth.output import MARKER, local_state_path, recover
+from tablewright.constructs.state import local_state_path
+from tablewright.synth.output import MARKER, recover
 from tests.conftest import ROOT
 from tests.support.emulator import Emulator
 from tests.support.terraform_support import terraform, terraform_environment

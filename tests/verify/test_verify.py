@@ -31,7 +31,7 @@ def verify_text(write_blueprint, body: str):
 
 def lint_errors(write_blueprint, body: str) -> list[str]:
     """Lint refuses these traps before verification, with the clearer message."""
-    from tablewright.capacity.estimate import estimate
+    from tablewright.capacity.loads import estimate
     from tablewright.design.designer import design
     from tablewright.lint.engine import apply_ignore, lint_design
 

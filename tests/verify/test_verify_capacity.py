@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tablewright.blueprint.load import load_blueprint
-from tablewright.capacity.estimate import estimate
+from tablewright.capacity.loads import estimate
 from tablewright.capacity.size import item_size
 from tablewright.design.designer import design
 from tablewright.design.items import build_item

@@ -12,7 +12,7 @@ from tablewright.adopt.describe import Description, KeyElement, ProjectionDescri
 from tablewright.adopt.scaling import Scaling, billing_lines, check_scaling_described, live_scaling
 from tablewright.blueprint.load import load_blueprint
 from tablewright.errors import TablewrightError
-from tablewright.stacks.catalog import create_new_file
+from tablewright.files import create_new_file
 from tablewright.stacks.stack import build_stack
 
 

@@ -1,6 +1,6 @@
 """Observed consumed capacity and throttles per table, GSI and direction, against the blueprint's declared rates.
 
-Declared: the traffic model's flows (`modules/tablewright/simulate/model.py`) on the target, on a normal day: their
+Declared: the traffic model's flows (`modules/tablewright/capacity/traffic.py`) on the target, on a normal day: their
 average and their busiest minute (the daily curve or peak factor). Observed: the consumed units over the window the
 metrics cover (a missing datapoint is 0), and the busiest period's units per second (with periods longer than a
 minute, the busiest minute was at least that). A difference beyond the tolerance names the blueprint lines that
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from tablewright.calibrate.metrics import Direction, Metrics, Series
+from tablewright.capacity.traffic import Flow
 from tablewright.design.design import TABLE
 from tablewright.errors import BlueprintError, ErrorCode, SourceLocation
 from tablewright.simulate.engine import MINUTES, SHAPES
-from tablewright.simulate.model import Flow
 from tablewright.stacks.stack import Stack
 
 DIRECTIONS: tuple[Direction, Direction] = ("read", "write")
@@ -138,7 +138,7 @@ def compare(stacks: Sequence[Stack], metrics: Metrics, tolerance: float) -> list
         if not measured:
             continue
         start, end = _window(measured)
-        model = stack.traffic
+        model = stack.capacity.traffic
         for target in model.targets:
             for direction in DIRECTIONS:
                 of = [s for s in measured if (s.index or TABLE) == target and s.direction == direction]

@@ -18,7 +18,7 @@ from tablewright.blueprint.templates import SEPARATOR, KeyTemplate
 from tablewright.blueprint.traits import hottest_share
 from tablewright.calibrate.compare import Change
 from tablewright.calibrate.insights import RuleReport
-from tablewright.simulate.model import Flow
+from tablewright.capacity.traffic import Flow
 from tablewright.stacks.stack import Stack
 
 MIN_SHARE = 0.01  # a value under 1% of a table's or index's accesses is not a hot key, whatever is declared
@@ -88,7 +88,7 @@ def _accessed(stack: Stack, report: RuleReport, tolerance: float) -> list[KeyObs
             busiest[template] = (key, share, entities)
     found = []
     dominant = stack.design.blueprint.traffic.dominant_share
-    flows = stack.traffic.flows
+    flows = stack.capacity.traffic.flows
     blueprint = stack.design.blueprint
     for template, (key, share, entities) in sorted(busiest.items()):
         of_target = _template_share(flows, report.target, entities)

@@ -84,7 +84,7 @@ def replay(stacks: list[Stack], metrics: Metrics) -> list[Replay]:
     found = []
     for stack in stacks:
         table = stack.design.blueprint.table.name
-        model = stack.traffic
+        model = stack.capacity.traffic
         for target in model.targets:
             for direction in ("read", "write"):
                 mine = [s for s in metrics.series if s.table == table and (s.index or TABLE) == target

@@ -17,15 +17,9 @@ from typing import Literal
 from tablewright.blueprint.prices import ClassPrices, RegionPrices, Sourced
 from tablewright.blueprint.provider import insights_mode
 from tablewright.blueprint.traffic import HOURS_PER_MONTH, SECONDS_PER_MONTH
-from tablewright.capacity.estimate import (
-    STORAGE_OVERHEAD_BYTES,
-    CapacityReport,
-    ReadCost,
-    entry_bytes,
-    presence,
-)
+from tablewright.capacity.estimate import STORAGE_OVERHEAD_BYTES, ReadCost, entry_bytes, presence
+from tablewright.capacity.loads import CapacityReport
 from tablewright.capacity.prices import Prices
-from tablewright.capacity.throughput import on_demand_maxima
 from tablewright.design.design import TABLE, TableDesign
 from tablewright.monitoring.alarms import alarm_specs
 
@@ -64,7 +58,14 @@ class CostReport:
     dates: PriceDates | None  # None: nothing priced (no region, or no prices for it)
     lines: tuple[CostLine, ...]
     notes: tuple[str, ...]
-    ceiling: float | None = None  # on demand with a maximum everywhere: the most throughput can cost a month
+    ceiling: float | None  # on demand with a maximum everywhere: the most throughput can cost a month
+    # The quantities behind the lines, for an Infracost usage file: the capacity autoscaling keeps per target and
+    # direction, the bytes stored (table and indexes; the table alone, which PITR backs up) and the entities
+    # those bytes leave out (no `item_count`).
+    provisioned: tuple[ProvisionedUnits, ...]
+    stored_bytes: int
+    table_bytes: int
+    uncounted: tuple[str, ...]
 
     @property
     def billed(self) -> tuple[CostLine, ...]:
@@ -315,7 +316,9 @@ def monthly_cost(design: TableDesign, capacity: CapacityReport) -> CostReport:
     ceiling = _ceiling(design, capacity, throughput)
     dates = PriceDates(book.effective, book.checked, prices.file) if book else None
     return CostReport(region, blueprint.table.billing, table_class, dates, tuple(lines),
-                      tuple(_notes(region, table_class, prices) + _storage_notes(design)), ceiling)
+                      tuple(_notes(region, table_class, prices) + _storage_notes(design)), ceiling,
+                      tuple(provisioned_units(design, capacity)), stored_bytes(design),
+                      stored_bytes(design, table_only=True), uncounted(design))
 
 
 def _ceiling(design: TableDesign, capacity: CapacityReport, throughput: ClassPrices | None) -> float | None:
@@ -324,7 +327,7 @@ def _ceiling(design: TableDesign, capacity: CapacityReport, throughput: ClassPri
     if design.blueprint.table.billing != "on_demand" or throughput is None:
         return None
     read_price, write_price = throughput.on_demand_read_request_unit, throughput.on_demand_write_request_unit
-    maxima = on_demand_maxima(design, capacity)
+    maxima = capacity.on_demand_maxima
     targets = [TABLE, *(index.name for index in design.global_indexes)]
     if not all(target in maxima and min(maxima[target]) > 0 for target in targets):
         return None

@@ -22,9 +22,7 @@ from typing import Any
 
 from tablewright.blueprint.encoding import example_value
 from tablewright.blueprint.language import AttributeSpec
-from tablewright.blueprint.traffic import Profile, entity_profile, pattern_profile
 from tablewright.blueprint.traits import mutable
-from tablewright.capacity.prices import BUILT_IN, Prices
 from tablewright.capacity.size import WRITE_UNIT_BYTES, batch_read_units, item_size, read_units
 from tablewright.design.design import TABLE, QueryPlan, Shape, TableDesign
 from tablewright.design.items import build_item
@@ -85,36 +83,6 @@ class WriteCost:
             for index, units in kind.units.items():
                 totals[index] = totals.get(index, 0.0) + units * kind.rate
         return totals
-
-
-@dataclass(frozen=True)
-class IndexLoad:
-    """One table's (local indexes included) or GSI's load: averages over a normal day, the busiest second's
-    (each pattern's and entity's peak added, as if they coincided), and averages over a month, events included."""
-
-    index: str
-    read_units_per_second: float
-    write_units_per_second: float
-    suggested_read: tuple[int, int]
-    suggested_write: tuple[int, int]
-    peak_read: float = 0.0
-    peak_write: float = 0.0
-    month_read: float = 0.0
-    month_write: float = 0.0
-
-
-@dataclass(frozen=True)
-class CapacityReport:
-    reads: tuple[ReadCost, ...]
-    writes: tuple[WriteCost, ...]
-    loads: tuple[IndexLoad, ...]
-    prices: Prices  # what `modules/tablewright/capacity/cost.py` prices this estimate with
-
-    def read(self, pattern: str) -> ReadCost:
-        return next(read for read in self.reads if read.pattern == pattern)
-
-    def load(self, index: str) -> IndexLoad:
-        return next(load for load in self.loads if load.index == index)
 
 
 # What one BatchGetItem response holds; the rest comes back under UnprocessedKeys
@@ -434,55 +402,3 @@ def _items_per_request(design: TableDesign, plan: QueryPlan, declared: int | Non
     if size is None:
         return ASSUMED_ITEMS / requests, f"assumed: {why}{sharded}"
     return size / requests, why + sharded + ("; a filter reads them all before filtering" if filtered else "")
-
-
-def _bounds(average: float, peak: float, target_percent: int) -> tuple[int, int]:
-    target = target_percent / 100
-    low = max(1, math.ceil(average / target))
-    return low, max(low, math.ceil(peak / target))
-
-
-def _index_of(design: TableDesign, index: str) -> str:
-    return TABLE if index == TABLE or design.index_is_local(index) else index
-
-
-def _shaped_loads(design: TableDesign, reads: tuple[ReadCost, ...], writes: tuple[WriteCost, ...]) -> dict[
-        tuple[str, str], tuple[float, float, float]]:
-    """(table or GSI, direction) -> (average, peak, month average) units per second, from each pattern's and
-    entity's traffic profile."""
-    blueprint = design.blueprint
-    totals: dict[tuple[str, str], tuple[float, float, float]] = {}
-
-    def add(index: str, direction: str, per_request: float, requests: float, profile: Profile) -> None:
-        key = (_index_of(design, index), direction)
-        average, peak, month = totals.get(key, (0.0, 0.0, 0.0))
-        totals[key] = (average + per_request * requests, peak + per_request * profile.peak(requests),
-                       month + per_request * profile.month_average(requests))
-
-    for read in reads:
-        profile = pattern_profile(blueprint, read.pattern)
-        add(read.index, "read", read.units_per_call, read.rps, profile)
-        if read.table_units_per_call:
-            add(TABLE, "read", read.table_units_per_call, read.rps, profile)
-    for write in writes:
-        profile = entity_profile(blueprint, write.entity)
-        for index, units in write.units_per_second.items():
-            if units:
-                add(index, "write", units / write.writes_per_second, write.writes_per_second, profile)
-    return totals
-
-
-def estimate(design: TableDesign, prices: Prices = BUILT_IN) -> CapacityReport:
-    blueprint = design.blueprint
-    reads = tuple(read_cost(design, plan) for plan in design.plans)
-    writes = tuple(write_cost(design, entity) for entity in sorted(blueprint.entities))
-    shaped = _shaped_loads(design, reads, writes)
-    loads = []
-    for index in [TABLE] + [i.name for i in design.global_indexes]:
-        read, read_peak, read_month = shaped.get((index, "read"), (0.0, 0.0, 0.0))
-        write, write_peak, write_month = shaped.get((index, "write"), (0.0, 0.0, 0.0))
-        policy = design.capacity[index]
-        loads.append(IndexLoad(index, read, write, _bounds(read, read_peak, policy.scaling("read").target),
-                               _bounds(write, write_peak, policy.scaling("write").target),
-                               read_peak, write_peak, read_month, write_month))
-    return CapacityReport(reads, writes, tuple(loads), prices)

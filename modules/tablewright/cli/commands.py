@@ -90,11 +90,16 @@ def command_explain(args: argparse.Namespace) -> int:
         say(f"{len(loaded)} stack(s) of {len({stack.path for stack in loaded})} blueprint(s) resolved")
         return 0
     stacks = stacks_of(args)
-    if args.format == "json":
-        sys.stdout.write(explain.render_json(stacks))
+    if args.format == "markdown":
+        write(fitted("\n".join(explain.render_markdown(stack) for stack in stacks), args.format), styled=False)
     else:
-        render = explain.render_markdown if args.format == "markdown" else explain.render_text
-        write(fitted("\n".join(render(stack) for stack in stacks), args.format), styled=False)
+        from tablewright.alternatives.alternatives import index_choices
+
+        explained = [(stack, index_choices(stack.design, stack.capacity, stack.cost)) for stack in stacks]
+        if args.format == "json":
+            sys.stdout.write(explain.render_json(explained))
+        else:
+            write(fitted("\n".join(explain.render_text(*pair) for pair in explained), args.format), styled=False)
     say(stacks_line(stacks, "explained"))
     return 0
 
@@ -294,8 +299,8 @@ def command_schema(args: argparse.Namespace) -> int:
 
 
 def command_list(args: argparse.Namespace) -> int:
+    from tablewright.catalog.catalog import catalog
     from tablewright.report import catalog as report
-    from tablewright.stacks.catalog import catalog
 
     entries = catalog(Path(args.directory))
     sys.stdout.write(report.render_json(entries) if args.format == "json" else fitted(report.render_text(entries)))
@@ -306,7 +311,7 @@ def command_list(args: argparse.Namespace) -> int:
 
 
 def command_new(args: argparse.Namespace) -> int:
-    from tablewright.stacks.catalog import scaffold
+    from tablewright.catalog.catalog import scaffold
 
     listed = listed_blueprints()  # a broken cdktf.json is said before anything is written
     path = scaffold(args.name, Path(args.dir), Path(args.base), SCHEMA_FILE)
@@ -322,7 +327,7 @@ def command_new(args: argparse.Namespace) -> int:
 
 def command_adopt(args: argparse.Namespace) -> int:
     from tablewright.adopt import adopted_blueprint, blueprint_name, read_description, write_blueprint
-    from tablewright.stacks.catalog import check_blueprint_name
+    from tablewright.catalog.catalog import check_blueprint_name
 
     if args.name is not None:
         check_blueprint_name(args.name, "--name")  # before anything is read or written

@@ -120,12 +120,16 @@ class Commands:
         self.parser.commands[name] = command
         return command
 
-    def blueprint_command(self, name: str, help: str, handler: Handler) -> ArgumentParser:
+    def blueprint_command(self, name: str, help: str, handler: Handler,
+                          formats: tuple[str, ...] = ()) -> ArgumentParser:
+        """A command over blueprint files; `formats`: the choices of its `--format`, the first the default."""
         command = self.command(name, help, handler)
         command.add_argument("blueprints", nargs="*", type=self.path,
                              help="blueprint files (default: every one under blueprints/, or cdktf.json's list)")
         command.add_argument("--env", help="only this environment's stack of each blueprint"
                                            " (of the default blueprints, those without it are left out, with a note)")
+        if formats:
+            command.add_argument("--format", choices=formats, default=formats[0])
         return command
 
 
@@ -156,21 +160,18 @@ def _design_commands(commands: Commands) -> None:
                        help="only the blueprints a change since GITREF affects (their file, what they extend, their "
                             "lock), like a pull request's diff: from the merge base to the work tree")
     explain = commands.blueprint_command("explain", "entity and access-pattern charts, indexes, query cookbook",
-                                         command_explain)
-    explain.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+                                         command_explain, formats=("text", "markdown", "json"))
     explain.add_argument("--resolved", action="store_true",
                          help="print the composed blueprint with the file and line of every value")
     verify = commands.blueprint_command("verify", "run every access pattern against an embedded DynamoDB",
-                                        command_verify)
-    verify.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+                                        command_verify, formats=("text", "markdown", "json"))
     verify.add_argument("--seed", type=int, default=7, help="sample data seed (default 7)")
     verify.add_argument("--allow-lint-errors", action="store_true", help="verify despite lint errors")
     verify.add_argument("--client", action="store_true",
                         help="also drive the generated Python client (`client --lang python`) through every write "
                              "and pattern")
     lint = commands.blueprint_command("lint", "hot partitions, key traps, limits and costs, with numbers",
-                                      command_lint)
-    lint.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+                                      command_lint, formats=("text", "json", "sarif"))
     lint.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     lint.add_argument("--against", metavar="OLD", type=commands.spec,
                       help="also flag breaking changes from OLD (a path, or GITREF:path) without a major version bump")
@@ -180,9 +181,9 @@ def _design_commands(commands: Commands) -> None:
                           help="infracost: an Infracost usage file (YAML) from the declared rates")
     capacity.add_argument("--out-dir", metavar="DIR", type=commands.path,
                           help="with --format infracost: one usage file per stack, DIR/<stack>.yml, instead of stdout")
-    simulate = commands.blueprint_command(
-        "simulate", "a day of the declared traffic per second: throttling, capacity, cost by mode", command_simulate)
-    simulate.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    commands.blueprint_command(
+        "simulate", "a day of the declared traffic per second: throttling, capacity, cost by mode", command_simulate,
+        formats=("text", "json", "markdown"))
     calibrate = commands.blueprint_command(
         "calibrate", "CloudWatch's consumed capacity and throttles against the declared rates", command_calibrate)
     calibrate.add_argument("--metrics", nargs="+", metavar="FILE", default=[], type=commands.path,

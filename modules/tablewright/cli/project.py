@@ -62,7 +62,7 @@ def default_blueprints() -> list[Path]:
     relative to it), or else every blueprint under blueprints/. A blueprint under blueprints/ that the
     list leaves out is a warning: a pull request that adds one must not pass unreviewed."""
     from tablewright.blueprint.compose import linked_directories
-    from tablewright.stacks.catalog import service_blueprints
+    from tablewright.catalog.catalog import service_blueprints
 
     found = service_blueprints(blueprints_directory())
     for link in linked_directories(blueprints_directory()) if blueprints_directory().is_dir() else []:

@@ -104,7 +104,7 @@ def _blocked(directory: Path, path: Path) -> bool:
 def _write_all(files: dict[Path, str], directory: Path) -> list[Path]:
     """Each file new (`create_new_file`: never through a link), its folders made as needed; on any failure
     everything this wrote, folders included, is removed again: nothing half-scaffolded."""
-    from tablewright.stacks.catalog import create_new_file
+    from tablewright.files import create_new_file
 
     made: list[Path] = []  # folders and files, in the order they came to be
     try:

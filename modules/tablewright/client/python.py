@@ -1,6 +1,7 @@
 """The generated Python module: entity types, key builders, writes and one method per access pattern.
 
-It needs boto3's DynamoDB client and the standard library, nothing else, and passes `mypy --strict`.
+It needs boto3's DynamoDB client and the standard library, nothing else, and passes `mypy --strict`. What it holds
+and does is described once, for both languages (operations.py); here is how Python writes it.
 """
 
 from __future__ import annotations
@@ -11,17 +12,12 @@ import keyword
 import pprint
 import re
 from pathlib import Path
-from typing import Any
 
-from tablewright.client.model import TABLE_PLACEHOLDER, Argument, Client, Entity, Field, KeyWrite, Part, Read
-from tablewright.client.names import class_name, snake
-from tablewright.design.design import ENTITY_ATTRIBUTE, NOW, TABLE
-from tablewright.design.locked import DESIGN_TAG
+from tablewright.client import operations
+from tablewright.client.model import Client, Field
+from tablewright.client.names import snake
 
-# The runtime in two parts, its values and its requests; the second's own imports (for the type checker) dropped.
-_REQUESTS = (Path(__file__).parent / "python_runtime_requests.py").read_text()
-RUNTIME = (Path(__file__).parent / "python_runtime.py").read_text() + "\n\n" + \
-    _REQUESTS.split("# --- end of the type checker's import ---\n", 1)[1].lstrip("\n")
+RUNTIME = (Path(__file__).parent / "python_runtime.py").read_text()
 # What the module's top level defines: the runtime's names and what it imports.
 MODULE_NAMES = set(re.findall(r"^(?:class |def |import )?([A-Za-z_]\w*)", RUNTIME, re.MULTILINE)) | set(
     re.findall(r"^from \S+ import (.+?)(?:  #.*)?$", RUNTIME, re.MULTILINE)[-1].split(", ")) | {
@@ -49,39 +45,17 @@ def value_type(field: Field) -> str:
             "binary": "bytes"}[field.type]
 
 
-def key_text(field: Field, value: str) -> str:
-    """The expression for `value`'s text inside a key."""
-    if field.type == "number":
-        return f"_padded({value}, {field.width})" if field.width else f"_number({value})"
-    if field.type == "timestamp":
-        return f"_timestamp({value}, {json.dumps(field.timestamp_format)})"
-    if field.type == "date":
-        return f"_day({value})"
-    if field.type == "boolean":
-        return f'("true" if {value} else "false")'
-    return f"_text({value})"
-
-
 def stored(field: Field, value: str) -> str:
     """The expression for `value` as a DynamoDB attribute value."""
     if field.epoch:
-        return f'{{"N": str(_epoch({value}, {field.timestamp_format == "epoch_millis"}))}}'
+        return f'{{"N": {LANGUAGE.call(operations.stored_text(field), value)}}}'
+    text = LANGUAGE.call(operations.key_text(field), value)  # a time's or a date's text
     return {
         "string": f'{{"S": {value}}}', "number": f'{{"N": _number({value})}}', "boolean": f'{{"BOOL": {value}}}',
-        "timestamp": f'{{"S": _timestamp({value}, {json.dumps(field.timestamp_format)})}}',
-        "date": f'{{"S": _day({value})}}', "map": f"_document({value})", "list": f"_document({value})",
-        "string_set": f'{{"SS": sorted({value})}}', "number_set": f'{{"NS": sorted(_number(n) for n in {value})}}',
-        "binary": f'{{"B": bytes({value})}}',
+        "timestamp": f'{{"S": {text}}}', "date": f'{{"S": {text}}}', "map": f"_document({value})",
+        "list": f"_document({value})", "string_set": f'{{"SS": sorted({value})}}',
+        "number_set": f'{{"NS": sorted(_number(n) for n in {value})}}', "binary": f'{{"B": bytes({value})}}',
     }[field.type]
-
-
-def stored_text(field: Field, value: str) -> str:
-    """The text of a filter value as the attribute is stored (it goes into the request's typed value)."""
-    if field.epoch:
-        return f'str(_epoch({value}, {field.timestamp_format == "epoch_millis"}))'
-    if field.type in ("timestamp", "date", "number", "boolean"):
-        return key_text(Field(field.name, field.type, (), False, None, field.timestamp_format), value)
-    return value
 
 
 def reader(field: Field) -> str:
@@ -96,289 +70,112 @@ def reader(field: Field) -> str:
     }[field.type]
 
 
-def _typed_dict(name: str, fields: list[tuple[str, str, bool]], total: bool = True) -> str:
-    """`Name = TypedDict("Name", {...})` (the functional form: attribute names need not be identifiers)."""
-    lines = [f'{name} = TypedDict("{name}", {{']
-    for field, kind, optional in fields:
-        lines.append(f"    {json.dumps(field)}: {f'NotRequired[{kind}]' if optional else kind},")
-    return "\n".join(lines) + "\n}" + ("" if total else ", total=False") + ")\n"
-
-
-def _joined(texts: list[str]) -> str:
-    return texts[0].strip() if len(texts) == 1 else '"#".join([' + ", ".join(t.strip() for t in texts) + "])"
-
-
-def _template(parts: tuple[Part, ...], entity: Entity) -> list[str]:
-    texts = []
-    for part in parts:
-        if part.literal is not None:
-            texts.append(json.dumps(part.literal))
-        elif part.shards:
-            continue
-        elif part.bucket:
-            texts.append(f"_bucket({identifier(str(part.attribute))}, {json.dumps(part.bucket)})")
-        else:
-            texts.append(key_text(entity.field(str(part.attribute)), identifier(str(part.attribute))))
-    return texts
-
-
-def key_builder_name(entity: Entity, key: KeyWrite) -> str:
-    return f"{snake(entity.name)}_{'table' if key.index == TABLE else snake(key.index)}_key"
-
-
-def _key_builder(entity: Entity, key: KeyWrite) -> str:
-    parameters = ", ".join(f"{identifier(a)}: {value_type(entity.field(a))}" for a in key.attributes)
-    where = "the table" if key.index == TABLE else key.index
-    lines = [f"def {key_builder_name(entity, key)}({parameters}) -> dict[str, str]:",
-             f'    """{entity.name}\'s key on {where}: '
-             + " / ".join("#".join(p.literal or "{" + (p.attribute or "_shard") + (f":{p.bucket}" if p.bucket else "")
-                                   + "}" for p in t) for t in key.templates) + '."""']
-    if key.sharded:
-        texts = ", ".join(key_text(entity.field(a), identifier(a)) for a in key.shard_by)
-        lines.append(f"    _shard_number = _shard([{texts}], {key.sharded})")
-    rendered = []
-    for name, parts in zip(key.names, key.templates, strict=True):
-        text = _joined(_template(parts, entity) + (["_shard_number"] if any(p.shards for p in parts) else []))
-        rendered.append(f"{json.dumps(name)}: {text}")
-    lines.append("    return {" + ", ".join(rendered) + "}")
-    return "\n".join(lines) + "\n"
-
-
-def _entity_spec(entity: Entity) -> str:
-    def keys(key: KeyWrite) -> str:
-        arguments = ", ".join(f"v[{json.dumps(a)}]" for a in key.attributes)
-        return (f"_Keys({tuple(key.names)!r}, {tuple(key.attributes)!r},\n"
-                f"              lambda v: {key_builder_name(entity, key)}({arguments}), {entity.sparse(key)})")
-    lines = [f"{entity_constant(entity.name)} = _Entity(", f"    {json.dumps(entity.name)},", "    stored={"]
-    lines += [f"        {json.dumps(f.name)}: lambda v: {stored(f, 'v')}," for f in entity.fields]
-    lines += ["    },", "    read={"]
-    lines += [f"        {json.dumps(f.name)}: {reader(f)}," for f in entity.fields]
-    lines += ["    },", f"    table={keys(entity.table_key)},",
-              "    indexes=(" + "".join(keys(k) + ", " for k in entity.keys[1:]).rstrip(" ") + "),", ")"]
-    return "\n".join(lines) + "\n"
+TEMPLATES = {
+    # values and types
+    "call": "_{0}({1})", "boolean": '("true" if {0} else "false")', "epoch": "str(_epoch({0}, {1}))",
+    "join": '"#".join([{0}])', "shard_number": "_shard_number", "string": "str", "between": "tuple[{0}, {0}]",
+    "bound": "{0}[{1}]", "nullable": "{0} | None", "entity_literal": "Literal[{0}]",
+    # the module
+    "header": '"""Data access for blueprint `{blueprint}` {version} ({source}).\n\n'
+              "Generated by Tablewright (`tablewright client --lang python`): do not edit, regenerate it when the\n"
+              "blueprint changes. Design {digest}: `check_design()` compares it with the table's\n"
+              "`{tag}` tag. The reads send the requests `tablewright explain` documents.\n"
+              '"""\n\n',
+    "constants": "DESIGN_DIGEST = {digest}\nDESIGN_TAG = {tag}\nTABLE_NAMES: dict[str, str] = {{{tables}}}\n\n",
+    "gap": "\n\n", "end": "",
+    "type": '{name} = TypedDict("{name}", {{\n{fields}}})\n',
+    "changes": '{name} = TypedDict("{name}", {{\n{fields}}}, total=False)\n',
+    "field": "    {attribute}: {kind},\n", "optional": "    {attribute}: NotRequired[{kind}],\n",
+    "union": "{name} = {members}\n",
+    "request": "{name}: dict[str, Any] = {literal}\n",
+    # key builders and entities
+    "key_builder": 'def {name}({parameters}) -> dict[str, str]:\n    """{summary}."""\n{shard}    return {{{keys}}}\n',
+    "parameter": "{name}: {kind}", "parameters": ", ",
+    "shard": "    _shard_number = _shard([{texts}], {shards})\n",
+    "entity": "{constant} = _Entity(\n    {entity},\n    stored={{\n{stored}    }},\n    read={{\n{read}    }},\n"
+              "    table={table},\n    indexes=({indexes}),\n)\n",
+    "stored": "        {attribute}: lambda v: {stored},\n", "read": "        {attribute}: {reader},\n",
+    "keys": "_Keys({names}, {attributes},\n              lambda v: {builder}({arguments}), {sparse})",
+    "indexes": "{0},",
+    # the table and its writes
+    "table": "\n\nclass {name}:\n"
+             '    """The `{blueprint}` table: `{name}(boto3.client("dynamodb"), TABLE_NAMES["prod"])`."""\n\n'
+             "    def __init__(self, client: Any, table_name: str) -> None:\n"
+             "        self._client = client\n"
+             "        self.table_name = table_name\n\n"
+             "    def check_design(self) -> None:\n"
+             '        """Raises StaleDesign unless the table was deployed from the design this module was made for.'
+             '"""\n'
+             "        _check_design(self._client, self.table_name, DESIGN_DIGEST, DESIGN_TAG)\n",
+    "writes": "    def {put}(self, item: {entity}) -> None:\n"
+              '        """Writes one {entity} with every key it needs (never over another entity\'s item)."""\n'
+              "        {constant}.put(self._client, self.table_name, item)\n\n"
+              "    def {update}(self, key: {entity}Key, changes: {entity}Changes) -> None:\n"
+              '        """Changes attributes of one {entity} (None removes an optional one); keys made of a changed\n'
+              '        attribute are rewritten, and a changed table key moves the item in one transaction."""\n'
+              "        {constant}.update(self._client, self.table_name, key, changes)\n\n"
+              "    def {delete}(self, key: {entity}Key) -> None:\n"
+              '        """Deletes one {entity} (never another entity\'s item)."""\n'
+              "        {constant}.delete(self._client, self.table_name, key)\n",
+    # a read's signature: its parameters and what it returns
+    "signature": "({parameters}) -> {returns}", "self": "self", "arguments": "*, {0}", "argument": "{name}: {kind}",
+    "batch_keys": "keys: Sequence[{entity}Key]", "options_get": "", "options_count": "limit: int | None = {limit}",
+    "options_page": "limit: int | None = {limit}, start: str | None = None", "as_of": "as_of: datetime | None = None",
+    "returns_get": "{item} | None", "returns_count": "int", "returns_page": "Page[{item}]",
+    "returns_batch": "list[{item}]",
+    # a read: its values, its requests, how it reads them
+    "method": '    def {name}{signature}:\n        """{doc}"""\n',
+    "indent": "        ", "inner": "            ", "table_name": "self.table_name",
+    "clock": "str(_epoch(as_of or datetime.now(UTC), False))",  # `_now`: when expiry is judged, in epoch seconds
+    "bound_value": "_values[{0}]", "batch_key": "_key[{0}]",
+    "values": "{indent}_values = {{{entries}}}\n", "value": "{indent}_values[{placeholder}] = {value}\n",
+    "bind": "{values}", "returned": "{{{0}}}", "returns": "{entity}: ({constant}, {names})",
+    "bodies": "        _bodies = [_bind({request}, _values)]",
+    "bodies_by_shard": '        _bodies = [_bind({request}, {{**_values, "_shard": _number}}) '
+                       "for _number in _shards({shards})]",
+    "bodies_by_bucket": "        _bodies = [_bind({request}, {{**_values, {placeholder}: _bucket_name}}) "
+                        "for _bucket_name in _buckets({start}, {end}, {unit}){order}]",
+    "reversed": "[::-1]", "requests": "{bodies}\n", "kept": "", "replaced": "",
+    "get": '        _row = self._client.get_item(**_bind({request}, _values)).get("Item")\n'
+           "        if _row is None:\n            return None\n"
+           "        return cast({item}, _returned({returned}, _row))\n",
+    "count": "        return _Read(self._client, {operation}, _bodies, None, limit).count()\n",
+    "merged": '        _rows, _token = _Read(self._client, "Query", _bodies, start, limit).merged({page_keys}, '
+              "{sort_key}, {descending})\n",
+    "in_order": "        _rows, _token = _Read(self._client, {operation}, _bodies, start, limit).in_order("
+                "{page_keys})\n",
+    "follow_up": "        _rows = _fetch(self._client, self.table_name, _rows, {table_keys}, {follow_up})\n",
+    "page": "        return Page([cast({item}, _returned({returned}, _row)) for _row in _rows], _token)\n",
+    "batch": "        _keys = []\n        for _key in keys:\n            {keys} = {taken}\n{batch_values}"
+             '            _keys.append(_bind({request}["Keys"][0], _values))\n'
+             '        _read = {{k: v for k, v in {request}.items() if k != "Keys"}}\n'
+             "        _rows = _batch_get(self._client, self.table_name, _read, _keys, {table_keys})\n"
+             "        return [cast({item}, _returned({returned}, _row)) for _row in _rows]\n",
+}
 
 
 def entity_constant(entity: str) -> str:
     return f"_{snake(entity).upper()}"
 
 
-def item_type(read: Read) -> str:
-    return class_name(read.pattern) + "Item"
-
-
-def _read_types(client: Client, read: Read) -> str:
-    if len(read.entities) == 1:
-        ((entity, names),) = read.returns
-        fields = [(n, value_type(client.entity(entity).field(n)), client.entity(entity).field(n).optional)
-                  for n in names]
-        return _typed_dict(item_type(read), fields)
-    text, members = "", []
-    for entity, names in read.returns:
-        member = class_name(read.pattern) + entity
-        members.append(member)
-        fields = [(ENTITY_ATTRIBUTE, f"Literal[{json.dumps(entity)}]", False)]
-        fields += [(n, value_type(client.entity(entity).field(n)), client.entity(entity).field(n).optional)
-                   for n in names]
-        text += _typed_dict(member, fields)
-    return text + f"{item_type(read)} = {' | '.join(members)}\n"
-
-
-def _argument_type(argument: Argument) -> str:
-    kind = value_type(argument.field)
-    if argument.field.type == "string" and not argument.field.values:
-        kind = "str"
-    return f"tuple[{kind}, {kind}]" if argument.between else kind
-
-
-def _encoded(argument: Argument) -> list[str]:
-    encode = key_text if argument.role == "key" else stored_text
-    name = identifier(argument.attribute)
-    if argument.between:
-        return [f"{json.dumps(argument.attribute + '.from')}: {encode(argument.field, name + '[0]')}",
-                f"{json.dumps(argument.attribute + '.to')}: {encode(argument.field, name + '[1]')}"]
-    return [f"{json.dumps(argument.attribute)}: {encode(argument.field, name)}"]
-
-
-def request_name(read: Read) -> str:
-    return f"_{read.pattern.upper()}_REQUEST"
-
-
-def _batch_method(client: Client, read: Read) -> str:
-    """A batch get: one key per item, each encoded as the single read's arguments are."""
-    entity = read.entities[0]
-    spec = f"{{{json.dumps(entity)}: ({entity_constant(entity)}, {read.returns[0][1]!r})}}"
-    doc = (read.description + " " if read.description else "") + f"On the table: {read.summary}. " \
-        "Items come in the order of `keys`, each key once, keys without an item left out."
-    locals_ = ", ".join(identifier(a.attribute) for a in read.arguments)
-    taken = ", ".join(f"_key[{json.dumps(a.attribute)}]" for a in read.arguments)
-    lines = [f"    def {identifier(read.pattern)}(self, keys: Sequence[{entity}Key]) -> list[{item_type(read)}]:",
-             f'        """{_docstring(doc)}"""', "        _keys = []", "        for _key in keys:",
-             f"            {locals_} = {taken}"]
-    lines += ["    " + line for line in _values_lines(read)]
-    lines += [f"            _keys.append(_bind({request_name(read)}[\"Keys\"][0], _values))",
-              f"        _read = {{k: v for k, v in {request_name(read)}.items() if k != \"Keys\"}}",
-              f"        _rows = _batch_get(self._client, self.table_name, _read, _keys, {read.table_keys!r})",
-              f"        return [cast({item_type(read)}, _returned({spec}, _row)) for _row in _rows]"]
-    return "\n".join(lines) + "\n"
-
-
-def _values_lines(read: Read) -> list[str]:
-    """`_values`: the request's placeholders from the method's arguments (time buckets, clock and shard too)."""
-    encoded = [e for argument in read.arguments for e in _encoded(argument)]
-    lines = [f'        _values = {{{", ".join([json.dumps(TABLE_PLACEHOLDER) + ": self.table_name", *encoded])}}}']
-    for placeholder, attribute, unit in read.buckets:
-        lines.append(f"        _values[{json.dumps(placeholder)}] = "
-                     f"_bucket({identifier(attribute)}, {json.dumps(unit)})")
-    if read.hides_expired:
-        lines.append(f"        _values[{json.dumps(NOW)}] = _clock(as_of)")
-    if read.shard is not None:
-        shards, shard_by = read.shard
-        lines.append('        _values["_shard"] = _shard([' + ", ".join(f"_values[{json.dumps(a)}]" for a in shard_by)
-                     + f"], {shards})")
-    return lines
-
-
-def _read_method(client: Client, read: Read) -> str:
-    if read.batch:
-        return _batch_method(client, read)
-    parameters = ["self"]
-    if read.arguments:
-        parameters.append("*")
-    parameters += [f"{identifier(a.attribute)}: {_argument_type(a)}" for a in read.arguments]
-    single = read.operation == "GetItem"
-    if not single:
-        parameters += [f"limit: int | None = {read.limit}"] + ([] if read.count else ["start: str | None = None"])
-    if read.hides_expired:
-        parameters.append("as_of: datetime | None = None")
-    returned = "int" if read.count else f"{item_type(read)} | None" if single else f"Page[{item_type(read)}]"
-    doc = (read.description + " " if read.description else "") + f"{read.operation} on " + \
-        ("the table" if read.index == TABLE else read.index) + f": {read.summary}."
-    lines = [f"    def {identifier(read.pattern)}({', '.join(parameters)}) -> {returned}:",
-             f'        """{_docstring(doc)}"""']
-    lines += _values_lines(read)
-    spec = "{" + ", ".join(f"{json.dumps(e)}: ({entity_constant(e)}, {names!r})" for e, names in read.returns) + "}"
-    if single:
-        lines += [f"        _row = self._client.get_item(**_bind({request_name(read)}, _values)).get(\"Item\")",
-                  "        if _row is None:", "            return None",
-                  f"        return cast({item_type(read)}, _returned({spec}, _row))"]
-        return "\n".join(lines) + "\n"
-    lines.append(_bodies(read))
-    if read.count:
-        lines.append(f"        return _count(self._client, {json.dumps(read.operation)}, _bodies, limit)")
-        return "\n".join(lines) + "\n"
-    if read.fan_out is not None and read.fan_out.kind == "shards":
-        lines.append(f"        _rows, _token = _read_merged(self._client, _bodies, limit, start, {read.page_keys!r}, "
-                     f"{read.sort_key!r}, {read.descending})")
-    else:
-        lines.append(f"        _rows, _token = _read_in_order(self._client, {json.dumps(read.operation)}, _bodies, "
-                     f"limit, start, {read.page_keys!r})")
-    if read.follow_up:
-        lines.append(f"        _rows = _fetch(self._client, self.table_name, _rows, {read.table_keys!r}, "
-                     f"{read.follow_up!r})")
-    lines.append(f"        return Page([cast({item_type(read)}, _returned({spec}, _row)) for _row in _rows], _token)")
-    return "\n".join(lines) + "\n"
-
-
-def _bodies(read: Read) -> str:
-    """The read's requests: one, one per shard, or one per time bucket in the order they are read."""
-    fan_out = read.fan_out
-    if fan_out is None:
-        return f"        _bodies = [_bind({request_name(read)}, _values)]"
-    if fan_out.kind == "shards":
-        return (f"        _bodies = [_bind({request_name(read)}, {{**_values, \"_shard\": _number}}) "
-                f"for _number in _shards({fan_out.shards})]")
-    name = identifier(fan_out.attribute)
-    placeholder = json.dumps(f"{fan_out.attribute}:{fan_out.bucket}")
-    order = "[::-1]" if read.descending else ""
-    return (f"        _bodies = [_bind({request_name(read)}, {{**_values, {placeholder}: _bucket_name}}) "
-            f"for _bucket_name in _buckets({name}[0], {name}[1], {json.dumps(fan_out.bucket)}){order}]")
-
-
-def _docstring(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-
-
-def _writes(entity: Entity) -> str:
-    name, spec = snake(entity.name), entity_constant(entity.name)
-    return (
-        f"    def put_{name}(self, item: {entity.name}) -> None:\n"
-        f'        """Writes one {entity.name} with every key it needs (never over another entity\'s item)."""\n'
-        f"        _put(self._client, self.table_name, {spec}, item)\n\n"
-        f"    def update_{name}(self, key: {entity.name}Key, changes: {entity.name}Changes) -> None:\n"
-        f'        """Changes attributes of one {entity.name} (None removes an optional one); keys made of a changed\n'
-        f'        attribute are rewritten, and a changed table key moves the item in one transaction."""\n'
-        f"        _update(self._client, self.table_name, {spec}, key, changes)\n\n"
-        f"    def delete_{name}(self, key: {entity.name}Key) -> None:\n"
-        f'        """Deletes one {entity.name} (never another entity\'s item)."""\n'
-        f"        _delete(self._client, self.table_name, {spec}, key)\n"
-    )
-
-
-def _header(client: Client) -> str:
-    return (
-        f'"""Data access for blueprint `{client.blueprint}` {client.version} ({client.source}).\n\n'
-        "Generated by Tablewright (`tablewright client --lang python`): do not edit, regenerate it when the\n"
-        f"blueprint changes. Design {client.digest}: `check_design()` compares it with the table's\n"
-        f"`{DESIGN_TAG}` tag. The reads send the requests `tablewright explain` documents.\n"
-        '"""\n\n'
-    )
+NAMING = operations.Naming(
+    entity_constant=entity_constant, key_builder=operations.key_builder_words,
+    write=lambda verb, entity: f"{verb}_{snake(entity)}", read=identifier,
+    request=lambda pattern: f"_{pattern.upper()}_REQUEST", parameter=identifier, this="self.")
+LANGUAGE = operations.Language(
+    naming=NAMING, templates=TEMPLATES, runtime=RUNTIME, value_type=value_type, stored=stored, reader=reader,
+    # tuples, None and booleans as Python writes them, text and numbers as JSON
+    constant=lambda value: repr(value) if value is None or isinstance(value, (bool, tuple)) else json.dumps(value),
+    literal=lambda request: pprint.pformat(request, width=100, sort_dicts=True),
+    key_value=identifier, argument=identifier,
+    comment=lambda text: text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"'))
 
 
 def render(client: Client) -> str:
-    parts = [_header(client), RUNTIME,
-             f"DESIGN_DIGEST = {json.dumps(client.digest)}\n",
-             f"DESIGN_TAG = {json.dumps(DESIGN_TAG)}\n",
-             "TABLE_NAMES: dict[str, str] = {" + ", ".join(f"{json.dumps(env)}: {json.dumps(name)}"
-                                                          for env, name in client.tables) + "}\n\n"]
-    for entity in client.entities:
-        fields = [(f.name, value_type(f), f.optional) for f in entity.fields]
-        parts.append("\n" + _typed_dict(entity.name, fields))
-        parts.append(_typed_dict(f"{entity.name}Key", [(a, value_type(entity.field(a)), False)
-                                                       for a in entity.table_key.attributes]))
-        changes = [(f.name, value_type(f) + (" | None" if f.optional else ""), False) for f in entity.fields]
-        parts.append(_typed_dict(f"{entity.name}Changes", changes, total=False))
-        parts += ["\n\n" + _key_builder(entity, key) for key in entity.keys]
-        parts.append("\n\n" + _entity_spec(entity))
-    for read in client.reads:
-        parts.append("\n" + _read_types(client, read))
-        parts.append(f"{request_name(read)}: dict[str, Any] = {_literal(read.request)}\n")
-    table_class = class_name(client.blueprint) + "Table"
-    parts.append(
-        f"\n\nclass {table_class}:\n"
-        f'    """The `{client.blueprint}` table: `{table_class}(boto3.client("dynamodb"), TABLE_NAMES["prod"])`."""\n\n'
-        "    def __init__(self, client: Any, table_name: str) -> None:\n"
-        "        self._client = client\n"
-        "        self.table_name = table_name\n\n"
-        "    def check_design(self) -> None:\n"
-        '        """Raises StaleDesign unless the table was deployed from the design this module was made for."""\n'
-        "        _check_design(self._client, self.table_name, DESIGN_DIGEST, DESIGN_TAG)\n"
-    )
-    parts += ["\n" + _writes(entity) for entity in client.entities]
-    parts += ["\n" + _read_method(client, read) for read in client.reads]
-    return "".join(parts)
+    return operations.render(client, LANGUAGE)
 
 
-def _literal(value: Any) -> str:
-    """A request as a Python literal, keys sorted."""
-    return pprint.pformat(value, width=100, sort_dicts=True)
-
-
-def names(client: Client) -> list[tuple[str, tuple[str, ...]]]:
+def names(client: Client) -> list[operations.Name]:
     """Every name the module defines (`self.` for methods), with the blueprint field it comes from."""
-    found: list[tuple[str, tuple[str, ...]]] = [(class_name(client.blueprint) + "Table", ("blueprint",))]
-    for entity in client.entities:
-        path = ("entities", entity.name)
-        found += [(entity.name, path), (f"{entity.name}Key", path), (f"{entity.name}Changes", path),
-                  (entity_constant(entity.name), path)]
-        found += [(key_builder_name(entity, key), path) for key in entity.keys]
-        found += [(f"{key_builder_name(entity, key)}({identifier(a)})", (*path, "attributes", a))
-                  for key in entity.keys for a in key.attributes]
-        found += [(f"self.{verb}_{snake(entity.name)}", path) for verb in ("put", "update", "delete")]
-    for read in client.reads:
-        path = ("access_patterns", read.pattern)
-        found += [(item_type(read), path), (request_name(read), path), (f"self.{identifier(read.pattern)}", path)]
-        found += [(f"{read.pattern}({identifier(a.attribute)})", (*path, "where", a.attribute))
-                  for a in read.arguments]
-        if len(read.entities) > 1:
-            found += [(class_name(read.pattern) + entity, path) for entity in read.entities]
-    return found
+    return operations.names(client, NAMING)
+

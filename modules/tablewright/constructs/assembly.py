@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from tablewright.capacity.estimate import CapacityReport
-from tablewright.capacity.throughput import on_demand_maxima
+from tablewright.capacity.loads import CapacityReport
 from tablewright.constructs.access import access_policies
 from tablewright.constructs.alarms import alarms
 from tablewright.constructs.autoscaling import autoscaling
@@ -47,7 +46,7 @@ def table_blocks(design: TableDesign, capacity: CapacityReport) -> list[Block]:
     """The table's blocks; `capacity` (its estimate) resolves `max_throughput: suggested`."""
     tags = stack_tags(design)
     table_name = table_ref(design, "name")
-    maxima = on_demand_maxima(design, capacity)
+    maxima = capacity.on_demand_maxima
     # An adopted table and its scalable targets keep the tags they have, so importing them changes nothing
     # (the blueprint's `tags` are the table's live tags; describe-scalable-targets reports none).
     adopted = design.blueprint.adopted is not None

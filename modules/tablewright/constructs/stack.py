@@ -8,7 +8,7 @@ from tablewright.constructs.access import ACCESS_OUTPUT, access_output
 from tablewright.constructs.assembly import table_references, table_terraform
 from tablewright.constructs.cdk import App, FragmentStack, LocalBackend, S3Backend, TerraformStack, add_fragment
 from tablewright.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
-from tablewright.synth.output import local_state_path
+from tablewright.constructs.state import local_state_path
 
 if TYPE_CHECKING:
     from tablewright.stacks.stack import Stack

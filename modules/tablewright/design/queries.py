@@ -87,60 +87,22 @@ def query_plan(
     index, served = route
     pattern = blueprint.access_patterns[name]
     returns = needed_attributes(blueprint, pattern)
-    local = is_local(blueprint, index)
     keys = members[index][pattern.entities[0]].keys
-    follow_up = None
-    projected = returns
     notes = list(served.notes)
     if until_ready is not None:
-        lacking = projections[until_ready].lacks(returns)
-        notes.append(f"{index} replaces {until_ready} (same keys, a larger projection): until {index} is ACTIVE, "
-                     f"run this query on {until_ready}" + (f", which lacks {', '.join(lacking)} (read them from the "
-                                                           "table by key)" if lacking else ""))
-    if index != TABLE:
-        lacking = projections[index].lacks(returns)
-        if lacking and local:
-            notes.append(f"{index} fetches {', '.join(lacking)} from the table for each item (extra reads)")
-        elif lacking:
-            if not pattern.follow_up:
-                raise DesignError(
-                    f"{index} does not project {', '.join(lacking)}, which this pattern returns, "
-                    "and follow-up reads are disabled",
-                    path=("access_patterns", name, "returns"),
-                    hint=f"project them (indexes.{index}.projection) or remove `follow_up: false`",
-                )
-            follow_up = FollowUp(returns)
-            projected = tuple(a for a in returns if a not in lacking)
+        notes.append(_until_ready_note(index, until_ready, projections[until_ready].lacks(returns)))
+    projection = None if index == TABLE else projections[index]
+    follow_up, projected, fetched = _index_returns(blueprint, name, index, projection, returns)
+    notes += fetched
     scan = served.operation == "Scan"
     conditions = pattern.conditions if scan else pattern.filter
     filter_expression, filter_values, filter_parameters = filter_conditions(blueprint, pattern, conditions, scan)
-    if pattern.filter and pattern.limit:
-        notes.append(f"no Limit is sent (it would count items before the filter): read pages until "
-                     f"{pattern.limit} items pass the filter")
-    if pattern.count and served.operation == "GetItem":
-        raise DesignError("`count: true` on a pattern that reads one item by its whole key (GetItem)",
-                          path=("access_patterns", name, "count"),
-                          hint="remove `count` (the item is there or not), or bind fewer key attributes")
-    if pattern.batch and served.operation != "GetItem":
-        where = "the table" if index == TABLE else index
-        raise DesignError(f"`batch: {pattern.batch}` reads items by their whole primary key on the table (GetItem), "
-                          f"and this pattern is a {served.operation} on {where}",
-                          path=("access_patterns", name, "batch"),
-                          hint="bind exactly the attributes of the table's primary key with `=` (no others, no "
-                               "`index:` but `table`), or remove `batch`")
-    summary = "Scan (whole table)" if scan else _summary(served, keys)
-    if pattern.batch:
-        summary = f"BatchGetItem of {pattern.batch} keys, each {summary}"
-        notes.append(f"one BatchGetItem per call, `Keys` holding the {pattern.batch} items' keys; send the keys it "
-                     "returns under UnprocessedKeys again until none are left")
-    if filter_expression:
-        summary += f" FILTER {filter_expression.replace('#', '')}"
-    expiring = hides_expired(blueprint, pattern, served.operation, None if index == TABLE else projections[index])
+    _refuse_count_or_batch(name, pattern, served.operation, index)
+    notes += _request_notes(pattern)
+    expiring = hides_expired(blueprint, pattern, served.operation, projection)
     if expiring:
-        summary += f" HIDING {expiring} <= now"
         filter_parameters += (Parameter(NOW, expiring, "epoch seconds: the current time", "clock"),)
-    if pattern.count:
-        summary += " SELECT COUNT"
+    summary = _plan_summary(served, keys, pattern, filter_expression, expiring)
     return QueryPlan(
         pattern=name,
         entities=pattern.entities,
@@ -169,6 +131,73 @@ def query_plan(
         table_keys=key_names(blueprint, TABLE),
         batch=pattern.batch,
     )
+
+
+def _until_ready_note(index: str, until_ready: str, lacking: tuple[str, ...]) -> str:
+    return (f"{index} replaces {until_ready} (same keys, a larger projection): until {index} is ACTIVE, "
+            f"run this query on {until_ready}" + (f", which lacks {', '.join(lacking)} (read them from the "
+                                                  "table by key)" if lacking else ""))
+
+
+def _index_returns(blueprint: Blueprint, name: str, index: str, projection: Projection | None,
+                   returns: tuple[str, ...]) -> tuple[FollowUp | None, tuple[str, ...], list[str]]:
+    """(follow-up read, attributes the index returns, notes): what the index does not project, a local index
+    fetches from the table itself and a GSI leaves to a follow-up read (refused with `follow_up: false`)."""
+    lacking = () if projection is None else projection.lacks(returns)
+    if lacking and is_local(blueprint, index):
+        return None, returns, [f"{index} fetches {', '.join(lacking)} from the table for each item (extra reads)"]
+    if not lacking:
+        return None, returns, []
+    if not blueprint.access_patterns[name].follow_up:
+        raise DesignError(
+            f"{index} does not project {', '.join(lacking)}, which this pattern returns, "
+            "and follow-up reads are disabled",
+            path=("access_patterns", name, "returns"),
+            hint=f"project them (indexes.{index}.projection) or remove `follow_up: false`",
+        )
+    return FollowUp(returns), tuple(a for a in returns if a not in lacking), []
+
+
+def _refuse_count_or_batch(name: str, pattern: AccessPattern, operation: str, index: str) -> None:
+    """`count` needs more than one item to count, `batch` the table's whole primary key (GetItem)."""
+    if pattern.count and operation == "GetItem":
+        raise DesignError("`count: true` on a pattern that reads one item by its whole key (GetItem)",
+                          path=("access_patterns", name, "count"),
+                          hint="remove `count` (the item is there or not), or bind fewer key attributes")
+    if pattern.batch and operation != "GetItem":
+        where = "the table" if index == TABLE else index
+        raise DesignError(f"`batch: {pattern.batch}` reads items by their whole primary key on the table (GetItem), "
+                          f"and this pattern is a {operation} on {where}",
+                          path=("access_patterns", name, "batch"),
+                          hint="bind exactly the attributes of the table's primary key with `=` (no others, no "
+                               "`index:` but `table`), or remove `batch`")
+
+
+def _request_notes(pattern: AccessPattern) -> list[str]:
+    """How the application sends a filtered read with a limit, and a batch."""
+    notes = []
+    if pattern.filter and pattern.limit:
+        notes.append(f"no Limit is sent (it would count items before the filter): read pages until "
+                     f"{pattern.limit} items pass the filter")
+    if pattern.batch:
+        notes.append(f"one BatchGetItem per call, `Keys` holding the {pattern.batch} items' keys; send the keys it "
+                     "returns under UnprocessedKeys again until none are left")
+    return notes
+
+
+def _plan_summary(served: Served, keys: KeyNames, pattern: AccessPattern, filter_expression: str | None,
+                  expiring: str | None) -> str:
+    """One line for the request: its key condition (or the Scan), batch, filter, expiry filter and count."""
+    summary = "Scan (whole table)" if served.operation == "Scan" else _summary(served, keys)
+    if pattern.batch:
+        summary = f"BatchGetItem of {pattern.batch} keys, each {summary}"
+    if filter_expression:
+        summary += f" FILTER {filter_expression.replace('#', '')}"
+    if expiring:
+        summary += f" HIDING {expiring} <= now"
+    if pattern.count:
+        summary += " SELECT COUNT"
+    return summary
 
 
 def _summary(served: Served, keys: KeyNames) -> str:

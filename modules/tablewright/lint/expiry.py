@@ -7,10 +7,21 @@ table.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from tablewright.blueprint.traits import expiry
-from tablewright.lint.findings import Context, Issue, rule
+from tablewright.lint.findings import Check, Context, Issue, rule
+
+
+def _when_ttl_is_on(check: Callable[[Context, str], Iterator[Issue]]) -> Check:
+    """A check of a table with TTL on, given the TTL attribute's name; nothing to check with TTL off."""
+
+    def checked(ctx: Context) -> Iterator[Issue]:
+        name = ctx.design.blueprint.table.ttl_attribute
+        if name is not None:
+            yield from check(ctx, name)
+
+    return checked
 
 
 @rule("TW501", "TTL on an attribute that is not an expiry",
@@ -19,11 +30,9 @@ from tablewright.lint.findings import Context, Issue, rule
       why="TTL on an attribute that is not an expiry (`expiry: false`, or a name that does not say so: `createdAt`); "
           "TTL deletes every item whose value is in the past",
       severity="error")
-def ttl_on_a_non_expiry(ctx: Context) -> Iterator[Issue]:
+@_when_ttl_is_on
+def ttl_on_a_non_expiry(ctx: Context, name: str) -> Iterator[Issue]:
     blueprint = ctx.design.blueprint
-    name = blueprint.table.ttl_attribute
-    if name is None:
-        return
     for entity_name, entity in sorted(blueprint.entities.items()):
         spec = entity.attributes.get(name)
         if spec is None or expiry(name, spec):
@@ -48,11 +57,9 @@ def ttl_on_a_non_expiry(ctx: Context) -> Iterator[Issue]:
           "an item past its TTL is returned until DynamoDB deletes it, typically within a few days; other Query "
           "and Scan patterns hide such items with a filter",
       severity="warning")
-def expired_items_read_by_key(ctx: Context) -> Iterator[Issue]:
+@_when_ttl_is_on
+def expired_items_read_by_key(ctx: Context, name: str) -> Iterator[Issue]:
     blueprint = ctx.design.blueprint
-    name = blueprint.table.ttl_attribute
-    if name is None:
-        return
     for plan in ctx.design.plans:
         pattern = blueprint.access_patterns[plan.pattern]
         expiring = [e for e in plan.entities if name in blueprint.entities[e].attributes]

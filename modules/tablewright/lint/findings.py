@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
-from tablewright.capacity.estimate import CapacityReport
+from tablewright.capacity.loads import CapacityReport
 from tablewright.design.design import TableDesign
 from tablewright.errors import FieldPath
-from tablewright.simulate.model import TrafficModel, traffic_model
 from tablewright.simulate.stack import ModeRun, run_mode
 
 Severity = Literal["error", "warning", "info"]
@@ -47,14 +46,9 @@ class Context:
         return {}
 
     @cached_property
-    def traffic(self) -> TrafficModel:
-        """The flows and hot keys the simulator sees (built once per lint run)."""
-        return traffic_model(self.design, self.capacity)
-
-    @cached_property
     def simulated(self) -> ModeRun:
         """The declared day in the blueprint's billing mode (simulated once per lint run, when a rule asks)."""
-        return run_mode(self.design, self.capacity, self.traffic, self.design.blueprint.table.billing)
+        return run_mode(self.design, self.capacity, self.design.blueprint.table.billing)
 
 
 Check = Callable[[Context], Iterable[Issue]]

@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 from tablewright.blueprint.traffic import peak_curve
 from tablewright.blueprint.traits import key_cardinality, status_like
 from tablewright.capacity.estimate import query_read
+from tablewright.capacity.traffic import PARTITION_UNITS, Flow, HotKey, TrafficModel
 from tablewright.design.design import TABLE, Shape, TableDesign
 from tablewright.errors import FieldPath
 from tablewright.lint.findings import Context, Issue, rule
 from tablewright.simulate.engine import key_throttle
-from tablewright.simulate.model import PARTITION_UNITS, Flow, HotKey, TrafficModel
 
 PARTITION_RCU = PARTITION_UNITS["read"]
 PARTITION_WCU = PARTITION_UNITS["write"]
@@ -62,7 +62,7 @@ class KeyLoad:
 
 def key_loads(ctx: Context, every: bool = False) -> list[KeyLoad]:
     """The busiest value of each template (`every`: each value the model follows), table first then each GSI."""
-    model: TrafficModel = ctx.traffic
+    model: TrafficModel = ctx.capacity.traffic
     design = ctx.design
     loads = []
     for key in model.hot_keys:
@@ -306,6 +306,15 @@ def hot_key_over_limit(ctx: Context) -> Iterator[Issue]:
                     _where(ctx.design, load.index, load.entities[0])[1])
 
 
+def _loads_within_limit(ctx: Context, over_warning: bool) -> Iterator[KeyLoad]:
+    """The key loads within a partition's limit at their peak: over `lint.hot_key_warning` of it (TW104), or under
+    (those over the limit are TW103's)."""
+    warn = ctx.design.blueprint.lint.hot_key_warning
+    for load in key_loads(ctx):
+        if load.wcu <= PARTITION_WCU and load.rcu <= PARTITION_RCU and is_hot(load, warn) == over_warning:
+            yield load
+
+
 @rule("TW104", "Hot key near a partition's limit",
       "Apply the offered fix before traffic grows; the key's peak is above `lint.hot_key_warning` of a "
       "partition's limit.",
@@ -313,9 +322,7 @@ def hot_key_over_limit(ctx: Context) -> Iterator[Issue]:
       severity="warning")
 def hot_key_near_limit(ctx: Context) -> Iterator[Issue]:
     warn = ctx.design.blueprint.lint.hot_key_warning
-    for load in key_loads(ctx):
-        if load.wcu > PARTITION_WCU or load.rcu > PARTITION_RCU or not is_hot(load, warn):
-            continue
+    for load in _loads_within_limit(ctx, over_warning=True):
         over = (f"{load.wcu:,.0f} WCU and {load.rcu:,.0f} RCU per key, over {warn:.0%} of a partition's "
                 f"{PARTITION_WCU:,} WCU / {PARTITION_RCU:,} RCU")
         yield Issue("warning", _message(ctx, load, over), _fixes_text(ctx, load),
@@ -327,10 +334,7 @@ def hot_key_near_limit(ctx: Context) -> Iterator[Issue]:
       why="Low-cardinality partition key (enum, boolean, date, status-like name, or `cardinality:`)",
       severity="info, with the headroom")
 def low_cardinality(ctx: Context) -> Iterator[Issue]:
-    warn = ctx.design.blueprint.lint.hot_key_warning
-    for load in key_loads(ctx):
-        if load.wcu > PARTITION_WCU * warn or load.rcu > PARTITION_RCU * warn:
-            continue  # TW103/TW104 already say it, with numbers
+    for load in _loads_within_limit(ctx, over_warning=False):  # TW103/TW104 say the others, with numbers
         for entity in load.entities:
             specs = ctx.design.blueprint.entities[entity].attributes
             distinct, _ = key_cardinality(load.shapes[entity].pk, specs)

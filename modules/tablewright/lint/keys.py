@@ -20,10 +20,12 @@ MAX_PARTITION_KEY_BYTES = 2048
 MAX_SORT_KEY_BYTES = 1024
 
 
-def _shapes(design: TableDesign) -> Iterator[tuple[str, str, Shape]]:
+def _shapes(design: TableDesign) -> Iterator[tuple[str, str, Shape, dict[str, AttributeSpec]]]:
+    """Each entity's key shape on each index, with the entity's attribute specs."""
     for entity, shapes in sorted(design.shapes.items()):
+        specs = design.blueprint.entities[entity].attributes
         for index, shape in sorted(shapes.items()):
-            yield entity, index, shape
+            yield entity, index, shape, specs
 
 
 def _path(design: TableDesign, entity: str, index: str, part: str) -> FieldPath:
@@ -42,8 +44,7 @@ def _path(design: TableDesign, entity: str, index: str, part: str) -> FieldPath:
       severity="warning in the table key, info in a GSI key")
 def mutable_in_key(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
-    for entity, index, shape in _shapes(design):
-        specs = design.blueprint.entities[entity].attributes
+    for entity, index, shape, specs in _shapes(design):
         for part, template in (("pk", shape.pk), ("sk", shape.sk)):
             for attribute in template.attributes:
                 if not mutable(attribute, specs[attribute]):
@@ -77,8 +78,7 @@ def mutable_in_key(ctx: Context) -> Iterator[Issue]:
       severity="error when a pattern orders or ranges by it, else warning")
 def unsortable_sort_key(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
-    for entity, index, shape in _shapes(design):
-        specs = design.blueprint.entities[entity].attributes
+    for entity, index, shape, specs in _shapes(design):
         for attribute in shape.sk.attributes:
             spec = specs[attribute]
             problem = sort_problem(attribute, spec)
@@ -121,8 +121,7 @@ def separator_in_values(ctx: Context) -> Iterator[Issue]:
     refuses them); a `pattern:` that excludes '#' says the application refuses such values."""
     design = ctx.design
     seen: set[tuple[str, str]] = set()
-    for entity, _index, shape in _shapes(design):
-        specs = design.blueprint.entities[entity].attributes
+    for entity, _index, shape, specs in _shapes(design):
         for template in (shape.pk, shape.sk):
             for position, segment in enumerate(template.segments[:-1]):
                 attribute = segment.attribute
@@ -252,8 +251,7 @@ def _shown(text: str) -> str:
       severity="error")
 def key_size(ctx: Context) -> Iterator[Issue]:
     design = ctx.design
-    for entity, index, shape in _shapes(design):
-        specs = design.blueprint.entities[entity].attributes
+    for entity, index, shape, specs in _shapes(design):
         for part, template, limit in (("pk", shape.pk, MAX_PARTITION_KEY_BYTES), ("sk", shape.sk, MAX_SORT_KEY_BYTES)):
             length = key_bytes(template, specs)
             if length.bytes > limit:

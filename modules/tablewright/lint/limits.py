@@ -7,19 +7,12 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from tablewright.blueprint.language import AccessPattern
 from tablewright.blueprint.traffic import HOURS_PER_MONTH, SECONDS_PER_MONTH
 from tablewright.blueprint.traits import hottest_share
-from tablewright.capacity.estimate import (
-    PAGE_BYTES,
-    CapacityReport,
-    collection,
-    entry_bytes,
-    item_bytes,
-    projected_bytes,
-    write_units,
-)
-from tablewright.capacity.throughput import UNLIMITED, on_demand_maxima
-from tablewright.design.design import TABLE, TableDesign, place
+from tablewright.capacity.estimate import PAGE_BYTES, collection, entry_bytes, item_bytes, projected_bytes, write_units
+from tablewright.capacity.loads import UNLIMITED, CapacityReport, IndexLoad
+from tablewright.design.design import TABLE, CapacityPolicy, QueryPlan, TableDesign, place
 from tablewright.errors import FieldPath
 from tablewright.lint.findings import Context, Issue, Severity, rule
 
@@ -123,17 +116,21 @@ def all_projection(ctx: Context) -> Iterator[Issue]:
         )
 
 
+def _planned_patterns(design: TableDesign) -> Iterator[tuple[QueryPlan, AccessPattern]]:
+    """Each query plan with the access pattern it serves."""
+    for plan in design.plans:
+        yield plan, design.blueprint.access_patterns[plan.pattern]
+
+
 @rule("TW305", "Pattern reads the whole table",
       "A Scan reads every item whatever its filter: give the pattern a key (an `=` condition), or keep the Scan rare.",
       why="Pattern reads the whole table (`scan: allowed`), with its cost",
       severity="warning")
 def scan_pattern(ctx: Context) -> Iterator[Issue]:
-    design, capacity = ctx.design, ctx.capacity
-    for plan in design.plans:
+    for plan, pattern in _planned_patterns(ctx.design):
         if plan.operation != "Scan":
             continue
-        read = capacity.read(plan.pattern)
-        pattern = design.blueprint.access_patterns[plan.pattern]
+        read = ctx.capacity.read(plan.pattern)
         size = (f"{read.items_per_call:,} items, {read.units_per_call:,.0f} RCU per scan, "
                 f"{read.units_per_second:,.1f} RCU/s at {pattern.rps:g} scans/s"
                 if read.items_per_call else "declare the entities' `item_count` to size it")
@@ -151,12 +148,10 @@ def scan_pattern(ctx: Context) -> Iterator[Issue]:
       why="Filter on a non-key attribute: the read costs the same",
       severity="warning")
 def filter_cost(ctx: Context) -> Iterator[Issue]:
-    design, capacity = ctx.design, ctx.capacity
-    for plan in design.plans:
-        pattern = design.blueprint.access_patterns[plan.pattern]
+    for plan, pattern in _planned_patterns(ctx.design):
         if plan.operation == "Scan" or not pattern.filter:
             continue
-        read = capacity.read(plan.pattern)
+        read = ctx.capacity.read(plan.pattern)
         attributes = ", ".join(sorted(pattern.filter))
         yield Issue(
             "warning",
@@ -168,28 +163,39 @@ def filter_cost(ctx: Context) -> Iterator[Issue]:
         )
 
 
+def _entities_by_partition_key(design: TableDesign) -> list[tuple[str, list[str]]]:
+    """The entities sharing each table partition-key template, by template."""
+    by_key: dict[str, list[str]] = {}
+    for entity, shapes in design.shapes.items():
+        by_key.setdefault(shapes[TABLE].pk.text, []).append(entity)
+    return sorted(by_key.items())
+
+
+def _busiest_collection_bytes(design: TableDesign, entities: list[str]) -> float:
+    """Bytes of items and local-index entries under the busiest value of a partition key the `entities` share;
+    an entity without `item_count` or a known hottest share adds nothing."""
+    total = 0.0
+    for entity in entities:
+        spec = design.blueprint.entities[entity]
+        share = hottest_share(design.shapes[entity][TABLE].pk, spec.attributes,
+                              design.blueprint.traffic.dominant_share)
+        if spec.item_count is None or share is None:
+            continue
+        per_item = item_bytes(design, entity) + sum(entry_bytes(design, entity, i.name)
+                                                   for i in design.local_indexes if i.name in design.shapes[entity])
+        total += spec.item_count * share * per_item
+    return total
+
+
 @rule("TW307", "Item collection over 10 GB with a local index",
       "Tables with local secondary indexes cap each partition key's items at 10 GB: spread them or use a GSI.",
       why="Item collection over 10 GB (half: warning) on a table with a local index",
       severity="error")
 def item_collection_size(ctx: Context) -> Iterator[Issue]:
-    design = ctx.design
-    if not design.local_indexes:
+    if not ctx.design.local_indexes:
         return
-    by_key: dict[str, list[str]] = {}
-    for entity, shapes in design.shapes.items():
-        by_key.setdefault(shapes[TABLE].pk.text, []).append(entity)
-    for template, entities in sorted(by_key.items()):
-        total = 0.0
-        for entity in entities:
-            spec = design.blueprint.entities[entity]
-            share = hottest_share(design.shapes[entity][TABLE].pk, spec.attributes,
-                                  design.blueprint.traffic.dominant_share)
-            if spec.item_count is None or share is None:
-                continue
-            per_item = item_bytes(design, entity) + sum(entry_bytes(design, entity, i.name)
-                                                       for i in design.local_indexes if i.name in design.shapes[entity])
-            total += spec.item_count * share * per_item
+    for template, entities in _entities_by_partition_key(ctx.design):
+        total = _busiest_collection_bytes(ctx.design, entities)
         if total > ITEM_COLLECTION_LIMIT / 2:
             severity: Severity = "error" if total > ITEM_COLLECTION_LIMIT else "warning"
             yield Issue(
@@ -201,16 +207,20 @@ def item_collection_size(ctx: Context) -> Iterator[Issue]:
             )
 
 
+def _provisioned_loads(ctx: Context) -> Iterator[tuple[IndexLoad, CapacityPolicy]]:
+    """Each provisioned target's load with its capacity policy: the ones with autoscaling bounds."""
+    for load in ctx.capacity.loads:
+        policy = ctx.design.capacity[load.index]
+        if policy.billing == "provisioned":
+            yield load, policy
+
+
 @rule("TW308", "Autoscaling cannot reach the estimated peak",
       "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates.",
       why="Autoscaling maximum below the estimated peak",
       severity="warning")
 def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
-    for load in ctx.capacity.loads:
-        policy = ctx.design.capacity[load.index]
-        if policy.billing != "provisioned":
-            continue
-        path = policy.source
+    for load, policy in _provisioned_loads(ctx):
         for direction in ("read", "write"):
             suggested = load.suggested_read if direction == "read" else load.suggested_write
             bounds = policy.bounds(direction)
@@ -223,7 +233,7 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
                     f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s, peak "
                     f"{getattr(load, 'peak_' + direction):,.0f} at {policy.scaling(direction).target}% target)",
                     f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates",
-                    (*path, direction, "max"),
+                    (*policy.source, direction, "max"),
                 )
 
 
@@ -236,11 +246,7 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
           "that throttles back-pressures the table's writes)",
       severity="warning")
 def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
-    for load in ctx.capacity.loads:
-        policy = ctx.design.capacity[load.index]
-        if policy.billing != "provisioned":
-            continue
-        path = policy.source
+    for load, policy in _provisioned_loads(ctx):
         where = place(load.index)
         for direction in ("read", "write"):
             bounds = policy.bounds(direction)
@@ -257,7 +263,7 @@ def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
                 f"to normal traffic throttles for minutes{backpressure}",
                 f"set `{direction}: {{min: {suggested[0]}, ...}}` (the average at the "
                 f"{policy.scaling(direction).target}% target)",
-                (*path, direction, "min"),
+                (*policy.source, direction, "min"),
             )
 
 
@@ -341,7 +347,7 @@ class BelowPeak:
 def maxima_below_peak(design: TableDesign, capacity: CapacityReport) -> list[BelowPeak]:
     """Every on-demand maximum below the estimated peak (the daily curve's and events' busiest second)."""
     found = []
-    for target, maxima in on_demand_maxima(design, capacity).items():
+    for target, maxima in capacity.on_demand_maxima.items():
         load = capacity.load(target)
         for direction, maximum, average, busiest in zip(
                 ("read", "write"), maxima, (load.read_units_per_second, load.write_units_per_second),

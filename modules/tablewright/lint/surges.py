@@ -16,11 +16,11 @@ import numpy as np
 
 from tablewright.blueprint.language import SECONDS_PER_DAY
 from tablewright.blueprint.traffic import Surge
+from tablewright.capacity.traffic import Direction
 from tablewright.design.design import TABLE
 from tablewright.errors import FieldPath
 from tablewright.lint.findings import Context, Issue, rule
 from tablewright.simulate.engine import ON_DEMAND_NEW, Capacity, Run, event_window
-from tablewright.simulate.model import Direction
 from tablewright.simulate.stack import DIRECTIONS, Billing, capacities, has_events, run_mode
 
 SCHEDULE_LEAD = 15 * 60  # seconds a scheduled minimum starts before its event: time for the capacity to arrive
@@ -36,7 +36,7 @@ def _surges(ctx: Context, run: Run) -> list[Surge]:
     """The events of the flows on the run's target and direction that overlap its throttled seconds."""
     throttled = set(int(s) for s in ((run.over if run.over is not None else run.throttled) > 1e-9).nonzero()[0])
     found: dict[str, Surge] = {}
-    for flow in ctx.traffic.flows:
+    for flow in ctx.capacity.traffic.flows:
         if flow.target == run.target and flow.direction == run.direction:
             for surge in flow.profile.surges:
                 if any((surge.start + i) % SECONDS_PER_DAY in throttled for i in range(0, surge.seconds, 10)):
@@ -54,8 +54,8 @@ def _during(ctx: Context, run: Run) -> np.ndarray:
         found: np.ndarray = memo[run.target, run.direction]
         return found
     active = memo[run.target, run.direction] = np.zeros(SECONDS_PER_DAY, dtype=bool)
-    surges = {surge for flow in ctx.traffic.flows if flow.target == run.target and flow.direction == run.direction
-              for surge in flow.profile.surges}
+    surges = {surge for flow in ctx.capacity.traffic.flows
+              if flow.target == run.target and flow.direction == run.direction for surge in flow.profile.surges}
     for surge in surges:
         for part in event_window(surge.start, surge.seconds):
             active[part] = True
@@ -72,7 +72,7 @@ def _event_over(ctx: Context, run: Run | None) -> float:
 
 def _tried(ctx: Context, run: Run, changed: Settings, billing: Billing | None = None) -> tuple[float, float | None]:
     """(units the target still throttles during its events, monthly throughput cost) with the change."""
-    mode = run_mode(ctx.design, ctx.capacity, ctx.traffic, billing or ctx.design.blueprint.table.billing, changed)
+    mode = run_mode(ctx.design, ctx.capacity, billing or ctx.design.blueprint.table.billing, changed)
     return _event_over(ctx, mode.day.run(run.target, run.direction)), mode.monthly_usd
 
 
@@ -129,7 +129,7 @@ def _provisioned_fixes(ctx: Context, run: Run, settings: Settings, base: float |
     if current.bounds[1] < math.ceil(peak / current.target):
         fixes.append((f"raise `{source}.max`: the peak needs {math.ceil(peak / current.target):,} at the target", 1.0))
     other = ctx.memo.get("on_demand") or ctx.memo.setdefault(
-        "on_demand", run_mode(ctx.design, ctx.capacity, ctx.traffic, "on_demand"))
+        "on_demand", run_mode(ctx.design, ctx.capacity, "on_demand"))
     after, cost = _event_over(ctx, other.day.run(run.target, run.direction)), other.monthly_usd
     fixes.append((f"switch to `billing: on_demand` ({_proof(before, after, cost, base)})", after))
     return fixes
@@ -142,7 +142,7 @@ def _provisioned_fixes(ctx: Context, run: Run, settings: Settings, base: float |
           "its alarms, on demand serves twice its previous peak at once",
       severity="error in production, else warning")
 def throttled_during_event(ctx: Context) -> Iterator[Issue]:
-    if not has_events(ctx.traffic):
+    if not has_events(ctx.capacity.traffic):
         return  # without events the day rises too slowly to outrun autoscaling; TW308 checks its bounds
     mode = ctx.simulated
     billing = ctx.design.blueprint.table.billing

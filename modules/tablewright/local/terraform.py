@@ -30,8 +30,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tablewright.errors import ErrorCode, TablewrightError
+from tablewright.files import create_new_file
 from tablewright.local.emulator import LOOPBACK, REGION, provider_override
-from tablewright.stacks.catalog import create_new_file
 from tablewright.synth.output import LOCAL_OVERRIDE_FILE
 
 MIRROR_ENV = "TABLEWRIGHT_PROVIDER_MIRROR"

@@ -177,62 +177,121 @@ def alarm_specs(design: TableDesign, table_ref: str,
     `maxima`: the on-demand maxima (read, write) per target ("table" or a GSI), named in the alarm texts."""
     blueprint = design.blueprint
     table = blueprint.table.name
-    specs: list[AlarmSpec] = []
-
     rules = {kind: settings(blueprint, kind) for kind in DEFAULTS}
-
-    def add(kind: str, key: str, title: str, description: str, queries: tuple[Query, ...]) -> None:
-        rule = rules[kind]
-        if rule.enabled:
-            specs.append(AlarmSpec(kind, key, f"{table}-{title}", description, rule, queries))
-
-    for label, extra in targets(design):
-        where = f"the table {table}" if label == "table" else f"GSI {label} of {table}"
-        index = None if label == "table" else label
-        suffix = "" if label == "table" else f"{label}-"
-        for position, direction in enumerate(DIRECTIONS):
-            noun = direction.capitalize()
-            add("throttles", f"{label}_{direction}_throttles", f"{suffix}{direction}-throttles",
-                _throttle_text(blueprint, where, direction),
-                filled(metric("m1", f"{noun}ThrottleEvents", "Sum", TableName=table_ref, **extra),
-                       f"{direction} throttle events"))
-            add("key_range_throttles", f"{label}_{direction}_key_range_throttles",
-                f"{suffix}{direction}-hot-key", _key_range_text(where, direction),
-                filled(metric("m1", f"{noun}KeyRangeThroughputThrottleEvents", "Sum", TableName=table_ref,
-                              **extra), f"{direction} requests over a partition's limit"))
-            maximum = maxima[label][position] if maxima and label in maxima else None
-            if has_maximum(blueprint, index) and (maximum is None or maximum > 0):  # not a direction left without one
-                indexes = blueprint.indexes
-                own = index is not None and index in indexes and indexes[index].max_throughput is not None
-                setting = f"indexes.{index}.max_throughput" if own else "table.max_throughput"
-                add("max_throughput_throttles", f"{label}_{direction}_max_throughput_throttles",
-                    f"{suffix}{direction}-max-throughput",
-                    _max_text(where, direction, setting, max_throughput_setting(blueprint, index) == "suggested",
-                              maximum),
-                    filled(metric("m1", f"{noun}MaxOnDemandThroughputThrottleEvents", "Sum", TableName=table_ref,
-                                  **extra), f"{direction} requests over the on-demand maximum"))
-            capacity = design.capacity[label]
-            if capacity.billing == "provisioned":
-                threshold = settings(blueprint, "utilization").threshold
-                add("utilization", f"{label}_{direction}_utilization", f"{suffix}{direction}-utilization",
-                    f"{where} consumes over {threshold:g}% of its provisioned {direction} capacity while autoscaling "
-                    f"targets {capacity.scaling(direction).target}%: it is at its maximum or cannot keep up. First "
-                    f"compare Provisioned{noun}CapacityUnits with capacity.{direction}.max and raise the maximum.",
-                    (metric("consumed", f"Consumed{noun}CapacityUnits", "Sum", TableName=table_ref, **extra),
-                     metric("provisioned", f"Provisioned{noun}CapacityUnits", "Average", TableName=table_ref,
-                            **extra),
-                     Query("utilization", expression="100 * (FILL(consumed, 0) / PERIOD(consumed)) / provisioned",
-                           label=f"{direction} capacity used, %")))
-        if label != "table":
-            add("online_index_throttles", f"{label}_online_index_throttles", f"{label}-index-build-throttles",
-                f"Building GSI {label} of {table} was throttled (OnlineIndexThrottleEvents, published every five "
-                "minutes; DynamoDB now documents it as 0 during builds). First check the table's write capacity and "
-                "the GSI's partition key for a hot key; the build resumes on its own.",
-                filled(metric("m1", "OnlineIndexThrottleEvents", "Sum", TableName=table_ref, **extra),
-                       "index build throttle events"))
-
     operations = operations_used(design)
+    per_target = [alarm for label, extra in targets(design)
+                  for alarm in _target_alarms(design, _Target.of(table, table_ref, label, extra), maxima)]
+    return [*_enabled(per_target, rules, table), *_latency_alarms(blueprint, table_ref, operations),
+            *_enabled([*_error_alarms(table, table_ref, operations), *_account_alarms(blueprint)], rules, table)]
+
+
+@dataclass(frozen=True)
+class _Alarm:
+    """An alarm before its rule: kept, with the rule's settings, when its kind is enabled."""
+
+    kind: str
+    key: str
+    title: str  # its name after `<table>-`
+    description: str
+    queries: tuple[Query, ...]
+
+
+def _enabled(alarms: list[_Alarm], rules: Mapping[str, Defaults], table: str) -> list[AlarmSpec]:
+    return [AlarmSpec(alarm.kind, alarm.key, f"{table}-{alarm.title}", alarm.description, rules[alarm.kind],
+                      alarm.queries) for alarm in alarms if rules[alarm.kind].enabled]
+
+
+@dataclass(frozen=True)
+class _Target:
+    """The table or one GSI, as its alarms name and measure it."""
+
+    label: str  # "table" or the GSI's name
+    where: str  # in the descriptions
+    dimensions: dict[str, str]  # of its metrics
+
+    @staticmethod
+    def of(table: str, table_ref: str, label: str, extra: dict[str, str]) -> _Target:
+        where = f"the table {table}" if label == "table" else f"GSI {label} of {table}"
+        return _Target(label, where, {"TableName": table_ref, **extra})
+
+    @property
+    def index(self) -> str | None:
+        return None if self.label == "table" else self.label
+
+    @property
+    def prefix(self) -> str:
+        """Of its alarms' names: none for the table, the GSI's name for a GSI."""
+        return "" if self.label == "table" else f"{self.label}-"
+
+
+def _target_alarms(design: TableDesign, target: _Target, maxima: Mapping[str, tuple[int, int]] | None) -> list[_Alarm]:
+    """The throttle, hot-key, on-demand maximum and utilization alarms of the table or a GSI in each direction, then
+    a GSI's index build."""
+    alarms: list[_Alarm] = []
+    for position, direction in enumerate(DIRECTIONS):
+        maximum = maxima[target.label][position] if maxima and target.label in maxima else None
+        alarms += _throttle_alarms(design.blueprint, target, direction, maximum)
+        capacity = design.capacity[target.label]
+        if capacity.billing == "provisioned":
+            alarms.append(_utilization_alarm(design.blueprint, target, direction, capacity.scaling(direction).target))
+    if target.index is not None:
+        alarms.append(_Alarm(
+            "online_index_throttles", f"{target.label}_online_index_throttles", f"{target.label}-index-build-throttles",
+            f"Building {target.where} was throttled (OnlineIndexThrottleEvents, published every five "
+            "minutes; DynamoDB now documents it as 0 during builds). First check the table's write capacity and "
+            "the GSI's partition key for a hot key; the build resumes on its own.",
+            filled(metric("m1", "OnlineIndexThrottleEvents", "Sum", **target.dimensions),
+                   "index build throttle events")))
+    return alarms
+
+
+def _throttle_alarms(blueprint: Blueprint, target: _Target, direction: str, maximum: int | None) -> list[_Alarm]:
+    """Throttles of every cause, those of a partition's limit, and (set) those of the on-demand maximum."""
+    label, prefix, where, noun = target.label, target.prefix, target.where, direction.capitalize()
+    alarms = [
+        _Alarm("throttles", f"{label}_{direction}_throttles", f"{prefix}{direction}-throttles",
+               _throttle_text(blueprint, where, direction),
+               filled(metric("m1", f"{noun}ThrottleEvents", "Sum", **target.dimensions),
+                      f"{direction} throttle events")),
+        _Alarm("key_range_throttles", f"{label}_{direction}_key_range_throttles",
+               f"{prefix}{direction}-hot-key", _key_range_text(where, direction),
+               filled(metric("m1", f"{noun}KeyRangeThroughputThrottleEvents", "Sum", **target.dimensions),
+                      f"{direction} requests over a partition's limit")),
+    ]
+    index = target.index
+    if has_maximum(blueprint, index) and (maximum is None or maximum > 0):  # not a direction left without one
+        indexes = blueprint.indexes
+        own = index is not None and index in indexes and indexes[index].max_throughput is not None
+        setting = f"indexes.{index}.max_throughput" if own else "table.max_throughput"
+        alarms.append(_Alarm(
+            "max_throughput_throttles", f"{label}_{direction}_max_throughput_throttles",
+            f"{prefix}{direction}-max-throughput",
+            _max_text(where, direction, setting, max_throughput_setting(blueprint, index) == "suggested", maximum),
+            filled(metric("m1", f"{noun}MaxOnDemandThroughputThrottleEvents", "Sum", **target.dimensions),
+                   f"{direction} requests over the on-demand maximum")))
+    return alarms
+
+
+def _utilization_alarm(blueprint: Blueprint, target: _Target, direction: str, scaling_target: int) -> _Alarm:
+    """Consumed over the threshold of provisioned capacity, while autoscaling aims at `scaling_target` percent."""
+    noun = direction.capitalize()
+    threshold = settings(blueprint, "utilization").threshold
+    return _Alarm(
+        "utilization", f"{target.label}_{direction}_utilization", f"{target.prefix}{direction}-utilization",
+        f"{target.where} consumes over {threshold:g}% of its provisioned {direction} capacity while autoscaling "
+        f"targets {scaling_target}%: it is at its maximum or cannot keep up. First "
+        f"compare Provisioned{noun}CapacityUnits with capacity.{direction}.max and raise the maximum.",
+        (metric("consumed", f"Consumed{noun}CapacityUnits", "Sum", **target.dimensions),
+         metric("provisioned", f"Provisioned{noun}CapacityUnits", "Average", **target.dimensions),
+         Query("utilization", expression="100 * (FILL(consumed, 0) / PERIOD(consumed)) / provisioned",
+               label=f"{direction} capacity used, %")))
+
+
+def _latency_alarms(blueprint: Blueprint, table_ref: str, operations: list[Operation]) -> list[AlarmSpec]:
+    """p99 latency of each operation the application performs, at the operation's own threshold."""
+    table = blueprint.table.name
     latency = settings(blueprint, "latency")
+    specs = []
     for operation in operations:
         threshold = blueprint.alarms.latency.operations.get(operation) or latency.threshold or LATENCY_MS[operation]
         rule = replace(latency, threshold=threshold)
@@ -245,35 +304,50 @@ def alarm_specs(design: TableDesign, table_ref: str,
                 "queues requests.",
                 rule, filled(metric("m1", "SuccessfulRequestLatency", "p99", TableName=table_ref,
                                     Operation=operation), f"{operation} p99 latency, ms")))
+    return specs
+
+
+def _error_alarms(table: str, table_ref: str, operations: list[Operation]) -> list[_Alarm]:
+    """System errors (one alarm per MAX_METRICS_PER_ALARM operations) and failed conditional writes."""
+    alarms = []
     for number, start in enumerate(range(0, len(operations), MAX_METRICS_PER_ALARM), start=1):
         chunk = operations[start:start + MAX_METRICS_PER_ALARM]
         part = f"-{number}" if len(operations) > MAX_METRICS_PER_ALARM else ""
         queries = tuple(metric(f"m{i}", "SystemErrors", "Sum", TableName=table_ref, Operation=op)
                         for i, op in enumerate(chunk, start=1))
-        add("system_errors", f"system_errors{part.replace('-', '_')}", f"system-errors{part}",
+        alarms.append(_Alarm(
+            "system_errors", f"system_errors{part.replace('-', '_')}", f"system-errors{part}",
             f"DynamoDB answered HTTP 500 to {', '.join(chunk)} on {table} (SystemErrors, summed over these "
             "operations; periods without data count as 0). SDKs retry them; persistent errors reach the "
             "application. First check the AWS Health Dashboard for DynamoDB in this region, then open a support "
             "case with the request ids.",
             (*queries, Query("errors", expression=" + ".join(f"FILL({q.id}, 0)" for q in queries),
-                             label="system errors")))
-    add("conditional_checks", "conditional_check_failed", "conditional-check-failed",
+                             label="system errors"))))
+    alarms.append(_Alarm(
+        "conditional_checks", "conditional_check_failed", "conditional-check-failed",
         f"Conditional writes on {table} failed more than usual (ConditionalCheckFailedRequests): business conflicts "
         "such as concurrent updates of the same items, not service errors. First look for a retry storm or a "
         "change in how the application writes.",
         filled(metric("m1", "ConditionalCheckFailedRequests", "Sum", TableName=table_ref),
-               "conditional checks failed"))
-    add("user_errors", "account_user_errors", "account-user-errors",
+               "conditional checks failed")))
+    return alarms
+
+
+def _account_alarms(blueprint: Blueprint) -> list[_Alarm]:
+    """The account's user errors and, for a provisioned table, its provisioned capacity against the quota."""
+    alarms = [_Alarm(
+        "user_errors", "account_user_errors", "account-user-errors",
         "DynamoDB requests in this account and region returned HTTP 400 (UserErrors: validation errors, missing "
         "tables, bad signatures; not throttles or failed conditions). First find the caller in CloudTrail.",
-        filled(metric("m1", "UserErrors", "Sum"), "user errors"))
+        filled(metric("m1", "UserErrors", "Sum"), "user errors"))]
     if blueprint.table.billing == "provisioned":  # provisioned capacity against the account quota: nothing on demand
         for direction in ("read", "write"):
             noun = direction.capitalize()
-            add("account_utilization", f"account_{direction}_utilization", f"account-{direction}-utilization",
+            alarms.append(_Alarm(
+                "account_utilization", f"account_{direction}_utilization", f"account-{direction}-utilization",
                 f"Provisioned {direction} capacity in this account and region is near the account quota "
                 f"(AccountProvisioned{noun}CapacityUtilization, published every five minutes). First request a "
                 "quota increase in Service Quotas.",
                 filled(metric("m1", f"AccountProvisioned{noun}CapacityUtilization", "Maximum"),
-                       f"account {direction} capacity used, %"))
-    return specs
+                       f"account {direction} capacity used, %")))
+    return alarms

@@ -13,9 +13,8 @@ import yaml
 
 from tablewright.blueprint.language import Blueprint
 from tablewright.blueprint.traffic import SECONDS_PER_MONTH
-from tablewright.capacity.cost import GIB, CostLine, CostReport, provisioned_units, stored_bytes, uncounted
-from tablewright.capacity.estimate import CapacityReport
-from tablewright.capacity.throughput import MIN_SUGGESTED_MAXIMUM, on_demand_maxima, suggested_maximum
+from tablewright.capacity.cost import GIB, CostLine, CostReport
+from tablewright.capacity.loads import MIN_SUGGESTED_MAXIMUM, CapacityReport
 from tablewright.constructs.naming import logical_id
 from tablewright.constructs.resources import AppautoscalingTarget, DynamodbTable
 from tablewright.design.design import TABLE
@@ -122,14 +121,14 @@ def maximum_lines(stack: Stack) -> list[str]:
     blueprint, report = stack.design.blueprint, stack.capacity
     if blueprint.table.billing != "on_demand":
         return []
-    maxima = on_demand_maxima(stack.design, report)
+    maxima = report.on_demand_maxima
     lines = []
     for load in report.loads:
         current = maxima.get(load.index)
         shown = ("none (no cost guard)" if current is None or max(current) < 0
                  else ", ".join(f"{direction} {units:,}" if units > 0 else f"{direction} none"
                                 for direction, units in zip(("read", "write"), current, strict=True)))
-        read, write = suggested_maximum(load)
+        read, write = load.suggested_maximum
         lines.append(f"  {load.index}: max_throughput {shown}; suggested read {read:,}, write {write:,}")
     return ["On-demand maximum (request units per second; suggested: the peak at the target utilization, at "
             f"least {MIN_SUGGESTED_MAXIMUM})", *lines]
@@ -190,7 +189,7 @@ def render_json(stacks: Sequence[Stack]) -> str:
             "writes": [asdict(write) for write in report.writes],
             "loads": [asdict(load) for load in report.loads],
             "on_demand_maxima": {target: {"read": read, "write": write}
-                                 for target, (read, write) in on_demand_maxima(stack.design, report).items()},
+                                 for target, (read, write) in report.on_demand_maxima.items()},
             "cost": cost_data(stack.cost),
         })
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
@@ -205,13 +204,11 @@ def infracost_usage(stack: Stack) -> dict[str, dict[str, int]]:
     alike); provisioned: the table's autoscaling targets at the capacity priced by `capacity` (the suggested
     minimums within the configured bounds; Infracost's `capacity` key). Storage and point-in-time recovery in
     GB, rounded up."""
-    design, report = stack.design, stack.capacity
-    blueprint = design.blueprint
+    blueprint, report, cost = stack.design.blueprint, stack.capacity, stack.cost
     base = logical_id(blueprint.blueprint)
     table: dict[str, int] = {
-        "storage_gb": math.ceil(stored_bytes(design) / GIB),
-        "pitr_backup_storage_gb": math.ceil(stored_bytes(design, table_only=True) / GIB)
-        if blueprint.table.point_in_time_recovery else 0,
+        "storage_gb": math.ceil(cost.stored_bytes / GIB),
+        "pitr_backup_storage_gb": math.ceil(cost.table_bytes / GIB) if blueprint.table.point_in_time_recovery else 0,
     }
     usage = {f"{DynamodbTable.terraform_type}.{base}": table}
     if blueprint.table.billing == "on_demand":
@@ -220,7 +217,7 @@ def infracost_usage(stack: Stack) -> dict[str, dict[str, int]]:
         table["monthly_write_request_units"] = round(
             sum(load.write_units_per_second for load in report.loads) * SECONDS_PER_MONTH)
     else:
-        for priced in provisioned_units(design, report):
+        for priced in cost.provisioned:
             if priced.index == TABLE:
                 address = f"{AppautoscalingTarget.terraform_type}.{logical_id(base, priced.direction)}"
                 usage[address] = {"capacity": priced.units}
@@ -247,8 +244,8 @@ def render_infracost(stacks: Sequence[Stack]) -> str:
         f"# declared rates and sizes of: {', '.join(stack.name for stack in stacks)}.",
         "# Infracost prices the Standard table class only and no GSI capacity of provisioned tables;",
         "# `tablewright capacity` prices both, and PITR, Contributor Insights and the alarms.",
-        *(f"# {stack.name}: storage_gb and pitr_backup_storage_gb leave out {', '.join(uncounted(stack.design))} "
-          "(no item_count)." for stack in stacks if uncounted(stack.design)),
+        *(f"# {stack.name}: storage_gb and pitr_backup_storage_gb leave out {', '.join(stack.cost.uncounted)} "
+          "(no item_count)." for stack in stacks if stack.cost.uncounted),
         f"version: {INFRACOST_VERSION}",
     ]
     body = yaml.safe_dump({"resource_usage": dict(sorted(resources.items()))}, sort_keys=True,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+from tablewright.catalog.catalog import Entry
 from tablewright.report.tables import text_table
-from tablewright.stacks.catalog import Entry
 
 HEADERS = ("Blueprint", "Version", "Owner", "Environments", "Tables", "Entities", "Patterns", "File", "Description")
 

@@ -23,18 +23,14 @@ import re
 import string
 
 from tablewright.capacity.estimate import presence
+from tablewright.capacity.traffic import partition_families
 from tablewright.design.design import TABLE, KeyNames, Shape, TableDesign
-from tablewright.lint.findings import Context
 from tablewright.lint.hot import (
     PARTITION_RCU,
     PARTITION_WCU,
     KeyLoad,
     Sharding,
-    is_hot,
-    key_loads,
-    suggested_sharding,
 )
-from tablewright.simulate.model import partition_families
 from tablewright.stacks.stack import Stack
 
 # Characters a label may hold as they are; every other one becomes `#<code point>;`. `#` is safe as it is:
@@ -161,13 +157,6 @@ def hot_chart(load: KeyLoad, fix: Sharding, unit: str) -> list[str]:
     ]
 
 
-def hot_keys(stack: Stack) -> list[tuple[KeyLoad, Sharding]]:
-    """The keys over the warning level, table first then each index, with the sharding lint suggests."""
-    ctx = Context(stack.design, stack.capacity)
-    warn = stack.design.blueprint.lint.hot_key_warning
-    return [(load, suggested_sharding(ctx, load)) for load in key_loads(ctx) if is_hot(load, warn)]
-
-
 def _caption(load: KeyLoad, fix: Sharding, unit: str) -> str:
     now, after = (load.wcu, fix.wcu) if unit == "WCU" else (load.rcu, fix.rcu)
     over = load.wcu > PARTITION_WCU or load.rcu > PARTITION_RCU
@@ -182,7 +171,7 @@ def hot_key_charts(stack: Stack) -> list[list[str]]:
     """One chart (caption and fenced diagram) per hot key and direction over the warning level."""
     warn = stack.design.blueprint.lint.hot_key_warning
     charts: list[list[str]] = []
-    for load, fix in hot_keys(stack):
+    for load, fix in stack.lint.hot_keys:
         for unit, now, limit in (("WCU", load.wcu, PARTITION_WCU), ("RCU", load.rcu, PARTITION_RCU)):
             if now > limit * warn:
                 charts.append([_caption(load, fix, unit), "", *fenced(hot_chart(load, fix, unit))])

@@ -6,8 +6,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tablewright.capacity.alternatives import COPIES, INVERTED, Figures, IndexChoice, index_choices
-from tablewright.capacity.estimate import CapacityReport, attribute_bytes, entry_bytes, item_bytes, presence
+from tablewright.alternatives.alternatives import COPIES, INVERTED, Figures, IndexChoice
+from tablewright.capacity.estimate import attribute_bytes, entry_bytes, item_bytes, presence
+from tablewright.capacity.loads import CapacityReport
 from tablewright.design.cookbook import follow_up_request, next_page_request, request
 from tablewright.design.design import TABLE, IndexDesign, QueryPlan, TableDesign
 from tablewright.monitoring.changes import event_pattern, watched
@@ -125,7 +126,8 @@ def alternative_lines(choices: list[IndexChoice]) -> list[str]:
     return lines
 
 
-def render_text(stack: Stack) -> str:
+def render_text(stack: Stack, choices: list[IndexChoice]) -> str:
+    """`choices`: the stack's alternatives to each GSI (`alternatives.index_choices`)."""
     design = stack.design
     blueprint = design.blueprint
     parts = [
@@ -139,7 +141,6 @@ def render_text(stack: Stack) -> str:
     ]
     if design.indexes:
         parts += ["", "Secondary indexes", *(f"  {line}" for line in index_lines(design))]
-    choices = index_choices(design, stack.capacity)
     if choices:
         parts += ["", "Alternatives to each GSI (each designed and costed as a blueprint of its own)",
                   *(f"  {line}" for line in alternative_lines(choices))]
@@ -178,7 +179,7 @@ def render_markdown(stack: Stack, hot_keys: bool = True, notes: bool = True) -> 
     return sanitize("\n".join(parts) + "\n")
 
 
-def explain_data(stack: Stack) -> dict[str, Any]:
+def explain_data(stack: Stack, choices: list[IndexChoice]) -> dict[str, Any]:
     design, capacity = stack.design, stack.capacity
     blueprint = design.blueprint
     table_name = blueprint.table.name
@@ -250,7 +251,7 @@ def explain_data(stack: Stack) -> dict[str, Any]:
             {"index": choice.index, "patterns": list(choice.patterns), "current": vars(choice.current),
              "alternatives": [{"kind": a.kind, "how": a.how, "figures": vars(a.figures) if a.figures else None}
                               for a in choice.alternatives]}
-            for choice in index_choices(design, capacity)
+            for choice in choices
         ],
         "notes": list(design.notes),
         "change_detection": {"watches": watched(blueprint), "event_pattern": event_pattern(table_name)}
@@ -258,5 +259,7 @@ def explain_data(stack: Stack) -> dict[str, Any]:
     }
 
 
-def render_json(stacks: Sequence[Stack]) -> str:
-    return json.dumps([explain_data(stack) for stack in stacks], indent=2, sort_keys=True) + "\n"
+def render_json(explained: Sequence[tuple[Stack, list[IndexChoice]]]) -> str:
+    """Each stack with its alternatives to each GSI."""
+    return json.dumps([explain_data(stack, choices) for stack, choices in explained], indent=2,
+                      sort_keys=True) + "\n"

@@ -345,7 +345,7 @@ def stack_data(stack: StackReview) -> dict[str, Any]:
             {"code": f.finding.code, "severity": f.finding.severity, "message": f.finding.message,
              "fix": f.finding.fix, "file": f.location.file, "line": f.location.line} for f in stack.lint.findings],
         "capacity": {"before": _cost_data(stack.cost_before), "after": _cost_data(stack.cost_after)},
-        "design": explain.explain_data(stack.head) if stack.head is not None else None,
+        "design": explain.explain_data(stack.head, stack.alternatives) if stack.head is not None else None,
     }
 
 

@@ -17,7 +17,7 @@ from tablewright.blueprint.language import SECONDS_PER_DAY
 from tablewright.report.markdown import sanitize
 from tablewright.report.tables import text_table
 from tablewright.simulate.engine import Run
-from tablewright.simulate.stack import ModeRun, StackSimulation, simulate_stack
+from tablewright.simulate.stack import ModeRun, StackSimulation
 from tablewright.stacks.stack import Stack
 
 SCHEMA_VERSION = 1
@@ -41,7 +41,7 @@ class Simulated:
 def simulated(stacks: Iterable[Stack]) -> list[Simulated]:
     found = []
     for stack in stacks:
-        result = simulate_stack(stack.design, stack.capacity)
+        result = stack.simulate()
         worst = _worst(result)
         notes = [f"hot key {row['key']} ({run.target} {run.direction}): {row['throttled_requests']:,.0f} requests "
                  f"throttled in {row['throttled_seconds']:,} s"

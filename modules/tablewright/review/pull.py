@@ -113,7 +113,8 @@ class PullReview:
 
     @property
     def changes(self) -> list[Change]:
-        return [change for stack in self.stacks for change in stack.changes]
+        """The changes of every blueprint's review, in order."""
+        return [change for entry in self.blueprints for change in entry.review.changes]
 
     @property
     def verdict(self) -> str:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from tablewright.alternatives.alternatives import IndexChoice, index_choices
 from tablewright.blueprint.gitref import as_given, exists, is_git_spec, load_spec
 from tablewright.blueprint.language import MaintenanceWindow
 from tablewright.blueprint.load import LoadedBlueprint, with_base_locks
@@ -48,6 +50,12 @@ class StackReview:
     application: list[PatternChange] = field(default_factory=list)  # the requests the application sends
     new: bool = False  # the stack did not exist before (its patterns are all new)
     tables: tuple[str, ...] = ()  # its table's physical name before and after (once when the same)
+
+    @cached_property
+    def alternatives(self) -> list[IndexChoice]:
+        """The head's alternatives to each GSI (the JSON review's design), computed on first use."""
+        head = self.head
+        return [] if head is None else index_choices(head.design, head.capacity, head.cost)
 
 
 @dataclass

@@ -42,22 +42,27 @@ def _never_applied(address: str, table: str, before: TableFacets, after: TableFa
     a key attribute's type), and DynamoDB could not change them on a live table anyway."""
     changes = []
     if before.local_indexes != after.local_indexes:
-        changes.append(Change(
-            address=address, action="update", category="index", subject=f"{table}: local indexes", cls="blocked",
-            reason=f"{_lsi_text(before.local_indexes)} -> {_lsi_text(after.local_indexes)}: the provider "
+        changes.append(_unapplied(
+            address, "index", f"{table}: local indexes",
+            f"{_lsi_text(before.local_indexes)} -> {_lsi_text(after.local_indexes)}: the provider "
             "tells local indexes apart by name only and never applies this, so the deployed index "
             "keeps its sort key and projection. A local index changes only with a new table: keep "
             "it as it is, or give it a new name (the table is replaced: --allow-destroy, after "
             "exporting the items)"
         ))
     if before.key_types != after.key_types:
-        changes.append(Change(
-            address=address, action="update", category="table", subject=f"{table}: key attribute types", cls="blocked",
-            reason=f"{before.key_types} -> {after.key_types}: the provider never changes the type of a "
+        changes.append(_unapplied(
+            address, "table", f"{table}: key attribute types",
+            f"{before.key_types} -> {after.key_types}: the provider never changes the type of a "
             "key attribute (and DynamoDB cannot): keep the types, or create a new table and copy "
             "the items"
         ))
     return changes
+
+
+def _unapplied(address: str, category: str, subject: str, reason: str) -> Change:
+    """An update the provider plans but never applies: blocked, the reason saying what to do instead."""
+    return Change(address=address, action="update", category=category, subject=subject, cls="blocked", reason=reason)
 
 
 def _lsi_text(indexes: tuple[tuple[str, str, str, tuple[str, ...]], ...]) -> str:
@@ -242,41 +247,35 @@ def _ttl_change(address: str, table: str, before: tuple[bool, str], after: tuple
     )
 
 
+def _setting_update(address: str, table: str, setting: str, old: str, new: str, reason: str) -> Change:
+    """A table setting DynamoDB changes in place, with work of its own (the reason): it waits for the window."""
+    return Change(address=address, action="update", category="table", subject=f"{table}: {setting} {old} -> {new}",
+                  cls="window", reason=reason)
+
+
 def _table_updates(address: str, before: TableFacets, after: TableFacets, production: bool) -> list[Change]:
     table = f"table {after.name}"
     changes = _index_changes(address, before, after)
     if before.billing_mode != after.billing_mode:
         limit = (" (at most four times in 24 hours)" if after.billing_mode == "PAY_PER_REQUEST" else "")
-        changes.append(Change(
-            address=address, action="update", category="table",
-            subject=f"{table}: billing {before.billing_mode} -> "
-            f"{after.billing_mode}",
-            cls="window", reason=f"DynamoDB restructures the table's partitions for several minutes{limit}"
+        changes.append(_setting_update(
+            address, table, "billing", before.billing_mode, after.billing_mode,
+            f"DynamoDB restructures the table's partitions for several minutes{limit}"
         ))
     if before.stream != after.stream:
-        changes.append(Change(
-            address=address, action="update", category="table",
-            subject=f"{table}: stream {before.stream[1] or 'off'} -> "
-            f"{after.stream[1] or 'off'}",
-            cls="window", reason="stream consumers (Lambda triggers, pipes, replication) lose or change their stream"
+        changes.append(_setting_update(
+            address, table, "stream", before.stream[1] or "off", after.stream[1] or "off",
+            "stream consumers (Lambda triggers, pipes, replication) lose or change their stream"
         ))
     if before.ttl != after.ttl:
         changes.append(_ttl_change(address, table, before.ttl, after.ttl, production))
     if before.table_class != after.table_class:
-        changes.append(Change(
-            address=address, action="update", category="table",
-            subject=f"{table}: class {before.table_class} -> "
-            f"{after.table_class}",
-            cls="window", reason="DynamoDB migrates the table's storage"
-        ))
+        changes.append(_setting_update(address, table, "class", before.table_class, after.table_class,
+                                       "DynamoDB migrates the table's storage"))
     if before.encryption != after.encryption:
-        changes.append(Change(
-            address=address, action="update", category="table",
-            subject=f"{table}: encryption {_encryption_label(before.encryption)}"
-            f" -> {_encryption_label(after.encryption)}",
-            cls="window",
-            reason="DynamoDB re-encrypts the table with the new key "
-            f"({after.encryption[1] or 'aws/dynamodb'})"
+        changes.append(_setting_update(
+            address, table, "encryption", _encryption_label(before.encryption), _encryption_label(after.encryption),
+            f"DynamoDB re-encrypts the table with the new key ({after.encryption[1] or 'aws/dynamodb'})"
             if after.encryption[0] else "DynamoDB re-encrypts the table with an AWS owned key"
         ))
     changes += _protection(address, f"{table}: point-in-time recovery", before.point_in_time_recovery,

@@ -38,8 +38,8 @@ import numpy as np
 
 from tablewright.blueprint.language import SECONDS_PER_DAY, Simulation
 from tablewright.blueprint.traffic import Profile
+from tablewright.capacity.traffic import PARTITION_UNITS, Direction, Flow, TrafficModel
 from tablewright.design.design import TABLE
-from tablewright.simulate.model import PARTITION_UNITS, Direction, Flow, TrafficModel
 
 MINUTES = SECONDS_PER_DAY // 60
 BURST_SECONDS = 300
@@ -397,6 +397,27 @@ def _hold_back(passed: dict[str, np.ndarray], entity: str, through: np.ndarray) 
     passed[entity] = np.minimum(passed[entity], through) if entity in passed else through
 
 
+def _key_cuts(model: TrafficModel, numbers: list[int],
+              held: dict[int, np.ndarray]) -> tuple[dict[int, np.ndarray], dict[tuple[int, Direction], np.ndarray]]:
+    """Of the hot keys `numbers`, those over a partition's limit: the share of their requests cut each second, and
+    the units cut in each direction; `held`: table writes a GSI holds back, as many as get through."""
+    cuts: dict[int, np.ndarray] = {}
+    key_units: dict[tuple[int, Direction], np.ndarray] = {}
+    for number in numbers:
+        terms = model.hot_keys[number].terms
+        load = {d: SHAPES.summed([(model.flows[i], share) for i, share in terms
+                                  if model.flows[i].direction == d and i not in held]) for d in DIRECTIONS}
+        for i, share in terms:
+            if i in held:
+                load[model.flows[i].direction] += SHAPES.units(model.flows[i], held[i]) * share
+        cut = _cut(load["read"] / PARTITION_UNITS["read"] + load["write"] / PARTITION_UNITS["write"])
+        if cut.any():
+            cuts[number] = cut
+            for direction in DIRECTIONS:
+                key_units[number, direction] = load[direction] * cut
+    return cuts, key_units
+
+
 def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Capacity], simulation: Simulation,
                  previous_peaks: dict[tuple[str, Direction], float] | None = None, base: Day | None = None,
                  only: set[tuple[str, Direction]] | None = None) -> Day:
@@ -406,7 +427,6 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
 
     Work and memory are bounded: one array per (profile, rate) met (the last SHAPES_KEPT), one per followed hot
     key and one per entity written to a GSI; flows are summed into them and never kept one by one."""
-    shapes = SHAPES
     followed = followed_keys(model)
     runs: list[Run] = []
     passed: dict[str, np.ndarray] = dict(base.passed) if base is not None else {}
@@ -418,23 +438,7 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
         mine = [i for i, flow in enumerate(model.flows) if flow.target == target]
         held = {i: passed[model.flows[i].entity] for i in mine
                 if target == TABLE and model.flows[i].direction == "write" and model.flows[i].entity in passed}
-
-        cuts: dict[int, np.ndarray] = {}
-        key_units: dict[tuple[int, Direction], np.ndarray] = {}
-        for number in followed:
-            key = model.hot_keys[number]
-            if key.target != target:
-                continue
-            load = {d: shapes.summed([(model.flows[i], share) for i, share in key.terms
-                                      if model.flows[i].direction == d and i not in held]) for d in DIRECTIONS}
-            for i, share in key.terms:
-                if i in held:  # table writes a GSI holds back: as many as get through
-                    load[model.flows[i].direction] += shapes.units(model.flows[i], held[i]) * share
-            cut = _cut(load["read"] / PARTITION_UNITS["read"] + load["write"] / PARTITION_UNITS["write"])
-            if cut.any():
-                cuts[number] = cut
-                for direction in DIRECTIONS:
-                    key_units[number, direction] = load[direction] * cut
+        cuts, key_units = _key_cuts(model, [n for n in followed if model.hot_keys[n].target == target], held)
         in_keys: dict[int, list[tuple[int, float]]] = {}
         for number in cuts:
             for i, share in model.hot_keys[number].terms:
@@ -444,11 +448,11 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
                 runs.append(kept[target, direction])
                 continue
             flows = [i for i in mine if model.flows[i].direction == direction]
-            asked = shapes.summed([(model.flows[i], 1.0) for i in flows])
+            asked = SHAPES.summed([(model.flows[i], 1.0) for i in flows])
             after_keys = asked
             for i in held:
                 if i in flows:
-                    after_keys = after_keys - shapes.units(model.flows[i]) * (1 - held[i])
+                    after_keys = after_keys - SHAPES.units(model.flows[i]) * (1 - held[i])
             for (_, key_direction), throttled in key_units.items():
                 if key_direction == direction:
                     after_keys = after_keys - throttled
@@ -464,7 +468,7 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
                 flow = model.flows[i]
                 if i not in held and i not in in_keys:
                     if ratio is not None:
-                        run.flow_throttled[i] = flow.per_request * float(np.dot(shapes.requests(flow), 1 - ratio))
+                        run.flow_throttled[i] = flow.per_request * float(np.dot(SHAPES.requests(flow), 1 - ratio))
                         if direction == "write" and target != TABLE:
                             _hold_back(passed, flow.entity, ratio)
                     else:
@@ -473,10 +477,10 @@ def simulate_day(model: TrafficModel, capacities: dict[tuple[str, Direction], Ca
                 kept_share: np.ndarray = np.ones(SECONDS_PER_DAY) if ratio is None else ratio.copy()
                 for number, share in in_keys.get(i, ()):
                     kept_share = kept_share - cuts[number] * share * (1.0 if ratio is None else ratio)
-                original = shapes.units(flow)
+                original = SHAPES.units(flow)
                 if i in held:
                     run.backpressure += float((original * (1 - held[i])).sum())
-                run.flow_throttled[i] = float((original - shapes.units(flow, held.get(i)) * kept_share).sum())
+                run.flow_throttled[i] = float((original - SHAPES.units(flow, held.get(i)) * kept_share).sum())
                 if direction == "write" and target != TABLE:
                     _hold_back(passed, flow.entity, kept_share)
             for (number, key_direction), throttled in key_units.items():

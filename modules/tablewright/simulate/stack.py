@@ -11,11 +11,10 @@ from tablewright.blueprint.language import SECONDS_PER_DAY, seconds_of_day
 from tablewright.blueprint.prices import ClassPrices
 from tablewright.blueprint.throughput import warm_throughput_setting
 from tablewright.blueprint.traffic import HOURS_PER_MONTH
-from tablewright.capacity.estimate import CapacityReport
-from tablewright.capacity.throughput import UNLIMITED, on_demand_maxima
+from tablewright.capacity.loads import UNLIMITED, CapacityReport
+from tablewright.capacity.traffic import Direction, TrafficModel
 from tablewright.design.design import TABLE, TableDesign
 from tablewright.simulate.engine import Capacity, Day, simulate_day
-from tablewright.simulate.model import Direction, TrafficModel, traffic_model
 
 Billing = Literal["provisioned", "on_demand"]
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24
@@ -27,7 +26,7 @@ def capacities(design: TableDesign, capacity: CapacityReport, billing: Billing) 
     """How each target serves each direction in `billing`: as the blueprint configures it when that is its
     mode; otherwise on demand without a maximum, or provisioned within the bounds `capacity` suggests."""
     found = {}
-    maxima = on_demand_maxima(design, capacity) if billing == design.blueprint.table.billing else {}
+    maxima = capacity.on_demand_maxima if billing == design.blueprint.table.billing else {}
     for target in [TABLE, *(index.name for index in design.global_indexes)]:
         policy, load = design.capacity[target], capacity.load(target)
         warm = warm_throughput_setting(design.blueprint, None if target == TABLE else target)
@@ -90,25 +89,25 @@ _KEPT = 2
 _RUNS: dict[tuple[int, int, str], tuple[TableDesign, CapacityReport, ModeRun]] = {}
 
 
-def run_mode(design: TableDesign, capacity: CapacityReport, model: TrafficModel, billing: Billing,
+def run_mode(design: TableDesign, capacity: CapacityReport, billing: Billing,
              changed: dict[tuple[str, Direction], Capacity] | None = None) -> ModeRun:
     """The stack's day in one billing mode (`changed`: some targets served otherwise, a fix being tried); with
     events, the normal day first (an established on-demand table has served its peak, not the events')."""
     if changed:
-        return _run_mode(design, capacity, model, billing, changed, run_mode(design, capacity, model, billing))
+        return _run_mode(design, capacity, billing, changed, run_mode(design, capacity, billing))
     key = (id(design), id(capacity), billing)
     if key not in _RUNS:
         if len(_RUNS) >= _KEPT:
             del _RUNS[next(iter(_RUNS))]
-        _RUNS[key] = (design, capacity, _run_mode(design, capacity, model, billing, None))
+        _RUNS[key] = (design, capacity, _run_mode(design, capacity, billing, None))
     return _RUNS[key][2]
 
 
-def _run_mode(design: TableDesign, capacity: CapacityReport, model: TrafficModel, billing: Billing,
+def _run_mode(design: TableDesign, capacity: CapacityReport, billing: Billing,
               changed: dict[tuple[str, Direction], Capacity] | None, configured: ModeRun | None = None) -> ModeRun:
     """`configured`: the same mode as the blueprint sets it; only what `changed` touches is simulated again (a
     GSI's writes hold back the table's, so the table's writes are simulated again with them)."""
-    simulation = design.blueprint.simulation
+    simulation, model = design.blueprint.simulation, capacity.traffic
     settings = capacities(design, capacity, billing) | (changed or {})
     only: set[tuple[str, Direction]] | None = None
     if configured is not None and changed:
@@ -160,11 +159,10 @@ def break_even(prices: ClassPrices) -> dict[Direction, float]:
 
 
 def simulate_stack(design: TableDesign, capacity: CapacityReport) -> StackSimulation:
-    model = traffic_model(design, capacity)
     billing: Billing = design.blueprint.table.billing
     other: Billing = "on_demand" if billing == "provisioned" else "provisioned"
     prices = capacity.prices.table_class(design.blueprint.region, design.blueprint.table.table_class)
-    return StackSimulation(model, run_mode(design, capacity, model, billing), run_mode(design, capacity, model, other),
+    return StackSimulation(capacity.traffic, run_mode(design, capacity, billing), run_mode(design, capacity, other),
                            break_even(prices) if prices else None)
 
 

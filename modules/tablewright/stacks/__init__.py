@@ -1,2 +1,2 @@
-"""The stack value: reads loaded blueprints and produces one `Stack` each (design, capacity, cost and lint
-findings, computed once); and the catalog (`list`, `new`) of a directory of blueprints."""
+"""The stack value: reads loaded blueprints and produces one `Stack` each (design, capacity with its traffic
+model, cost and lint findings, computed once)."""

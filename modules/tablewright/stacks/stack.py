@@ -1,8 +1,8 @@
 """The spine: each stack of each blueprint computed once, by one function, and handed to every command.
 
-A `Stack` is a loaded blueprint (one environment of it), its design, the capacity estimated from the
-design, its monthly cost and the lint findings. Commands and the review build stacks here and render
-them (modules/tablewright/report); nothing downstream recomputes any of them.
+A `Stack` is a loaded blueprint (one environment of it), its design, the capacity estimated from the design
+(with the traffic model every later stage reads), its monthly cost and the lint findings. Commands and the
+review build stacks here and render them (modules/tablewright/report); nothing downstream recomputes any of them.
 """
 
 from __future__ import annotations
@@ -13,15 +13,14 @@ from functools import cached_property
 
 from tablewright.blueprint.load import LoadedBlueprint
 from tablewright.capacity.cost import CostReport, monthly_cost
-from tablewright.capacity.estimate import CapacityReport, estimate
+from tablewright.capacity.loads import CapacityReport, estimate
 from tablewright.capacity.prices import prices_of
 from tablewright.design.design import TableDesign
 from tablewright.design.designer import design
 from tablewright.errors import BlueprintError, ErrorCode, TablewrightError
 from tablewright.lint.engine import LintResult, lint_loaded
 from tablewright.lint.findings import Finding
-from tablewright.simulate.model import TrafficModel, traffic_model
-from tablewright.simulate.stack import DaySummary, simulate_stack
+from tablewright.simulate.stack import DaySummary, StackSimulation, simulate_stack
 
 
 @dataclass(frozen=True)
@@ -40,15 +39,15 @@ class Stack:
         """The monthly cost, computed on first use (synth has no use for it)."""
         return monthly_cost(self.design, self.capacity)
 
-    @cached_property
-    def traffic(self) -> TrafficModel:
-        """The declared traffic as flows onto the table and each GSI (what `calibrate` compares), on first use."""
-        return traffic_model(self.design, self.capacity)
+    def simulate(self) -> StackSimulation:
+        """The declared day in both billing modes, from the capacity report's traffic model (not kept: a day
+        holds arrays of every second per table and index; the runs of the last stack are memoized)."""
+        return simulate_stack(self.design, self.capacity)
 
     @cached_property
     def simulated_day(self) -> DaySummary:
         """A day of the declared traffic, simulated on first use, in three figures (the day itself is not kept)."""
-        return DaySummary.of(simulate_stack(self.design, self.capacity))
+        return DaySummary.of(self.simulate())
 
     def with_findings(self, extra: Sequence[Finding]) -> Stack:
         """The same stack with findings that need more than this blueprint (`lint --against`, the review)."""

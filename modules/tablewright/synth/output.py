@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tablewright.constructs.state import LOCAL_STATE_DIRECTORY
 from tablewright.errors import ErrorCode, TablewrightError
 
 MARKER = ".tablewright-output"
@@ -35,17 +36,6 @@ STACKS = "stacks"
 LOCAL_OVERRIDE_FILE = "tablewright_local_override.tf.json"
 STACK_FILES = frozenset({"cdk.tf.json", LOCAL_OVERRIDE_FILE})  # what synth writes (or drops) in each stack directory
 MAX_NAMED = 5  # entries a refusal lists by name
-# Local Terraform state lives beside the output directory (`terraform-state/<stack>.tfstate` next to
-# `cdktf.out`), never in what synth replaces. The backend path is relative to the directory Terraform runs in
-# (`<out>/stacks/<stack>`), so the output stays identical wherever the repository is checked out.
-LOCAL_STATE_DIRECTORY = "terraform-state"
-
-
-def local_state_path(stack_name: str) -> str:
-    """The local backend's `path`, relative to the stack directory."""
-    return f"../../../{LOCAL_STATE_DIRECTORY}/{stack_name}.tfstate"
-
-
 def state_file(output: Path, stack_name: str) -> Path:
     """Where the local state of `stack_name` is, for the output directory `output`."""
     return output.parent / LOCAL_STATE_DIRECTORY / f"{stack_name}.tfstate"

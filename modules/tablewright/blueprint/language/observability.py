@@ -94,6 +94,12 @@ class Alarms(Strict):
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 
 
+def _duration_minutes(text: str) -> int:
+    """The minutes of a duration written `2h`, `90m` or `1h30m`; 0 for any other text."""
+    match = re.fullmatch(r"(?:([0-9]+)h)?(?:([0-9]+)m)?", text)
+    return int(match.group(1) or 0) * 60 + int(match.group(2) or 0) if match and text else 0
+
+
 class MaintenanceWindow(Strict):
     """When changes that rebuild indexes or touch the table may be applied."""
 
@@ -118,9 +124,7 @@ class MaintenanceWindow(Strict):
     @field_validator("duration")
     @classmethod
     def _duration(cls, value: str) -> str:
-        match = re.fullmatch(r"(?:([0-9]+)h)?(?:([0-9]+)m)?", value)
-        minutes = int(match.group(1) or 0) * 60 + int(match.group(2) or 0) if match and value else 0
-        if not 0 < minutes <= 24 * 60:
+        if not 0 < _duration_minutes(value) <= 24 * 60:
             raise Invalid(f"duration {value!r} is not between 1m and 24h", "write e.g. `2h`, `90m` or `1h30m`",
                           code=ErrorCode.VALUE_NOT_ALLOWED)
         return value
@@ -140,9 +144,7 @@ class MaintenanceWindow(Strict):
 
     @property
     def minutes(self) -> int:
-        match = re.fullmatch(r"(?:([0-9]+)h)?(?:([0-9]+)m)?", self.duration)
-        assert match is not None  # `_duration` accepted it
-        return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
+        return _duration_minutes(self.duration)
 
     @property
     def weekdays(self) -> tuple[str, ...]:

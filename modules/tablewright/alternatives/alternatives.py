@@ -26,18 +26,17 @@ from dataclasses import dataclass
 from tablewright.blueprint.language import AccessPattern, Blueprint, EntitySpec, IndexSpec, KeyAttributes, KeySpec
 from tablewright.blueprint.lock import StackLock
 from tablewright.blueprint.references import check_references
-from tablewright.capacity.cost import monthly_cost
+from tablewright.capacity.cost import CostReport, monthly_cost
 from tablewright.capacity.estimate import (
     PAGE_BYTES,
-    CapacityReport,
     attribute_cardinality,
     changed_attributes,
     collection,
-    estimate,
     presence,
     projected_bytes,
     read_entry_bytes,
 )
+from tablewright.capacity.loads import CapacityReport, estimate
 from tablewright.design.design import TABLE, IndexDesign, QueryPlan, Shape, TableDesign
 from tablewright.design.designer import design as design_of
 from tablewright.design.indexes import identity
@@ -74,8 +73,8 @@ class IndexChoice:
     alternatives: tuple[Alternative, ...]
 
 
-def throughput_bill(design: TableDesign, capacity: CapacityReport) -> float | None:
-    lines = [line for line in monthly_cost(design, capacity).billed if line.item in THROUGHPUT_LINES]
+def throughput_bill(cost: CostReport) -> float | None:
+    lines = [line for line in cost.billed if line.item in THROUGHPUT_LINES]
     if any(line.monthly is None for line in lines):
         return None
     return round(sum(line.monthly or 0.0 for line in lines), 2)
@@ -87,10 +86,11 @@ def _figures(capacity: CapacityReport, patterns: tuple[str, ...], written: float
     return Figures(round(reads, 2), round(written, 2), bill)
 
 
-def index_choices(design: TableDesign, capacity: CapacityReport) -> list[IndexChoice]:
-    """Every global index a pattern reads, with its alternatives."""
+def index_choices(design: TableDesign, capacity: CapacityReport, cost: CostReport) -> list[IndexChoice]:
+    """Every global index a pattern reads, with its alternatives (a stack's own design, capacity and cost are
+    the figures each alternative is weighed against)."""
     choices = []
-    bill, deployed = throughput_bill(design, capacity), lock_of(design)
+    bill, deployed = throughput_bill(cost), lock_of(design)
     for index in design.global_indexes:
         patterns = tuple(sorted(plan.pattern for plan in design.plans if plan.index == index.name))
         if not patterns or index.retiring:
@@ -135,8 +135,8 @@ def _alternative(design: TableDesign, capacity: CapacityReport, lock: StackLock,
     written = sum((write.units_per_second.get(TABLE, 0.0) for write in report.writes if write.entity in copies), 0.0)
     if kind == INVERTED:
         written = report.load(index.name).write_units_per_second
-    return Alternative(kind, how, _figures(report, patterns, written, throughput_bill(other, report)), blueprint,
-                       lock)
+    bill = throughput_bill(monthly_cost(other, report))
+    return Alternative(kind, how, _figures(report, patterns, written, bill), blueprint, lock)
 
 
 def _bytes_read(design: TableDesign, plan: QueryPlan) -> float:

@@ -11,6 +11,7 @@ from tablewright.blueprint.compose import ROOT_ENVIRONMENT, blueprint_files, rea
 from tablewright.blueprint.load import load_blueprints
 from tablewright.blueprint.yamlsource import load_yaml
 from tablewright.errors import BlueprintError, ErrorCode, TablewrightError
+from tablewright.files import create_new_file
 
 
 @dataclass(frozen=True)
@@ -143,20 +144,3 @@ def scaffold(name: str, directory: Path, base: Path, schema: Path) -> Path:
     )
     create_new_file(path, text)
     return path
-
-
-def create_new_file(path: Path, text: str) -> None:
-    """Write `text` to a file that must not exist yet: never through a symbolic link, never over a file
-    that appeared meanwhile, never left half-written (a write that fails removes it)."""
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    except OSError as error:
-        raise BlueprintError(f"cannot create {path}: {error.strerror}", code=ErrorCode.PATH_ARGUMENT,
-                             hint="choose another name or directory (an existing file is never overwritten)") from None
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as error:
-        path.unlink(missing_ok=True)
-        raise BlueprintError(f"cannot write {path}: {error.strerror}", code=ErrorCode.PATH_ARGUMENT,
-                             hint="free some room on the disk, or choose another directory") from None

@@ -1,5 +1,5 @@
-"""The traffic a design receives, as the simulator and lint see it: flows of units onto each table and GSI,
-and the busiest partition-key values those flows land on.
+"""The traffic a design receives, as the capacity estimate, the simulator and lint see it: flows of units onto each
+table and GSI, and the busiest partition-key values those flows land on.
 
 A flow is one pattern's reads or one entity's writes on one target (the table, local indexes included, or a
 GSI), in capacity units per second on average, shaped over the day by its profile. A hot key is one value of a
@@ -10,13 +10,14 @@ the template's traffic (declared, or judged at its worst), divided by the shards
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Literal
 
 from tablewright.blueprint.traffic import OCCURRENCES_PER_MONTH, Profile, entity_profile, pattern_profile
 from tablewright.blueprint.traits import SPREAD_FROM, Component, counted_items, hot_values, key_components
-from tablewright.capacity.estimate import CapacityReport
+from tablewright.capacity.estimate import ReadCost, WriteCost
 from tablewright.design.design import TABLE, Shape, TableDesign
 from tablewright.design.serve import may_share
 
@@ -103,10 +104,11 @@ def _target(design: TableDesign, index: str) -> str:
     return TABLE if index == TABLE or design.index_is_local(index) else index
 
 
-def flows(design: TableDesign, capacity: CapacityReport) -> list[Flow]:
+def flows(design: TableDesign, reads: Sequence[ReadCost], writes: Sequence[WriteCost]) -> list[Flow]:
+    """Each pattern's reads and each entity's writes on each target, shaped by its daily profile."""
     blueprint = design.blueprint
     found = []
-    for read in capacity.reads:
+    for read in reads:
         profile = pattern_profile(blueprint, read.pattern)
         entity = design.plan(read.pattern).entities[0]
         surges = any(surge.rate for surge in profile.surges)
@@ -115,7 +117,7 @@ def flows(design: TableDesign, capacity: CapacityReport) -> list[Flow]:
                               profile, entity))
         if read.table_units_per_call and (read.rps or surges):
             found.append(Flow(read.pattern, "read", TABLE, read.rps, read.table_units_per_call, profile, entity))
-    for write in capacity.writes:
+    for write in writes:
         profile = entity_profile(blueprint, write.entity)
         per_target: dict[str, float] = {}
         for index, units in write.units_per_second.items():
@@ -188,7 +190,9 @@ def hot_keys(design: TableDesign, all_flows: list[Flow]) -> list[HotKey]:
     return found
 
 
-def traffic_model(design: TableDesign, capacity: CapacityReport) -> TrafficModel:
-    found = flows(design, capacity)
+def traffic_model(design: TableDesign, reads: Sequence[ReadCost], writes: Sequence[WriteCost]) -> TrafficModel:
+    """The declared traffic of a design: built once per estimate (the capacity report holds it), read by the
+    loads, the simulator, lint, calibrate, explain and the review."""
+    found = flows(design, reads, writes)
     targets = (TABLE, *(index.name for index in design.global_indexes))
     return TrafficModel(tuple(found), tuple(hot_keys(design, found)), targets)
