@@ -36,11 +36,28 @@ def _uses_terraform(item: pytest.Item) -> bool:
                for name in info.names_closure for definition in info.name2fixturedefs.get(name, ()))
 
 
-@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def _shared_fixture(item: pytest.Item) -> str | None:
+    """What the test shares with others: a session fixture of ours (by name), else its module's module-scoped
+    fixtures (by module). The tests that share one run on one pytest-xdist worker (`--dist loadgroup`), so
+    it is built once, not once per worker."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    ours = [(definition.scope, definition.baseid, name) for name in sorted(info.names_closure)
+            for definition in info.name2fixturedefs.get(name, ()) if definition.baseid]  # not pytest's own
+    sessions = [name for scope, _, name in ours if scope == "session"]
+    modules = [baseid for scope, baseid, _ in ours if scope == "module"]
+    return sessions[0] if sessions else modules[0] if modules else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects and before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _uses_terraform(item) and item.get_closest_marker("terraform") is None:
             item.add_marker(pytest.mark.terraform)
+        group = _shared_fixture(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
     if config.getoption("reverse_order"):
         items.reverse()
 

@@ -223,7 +223,8 @@ def imports_diagram(stages: list[list[str]]) -> list[str]:
     lines = ["flowchart TB"]
     lines += [f'  {ids[member]}["{number[member]} {short(member)}"]' for member in number]
     for importer, imported in sorted(reduced(graph).items(), key=lambda item: (number[item[0]], item[0])):
-        lines += [f"  {ids[target]} --> {ids[importer]}" for target in sorted(imported, key=lambda name: (number[name], name))]
+        ordered = sorted(imported, key=lambda name: (number[name], name))
+        lines += [f"  {ids[target]} --> {ids[importer]}" for target in ordered]
     return lines
 
 

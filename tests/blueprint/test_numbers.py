@@ -1,6 +1,6 @@
 """Numbers you can trust: one resolved capacity policy read by every stage, the blueprint language for
 what the figures need (writes by kind, optional attributes, document types, an order's attribute), and
-the lint rules built on them. Hand arithmetic for the figures themselves is in tests/test_capacity.py."""
+the lint rules built on them. Hand arithmetic for the figures themselves is in tests/capacity/test_capacity.py."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ builds from key templates), the generated Python module and the generated TypeSc
 
 Each generated module is the one of a blueprint made of the vectors' entities; a value is written by the very
 expression the module's generator writes for it (`operations.key_text`), a bucket, a range of buckets and a shard by
-the module's runtime. The TypeScript one is compiled by tsc and run by Node, in the fast tier as every test here
-that runs tsc (without TypeScript or Node it skips, under CI it fails: `missing_tool`)."""
+the module's runtime. The TypeScript one is compiled by tsc and run by Node, in the slow tier as every test that
+runs tsc (without TypeScript or Node it skips, under CI it fails: `missing_tool`)."""
 
 from __future__ import annotations
 

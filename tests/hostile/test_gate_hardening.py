@@ -1,7 +1,7 @@
 """The gate and the review against the attacks of the security review (issue 11): a pull request that
 opens its own maintenance window, moves its stack to another region or state, points TTL at a creation
 time, or hides a change behind another. Plans here are hand-made (tests/support/gate_support.py); the same
-attacks through real Terraform plans are in tests/test_review.py."""
+attacks through real Terraform plans are in tests/review/test_review.py."""
 
 from __future__ import annotations
 

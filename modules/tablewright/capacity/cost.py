@@ -216,11 +216,10 @@ def provisioned_units(design: TableDesign, capacity: CapacityReport) -> list[Pro
     return found
 
 
-def _throughput_lines(design: TableDesign, capacity: CapacityReport, price: _Pricer,
-                      throughput: ClassPrices | None) -> list[CostLine]:
+def _throughput_lines(design: TableDesign, capacity: CapacityReport, provisioned: list[ProvisionedUnits],
+                      price: _Pricer, throughput: ClassPrices | None) -> list[CostLine]:
     """Both billing modes' throughput; the other mode's lines are a comparison, outside the total."""
     billing, loads = design.blueprint.table.billing, capacity.loads
-    provisioned = provisioned_units(design, capacity)
     rcu: float = sum(p.units for p in provisioned if p.direction == "read") * HOURS_PER_MONTH
     wcu: float = sum(p.units for p in provisioned if p.direction == "write") * HOURS_PER_MONTH
     # Events: their extra units at the target utilization, for as long as they last (the scale-in after them,
@@ -259,13 +258,14 @@ def uncounted_text(design: TableDesign) -> str:
     return f"{', '.join(names)} declare{'s' if len(names) == 1 else ''} no item_count (not counted, not priced)"
 
 
-def _storage_lines(design: TableDesign, price: _Pricer, throughput: ClassPrices | None) -> list[CostLine]:
+def _storage_lines(design: TableDesign, stored: int, backed_up: int, price: _Pricer,
+                   throughput: ClassPrices | None) -> list[CostLine]:
     table = design.blueprint.table
     missing = uncounted_text(design)
-    lines = [price.line(f"storage ({table.table_class})", stored_bytes(design) / GIB, "GB-months", throughput,
+    lines = [price.line(f"storage ({table.table_class})", stored / GIB, "GB-months", throughput,
                         "storage_gb_month", note="; ".join(filter(None, ["free tier not deducted", missing])))]
     if table.point_in_time_recovery:
-        lines.append(price.line("point-in-time recovery", stored_bytes(design, table_only=True) / GIB, "GB-months",
+        lines.append(price.line("point-in-time recovery", backed_up / GIB, "GB-months",
                                 price.book.pitr if price.book else None, "gb_month", note=missing))
     return lines
 
@@ -311,14 +311,16 @@ def monthly_cost(design: TableDesign, capacity: CapacityReport) -> CostReport:
     book = prices.region(region)
     throughput = prices.table_class(region, table_class)
     price = _Pricer(region, book, prices.file)
-    lines = (_throughput_lines(design, capacity, price, throughput) + _storage_lines(design, price, throughput)
+    provisioned = provisioned_units(design, capacity)
+    stored, backed_up = stored_bytes(design), stored_bytes(design, table_only=True)
+    lines = (_throughput_lines(design, capacity, provisioned, price, throughput)
+             + _storage_lines(design, stored, backed_up, price, throughput)
              + _monitoring_lines(design, capacity, price))
     ceiling = _ceiling(design, capacity, throughput)
     dates = PriceDates(book.effective, book.checked, prices.file) if book else None
     return CostReport(region, blueprint.table.billing, table_class, dates, tuple(lines),
                       tuple(_notes(region, table_class, prices) + _storage_notes(design)), ceiling,
-                      tuple(provisioned_units(design, capacity)), stored_bytes(design),
-                      stored_bytes(design, table_only=True), uncounted(design))
+                      tuple(provisioned), stored, backed_up, uncounted(design))
 
 
 def _ceiling(design: TableDesign, capacity: CapacityReport, throughput: ClassPrices | None) -> float | None:

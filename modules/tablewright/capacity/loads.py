@@ -70,14 +70,15 @@ def _on_demand_maxima(design: TableDesign, loads: Sequence[IndexLoad]) -> dict[s
     utilization, at least MIN_SUGGESTED_MAXIMUM) for `suggested`, or -1 for `unlimited`. Provisioned tables
     and unset targets have no entry."""
     maxima: dict[str, tuple[int, int]] = {}
-    for target in [TABLE, *(index.name for index in design.global_indexes)]:
+    by_target = {load.index: load for load in loads}
+    for target in by_target:
         setting = max_throughput_setting(design.blueprint, None if target == TABLE else target)
         if setting is None:
             continue
         if setting == "unlimited":
             maxima[target] = (UNLIMITED, UNLIMITED)
         elif setting == "suggested":
-            maxima[target] = next(load for load in loads if load.index == target).suggested_maximum
+            maxima[target] = by_target[target].suggested_maximum
         else:
             maxima[target] = (setting.read or UNLIMITED, setting.write or UNLIMITED)
     return maxima
@@ -91,8 +92,8 @@ def _bounds(average: float, peak: float, target_percent: int) -> tuple[int, int]
 
 def _summed(flows: Sequence[Flow]) -> tuple[float, float, float]:
     """Average, busiest second (each flow's peak added, as if they coincided) and month average of flows."""
-    return (sum(flow.units for flow in flows), sum(flow.peak for flow in flows),
-            sum(flow.per_request * flow.profile.month_average(flow.requests) for flow in flows))
+    return (sum((flow.units for flow in flows), 0.0), sum((flow.peak for flow in flows), 0.0),
+            sum((flow.per_request * flow.profile.month_average(flow.requests) for flow in flows), 0.0))
 
 
 def _load(design: TableDesign, model: TrafficModel, target: str) -> IndexLoad:

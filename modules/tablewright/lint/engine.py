@@ -12,7 +12,7 @@ from tablewright.design.design import TableDesign
 from tablewright.errors import SourceLocation
 from tablewright.lint import expiry, hot, keys, limits, surges, tags, tenancy, versions  # noqa: F401  (registers the rules)
 from tablewright.lint.findings import RULES, SEVERITY_ORDER, Context, Finding
-from tablewright.lint.hot import KeyLoad, Sharding, is_hot, key_loads, suggested_sharding
+from tablewright.lint.hot import KeyLoad, Sharding, hot_loads, suggested_sharding
 
 Suppressed = tuple[str, str, int]  # code, reason, how many findings it silenced
 
@@ -36,16 +36,13 @@ class LintResult:
         return sum(1 for f in self.findings if f.finding.severity == severity)
 
 
-def lint_design(design: TableDesign, capacity: CapacityReport, context: Context | None = None) -> list[Finding]:
+def lint_design(design: TableDesign, capacity: CapacityReport) -> list[Finding]:
     """Every finding of every rule, in a stable order (`lint.ignore` not applied yet)."""
-    context = context or Context(design, capacity)
+    return _findings(Context(design, capacity))
+
+
+def _findings(context: Context) -> list[Finding]:
     return [rule.finding(issue) for code, rule in sorted(RULES.items()) if rule.check for issue in rule.check(context)]
-
-
-def hot_keys(context: Context) -> tuple[tuple[KeyLoad, Sharding], ...]:
-    """The keys over the warning level, each with the first proven fix (what TW103 and TW104 report)."""
-    warn = context.design.blueprint.lint.hot_key_warning
-    return tuple((load, suggested_sharding(context, load)) for load in key_loads(context) if is_hot(load, warn))
 
 
 def apply_ignore(found: Sequence[Finding], ignore: dict[str, str]) -> tuple[list[Finding], tuple[Suppressed, ...]]:
@@ -59,10 +56,11 @@ def lint_loaded(loaded: LoadedBlueprint, design: TableDesign, capacity: Capacity
                 extra: Sequence[Finding] = ()) -> LintResult:
     """The findings of one stack, located in its files, minus the ignored codes (counted)."""
     context = Context(design, capacity)
-    kept, suppressed = apply_ignore(lint_design(design, capacity, context) + list(extra), design.blueprint.lint.ignore)
+    kept, suppressed = apply_ignore(_findings(context) + list(extra), design.blueprint.lint.ignore)
     located = [Located(f, loaded.source.locate(f.path)) for f in kept]
     located.sort(key=lambda x: (x.location.line, x.location.column, SEVERITY_ORDER[x.finding.severity], x.finding.code))
-    return LintResult(loaded.stack_name, tuple(located), suppressed, hot_keys(context))
+    hot_keys = tuple((load, suggested_sharding(context, load)) for load in hot_loads(context))
+    return LintResult(loaded.stack_name, tuple(located), suppressed, hot_keys)
 
 
 def failed(results: Sequence[LintResult], strict: bool) -> bool:

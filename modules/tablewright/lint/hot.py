@@ -176,11 +176,15 @@ def _peak(terms: list[tuple[Flow, float]], direction: str) -> float:
     return sum(flow.peak * share for flow, share in terms if flow.direction == direction)
 
 
+def hot_loads(ctx: Context) -> list[KeyLoad]:
+    """The busiest value of each template over the warning level, table first then each GSI (TW103, TW104)."""
+    warn = ctx.design.blueprint.lint.hot_key_warning
+    return [load for load in key_loads(ctx) if is_hot(load, warn)]
+
+
 def _simulated(ctx: Context, load: KeyLoad) -> bool:
     """Whether the key is among the stack's MAX_PROVEN busiest hot keys, whose fixes are simulated."""
-    warn = ctx.design.blueprint.lint.hot_key_warning
-    hot = [k for k in key_loads(ctx) if is_hot(k, warn)]
-    busiest = sorted(hot, key=lambda k: -(k.wcu / PARTITION_WCU + k.rcu / PARTITION_RCU))[:MAX_PROVEN]
+    busiest = sorted(hot_loads(ctx), key=lambda k: -(k.wcu / PARTITION_WCU + k.rcu / PARTITION_RCU))[:MAX_PROVEN]
     return any(k.key == load.key for k in busiest)
 
 

@@ -36,6 +36,8 @@ STACKS = "stacks"
 LOCAL_OVERRIDE_FILE = "tablewright_local_override.tf.json"
 STACK_FILES = frozenset({"cdk.tf.json", LOCAL_OVERRIDE_FILE})  # what synth writes (or drops) in each stack directory
 MAX_NAMED = 5  # entries a refusal lists by name
+
+
 def state_file(output: Path, stack_name: str) -> Path:
     """Where the local state of `stack_name` is, for the output directory `output`."""
     return output.parent / LOCAL_STATE_DIRECTORY / f"{stack_name}.tfstate"
