@@ -211,7 +211,14 @@ def _fix(ctx: Context, load: KeyLoad, kind: str, count: int, terms: list[tuple[F
 
 def candidate_fixes(ctx: Context, load: KeyLoad) -> list[Sharding]:
     """Every fix in the catalog that applies to the key, each simulated (for the MAX_PROVEN busiest keys of the
-    stack; the others get `before` and `after` -1)."""
+    stack; the others get `before` and `after` -1). Once per key and lint run: the rules and the charts ask."""
+    memo: dict[int, list[Sharding]] = ctx.memo.setdefault("candidate_fixes", {})
+    if id(load.key) not in memo:  # the model's hot keys live as long as the context
+        memo[id(load.key)] = _candidate_fixes(ctx, load)
+    return memo[id(load.key)]
+
+
+def _candidate_fixes(ctx: Context, load: KeyLoad) -> list[Sharding]:
     warn = ctx.design.blueprint.lint.hot_key_warning
     before = _throttled(ctx, load.terms)[0] * load.key.shards if _simulated(ctx, load) else -1.0
     setting = _where(ctx.design, load.index, load.entities[0])[2]
