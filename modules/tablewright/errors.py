@@ -81,6 +81,7 @@ class ErrorCode(StrEnum):
     FOREIGN_PLAN = "E701"
     ADOPT_INPUT = "E800"
     CALIBRATE_INPUT = "E801"
+    MIGRATION = "E802"
     INTERNAL = "E900"
 
 
@@ -167,10 +168,17 @@ CODE_DOCS: dict[ErrorCode, CodeDoc] = {
         "Give each stack its own names (use `{environment}` in the template); one table per stack for the gate."),
     ErrorCode.LOCK_INVALID: CodeDoc(
         "the design lock is not valid",
-        "`<blueprint>.lock.json` is not valid JSON, not consistent (edited by hand: an entity keyed on an index "
-        "it does not list, colliding index names, a key without its encodings), or belongs to another blueprint.",
-        "Restore the lock from version control; never edit it by hand. Delete it only for a table not yet "
-        "deployed."),
+        "Most often: the blueprint renamed or removed an attribute that the locked keys of a deployed index (or the "
+        "table) are made of, e.g. `Hold.placedAt` in `GSI2`'s key renamed `heldAt`. Items already written carry "
+        "keys built from that attribute, so the locked design cannot drop it. Otherwise `<blueprint>.lock.json` is "
+        "not valid JSON, not consistent (edited by hand: an entity keyed on an index it does not list, colliding "
+        "index names, a key without its encodings), or belongs to another blueprint.",
+        "A renamed attribute: declare it on the new name (`heldAt: {type: timestamp, renamed_from: placedAt}`). The "
+        "keys keep their text (same values, same encoding), an index that projects the attribute by name gets a "
+        "successor, and `tablewright migrate plan|run|verify` renames the stored attribute in the old items (see "
+        "the guide \"Evolving a design\"). A removed key attribute: keep it, or move the entity to new keys with a "
+        "key migration. A damaged lock: restore it from version control; never edit it by hand (delete it only for "
+        "a table not yet deployed)."),
     ErrorCode.LOCK_CHANGED: CodeDoc(
         "the design would change its lock",
         "`synth --locked` (and `cdktf synth`) found that the blueprint now designs the table differently from its "
@@ -278,6 +286,15 @@ CODE_DOCS: dict[ErrorCode, CodeDoc] = {
         "A file that is not an AWS CLI description (`aws dynamodb describe-table` and friends), or a table the "
         "blueprint language cannot reproduce.",
         "Pass the JSON the AWS CLI prints, unedited; the message says which setting cannot be reproduced."),
+    ErrorCode.MIGRATION: CodeDoc(
+        "`migrate`: the migration cannot run as asked",
+        "The two designs hold a data change that is not declared (or two entities' items would share keys), nothing "
+        "needs migrating between them, the endpoint or the table cannot be reached, or the table's control items "
+        "(`_tablewright#migration`) belong to another migration in progress or to this one started with another "
+        "number of segments. Nothing is written.",
+        "Declare the change as `tablewright review` says; pass as --against the design the table holds now; check "
+        "--endpoint-url, --region and the credentials; finish the migration in progress (run it with its design), "
+        "or pass the --segments it was started with."),
     ErrorCode.CALIBRATE_INPUT: CodeDoc(
         "`calibrate`: a metrics file it cannot use",
         "A file that is not what `aws cloudwatch get-metric-data` prints for the queries `calibrate --print-queries` "

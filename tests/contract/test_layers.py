@@ -43,6 +43,7 @@ STAGES = [
     ["tablewright.local", "tablewright.scaffold"],
     ["tablewright.testing"],  # application tests against the local AWS (a fixture and a context manager)
     ["tablewright.review"],
+    ["tablewright.migrate"],  # the data migrations a review lists, run against a table: plan, run, verify
     ["tablewright.report"],  # renderers only
     ["tablewright.cli"],
     ["tablewright.__main__"],

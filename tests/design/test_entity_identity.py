@@ -90,7 +90,8 @@ def test_a_declared_rename_is_a_window_change_with_its_steps(tmp_path, run_cli):
     assert change["declared"] == {"entity": "Client", "renamed_from": "Customer", "strategy": "dual_write_backfill",
                                   "reason": "the CRM calls them clients"}
     assert "the table: CUSTOMER#{customerId} / PROFILE -> CLIENT#{customerId} / PROFILE" in change["steps"][0]
-    assert any("Scan on `_entity = Customer`" in step for step in change["steps"])
+    assert any("`tablewright migrate run` moves each item marked `_entity = Customer`" in step
+               for step in change["steps"])
     [window] = [c for c in result["stacks"][0]["changes"] if c["category"] == "data"]
     assert window["cls"] == "window" and window["subject"] == (
         "Customer renamed Client, keys CUSTOMER#{customerId} / PROFILE -> CLIENT#{customerId} / PROFILE")
@@ -110,7 +111,7 @@ def test_a_rename_that_keeps_the_keys_is_still_a_data_change(tmp_path, run_cli):
     [change] = data(review(run_cli, base, declared))
     assert change["kind"] == "rename" and change["before"] == change["after"]
     assert "the keys stay as they are" in change["steps"][0]
-    assert "UpdateItem per item setting `_entity` to `Client`" in change["steps"][1]
+    assert "`tablewright migrate run` sets `_entity` to `Client`" in change["steps"][1]
 
 
 @pytest.mark.parametrize("removal", ["delete", "keep", "expire"])
@@ -232,7 +233,10 @@ def test_a_declared_rename_keeps_its_place_on_the_locked_indexes(tmp_path, run_c
                            "--format", "json")
     [stack] = json.loads(out)["stacks"]
     assert json.loads(out)["verdict"] == "blocked"
-    assert [c["kind"] for c in stack["data_changes"] if c["breaking"]] == ["removal"]
+    assert [c["kind"] for c in stack["data_changes"] if c["breaking"]] == ["removal", "collision"]
+    [collision] = [c for c in stack["data_changes"] if c["kind"] == "collision"]
+    assert collision["entity"] == "Client" and collision["former"] == "Customer"
+    assert "declare the rename (`entity: Client`, `renamed_from: Customer`" in collision["steps"][-1]
     with head.open("a") as text:
         text.write("migrations:\n  - {entity: Client, renamed_from: Customer, reason: clients}\n")
     code, out, err = run_cli("review", "--base", ROOT / "blueprints" / "crm.yaml", "--head", head, "--env", "prod",

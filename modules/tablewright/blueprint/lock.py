@@ -10,10 +10,11 @@ untrusted input like the blueprint: read with the same bounded loader, validated
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, ValidationError
+from pydantic import Field, StringConstraints, ValidationError, field_validator
 
 from tablewright.blueprint.invalid import Invalid
 from tablewright.blueprint.language import (
@@ -37,6 +38,7 @@ from tablewright.errors import BlueprintError, ErrorCode, FieldPath, SourceLocat
 LOCK_VERSION: Literal[1] = 1
 DEFAULT_ENVIRONMENT = "default"
 TABLE_KEYS = "table"  # an entity's keys on the table itself, beside those on each index
+StoredType = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Template = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEMPLATE_LENGTH,
                                             pattern=r"^[A-Za-z0-9_.{}:#-]+$")]
 
@@ -45,6 +47,7 @@ Template = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEMPLAT
 # within bounds that keep a hand-made lock small: every attribute of every entity, an index per pattern.
 MAX_LOCKED_ATTRIBUTES = MAX_ENTITIES * MAX_ATTRIBUTES
 MAX_LOCKED_INDEXES = MAX_PATTERNS + MAX_INDEXES
+MAX_DECLARATIONS = 50 + MAX_ENTITIES * MAX_ATTRIBUTES  # `migrations:` entries and renamed attributes
 
 
 class LockedProjection(Strict):
@@ -74,6 +77,36 @@ class LockedEntity(Strict):
         description="`table` and each index the entity takes part in: its key templates there.")
     encodings: dict[AttributeName, Annotated[str, StringConstraints(max_length=128)]] = Field(
         default_factory=dict, description="How each attribute inside a key is written (a change re-keys items).")
+    attributes: dict[AttributeName, StoredType] | None = Field(
+        default=None, max_length=MAX_ATTRIBUTES,
+        description="Every stored attribute and how it is stored (`string`, `number`, `timestamp:epoch_seconds`...), "
+                    "`?` after it when items may go without it: a rename, removal or type change is a data change. "
+                    "Absent from locks written before attributes were recorded (then only keys are compared).")
+
+
+Declaration = Annotated[str, StringConstraints(min_length=1, max_length=300)]
+
+
+class MigratedRecord(Strict):
+    """A migration `tablewright migrate verify` found done in the table."""
+
+    identity: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
+    declarations: list[Declaration] = Field(
+        max_length=MAX_DECLARATIONS, description="The blueprint's migration declarations it carried out (as "
+        "`design.evolution.declarations` names them): removing them from the blueprint is the contract step.")
+    items: int = Field(ge=0, description="Items of the migrated entities the verifying Scan found.")
+    verified: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")]
+    table: TableName = Field(description="The table the verifying Scan read.")
+    endpoint: Annotated[str, StringConstraints(max_length=200, pattern=r"^https?://[A-Za-z0-9.:\[\]/_-]+$")] | None = \
+        Field(default=None, description="The endpoint it read (an emulator's); none: AWS itself.")
+
+    @field_validator("verified")
+    @classmethod
+    def _a_real_moment(cls, value: str) -> str:
+        moment = datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)  # ValueError: not a date
+        if moment > datetime.now(UTC) + timedelta(days=1):
+            raise ValueError(f"{value} is in the future")
+        return value
 
 
 class StackLock(Strict):
@@ -82,6 +115,13 @@ class StackLock(Strict):
     sort_key: KeyAttributeName | None = "SK"
     indexes: dict[IndexName, LockedIndex] = Field(default_factory=dict, max_length=MAX_LOCKED_INDEXES)
     entities: dict[EntityName, LockedEntity] = Field(default_factory=dict, max_length=MAX_ENTITIES)
+    retained: dict[EntityName, LockedKey] = Field(
+        default_factory=dict, max_length=MAX_ENTITIES,
+        description="Entities gone from the blueprint whose items stay in the table (`removal: keep`, or a delete not "
+                    "yet verified): their table keys, which no later entity may take.")
+    migrated: list[MigratedRecord] = Field(
+        default_factory=list, max_length=20,
+        description="Verified migrations (`tablewright migrate verify` writes them; synth keeps them).")
 
 
 class LockFile(Strict):

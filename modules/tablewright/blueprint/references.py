@@ -9,7 +9,8 @@ from typing import Any
 
 from tablewright.blueprint.encoding import describe_stored, parse_value
 from tablewright.blueprint.invalid import Invalid
-from tablewright.blueprint.language import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, KeySpec, Migration
+from tablewright.blueprint.language import RESERVED_ATTRIBUTE, AccessPattern, Blueprint, EntitySpec, KeySpec
+from tablewright.blueprint.migration_checks import check_attribute_renames, check_migration, check_migrations
 from tablewright.blueprint.provider import (
     lowest_version,
     supports_insights_mode,
@@ -54,8 +55,8 @@ def check_references(blueprint: Blueprint) -> None:
     collect(_check_notify_region, blueprint)
     collect(_check_lint_codes, blueprint)
     for position, migration in enumerate(blueprint.migrations):
-        collect(_check_migration, blueprint, position, migration)
-    collect(_check_renamed_or_removed, blueprint)
+        collect(check_migration, blueprint, position, migration, suggest)
+    collect(check_migrations, blueprint)
     if errors:
         raise combined(errors)
 
@@ -74,45 +75,14 @@ def _check_entity_tags(blueprint: Blueprint) -> None:
         tags[tag] = name
 
 
-def _check_migration(blueprint: Blueprint, position: int, migration: Migration) -> None:
-    base = ("migrations", position)
-    if migration.kind == "removal":
-        if migration.entity in blueprint.entities:
-            raise BlueprintError(f"the removal of `{migration.entity}` names an entity the blueprint still declares",
-                                 path=(*base, "entity"), code=ErrorCode.CONTRADICTION,
-                                 hint=f"remove `entities.{migration.entity}`, or this entry if it stays")
-        if migration.removal == "expire" and blueprint.table.ttl_attribute is None:
-            raise BlueprintError("`removal: expire` needs the table's TTL (`table.ttl_attribute`)",
-                                 path=(*base, "removal"), code=ErrorCode.CONTRADICTION,
-                                 hint="set `table.ttl_attribute`, or use `delete` (a job deletes the items)")
-        return
-    if migration.entity not in blueprint.entities:
-        raise BlueprintError(f"unknown entity `{migration.entity}`", path=(*base, "entity"),
-                             code=ErrorCode.UNKNOWN_NAME,
-                             hint=_suggest(migration.entity, blueprint.entities))
-    if migration.renamed_from is not None and migration.renamed_from in blueprint.entities:
-        raise BlueprintError(f"`{migration.renamed_from}` is still an entity of the blueprint, so it was not renamed",
-                             path=(*base, "renamed_from"), code=ErrorCode.CONTRADICTION,
-                             hint=f"remove `entities.{migration.renamed_from}` (it is `{migration.entity}` now), or "
-                                  "this entry")
-    for side, key in (("from", migration.from_), ("to", migration.to)):
-        for part in ("pk", "sk") if key is not None else ():
-            try:
-                parse_template(getattr(key, part))
-            except Invalid as error:
-                raise BlueprintError(error.message, path=(*base, side, part),
-                                     code=ErrorCode.KEY_TEMPLATE, hint=error.hint) from None
 
 
-def _check_renamed_or_removed(blueprint: Blueprint) -> None:
-    """An entity's items move to a new name or go, not both (running both would delete the renamed items)."""
-    renamed = {m.renamed_from: m.entity for m in blueprint.migrations if m.renamed_from is not None}
-    for position, migration in enumerate(blueprint.migrations):
-        if migration.removal is not None and migration.entity in renamed:
-            raise BlueprintError(
-                f"`{migration.entity}` is declared both renamed (to `{renamed[migration.entity]}`) and removed",
-                path=("migrations", position, "entity"), code=ErrorCode.CONTRADICTION,
-                hint=f"keep the rename if `{renamed[migration.entity]}` holds its items, or the removal if they go")
+
+
+
+
+
+
 
 
 def _check_lint_codes(blueprint: Blueprint) -> None:
@@ -166,7 +136,7 @@ def _check_patterns_per_entity(blueprint: Blueprint) -> None:
                      "split the entity")
 
 
-def _suggest(name: str, options: Iterable[str]) -> str:
+def suggest(name: str, options: Iterable[str]) -> str:
     options = sorted(options)
     if not options:
         return "none is declared: declare it first"
@@ -185,6 +155,7 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
                 hint="rename it; PK, SK, GSI<n>PK, GSI<n>SK and names starting with '_' are taken",
                 code=ErrorCode.CONTRADICTION,
             )
+    check_attribute_renames(name, entity)
     _check_templates(entity, entity.key, (*base, "key"))
     _check_shard_by(entity, entity.key.shard_by, (*base, "key", "shard_by"))
     _check_writes(entity, base)
@@ -194,7 +165,7 @@ def _check_entity(name: str, entity: EntitySpec) -> None:
             if attribute not in entity.attributes:
                 raise BlueprintError(
                     f"`{attribute}` is not an attribute of `{name}`", path=where,
-                    hint=_suggest(attribute, entity.attributes), code=ErrorCode.UNKNOWN_NAME,
+                    hint=suggest(attribute, entity.attributes), code=ErrorCode.UNKNOWN_NAME,
                 )
             try:
                 parse_value(entity.attributes[attribute], raw)
@@ -230,7 +201,7 @@ def _check_template(entity: EntitySpec, text: str, path: FieldPath) -> None:
                 f"key template {text!r} uses `{{{attribute}}}`, which is not an attribute of this entity",
                 path=path,
                 hint=f"declare `{attribute}` under attributes, or fix the name; "
-                f"{_suggest(attribute, entity.attributes)}",
+                f"{suggest(attribute, entity.attributes)}",
                 code=ErrorCode.UNKNOWN_NAME,
             )
         spec = entity.attributes[attribute]
@@ -271,7 +242,7 @@ def _check_writes(entity: EntitySpec, base: FieldPath) -> None:
         if attribute not in entity.attributes:
             raise BlueprintError(f"`writes.changes` names `{attribute}`, which is not an attribute of this entity",
                                  path=(*base, "writes", "changes", position), code=ErrorCode.UNKNOWN_NAME,
-                                 hint=_suggest(attribute, entity.attributes))
+                                 hint=suggest(attribute, entity.attributes))
 
 
 def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: FieldPath) -> None:
@@ -280,7 +251,7 @@ def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: FieldP
             raise BlueprintError(
                 f"`shard_by` names `{attribute}`, which is not an attribute of this entity",
                 path=path,
-                hint=_suggest(attribute, entity.attributes),
+                hint=suggest(attribute, entity.attributes),
                 code=ErrorCode.UNKNOWN_NAME,
             )
 
@@ -291,7 +262,7 @@ def _check_pattern(blueprint: Blueprint, name: str, pattern: AccessPattern) -> N
         if entity_name not in blueprint.entities:
             raise BlueprintError(
                 f"unknown entity `{entity_name}`", path=(*base, "entity"),
-                hint=_suggest(entity_name, blueprint.entities),
+                hint=suggest(entity_name, blueprint.entities),
                 code=ErrorCode.UNKNOWN_NAME,
             )
     if len(set(pattern.entities)) != len(pattern.entities):
@@ -307,7 +278,7 @@ def _check_pattern(blueprint: Blueprint, name: str, pattern: AccessPattern) -> N
             if attribute not in common:
                 raise BlueprintError(f"`{attribute}` is not an attribute of {what}",
                                      code=ErrorCode.UNKNOWN_NAME, path=where,
-                                     hint=_suggest(attribute, common))
+                                     hint=suggest(attribute, common))
             spec = entities[0].attributes[attribute]
             if spec.is_document:
                 raise BlueprintError(
@@ -335,7 +306,7 @@ def _check_pattern(blueprint: Blueprint, name: str, pattern: AccessPattern) -> N
         raise BlueprintError(
             f"`{pattern.order_by}` is not an attribute of {what}",
             path=(*base, "order_by"),
-            hint=_suggest(pattern.order_by, common),
+            hint=suggest(pattern.order_by, common),
             code=ErrorCode.UNKNOWN_NAME,
         )
     if pattern.order_by is not None and entities[0].attributes[pattern.order_by].is_document:
@@ -348,7 +319,7 @@ def _check_pattern(blueprint: Blueprint, name: str, pattern: AccessPattern) -> N
             raise BlueprintError(
                 f"`{attribute}` is not an attribute of {what}",
                 path=(*base, "returns", position),
-                hint=_suggest(attribute, every),
+                hint=suggest(attribute, every),
                 code=ErrorCode.UNKNOWN_NAME,
             )
     _check_pinned_index(blueprint, base, pattern)

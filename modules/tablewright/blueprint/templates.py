@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tablewright.blueprint.invalid import Invalid
 from tablewright.errors import ErrorCode
@@ -72,6 +72,11 @@ class KeyTemplate:
 
     def sharded(self, shards: int) -> KeyTemplate:
         return KeyTemplate((*self.segments, Segment(shards=shards)))
+
+    def renamed(self, names: Mapping[str, str]) -> KeyTemplate:
+        """The same key with attributes renamed (old name -> new): it renders the same text for the same values."""
+        return KeyTemplate(tuple(replace(s, attribute=names.get(s.attribute, s.attribute)) if s.attribute else s
+                                 for s in self.segments))
 
     def __str__(self) -> str:
         return self.text

@@ -26,6 +26,7 @@ from tablewright.cli.commands import (
     command_verify,
 )
 from tablewright.cli.help import EPILOGS, TOP_EPILOG
+from tablewright.cli.migrate_commands import command_migrate
 from tablewright.cli.paths import typed_path, typed_spec, typed_stack_plan
 from tablewright.cli.review_commands import command_gate, command_review
 from tablewright.cli.workspace_commands import command_init, command_local, command_terraform
@@ -149,6 +150,33 @@ def build_parser(working: Path | None = None, root: Path | None = None) -> Argum
     return parser
 
 
+def _migrate_command(commands: Commands) -> None:
+    migrate = commands.command(
+        "migrate", "plan, run and verify the data migrations a review lists (on the table itself)", command_migrate,
+        description="plan: the items to touch, the write units, the duration and cost at --max-wcu, and the hours\n"
+                    "it fits beside the declared traffic. run: a resumable, rate-limited parallel Scan that rewrites\n"
+                    "each item, conditioned on the values read. verify: every item where the later design reads it,\n"
+                    "recorded in the design lock beside BLUEPRINT. A run stopped by Ctrl-C exits 130 and resumes\n"
+                    "where each segment stopped when run again.")
+    migrate.add_argument("action", choices=("plan", "run", "verify"))
+    migrate.add_argument("blueprint", metavar="BLUEPRINT", type=commands.path, help="the blueprint as it is now")
+    migrate.add_argument("--against", required=True, metavar="REF|FILE", type=commands.spec,
+                         help="the design the table holds: GITREF:path, a git ref (the same path), or a file")
+    migrate.add_argument("--env", help="the environment whose table to migrate")
+    migrate.add_argument("--max-wcu", type=float, metavar="N",
+                         help="write units per second the migration may use, all workers together (plan: the budget "
+                              "to price; run: required)")
+    migrate.add_argument("--endpoint-url", metavar="URL",
+                         help="the DynamoDB endpoint (e.g. `tablewright local`'s); plan: count the items by a Scan")
+    migrate.add_argument("--region",
+                         help="the table's region (default: AWS_REGION, AWS_DEFAULT_REGION, else the blueprint's)")
+    migrate.add_argument("--segments", type=int, default=8, metavar="K",
+                         help="parallel Scan segments, all workers together (default 8; the same on every run)")
+    migrate.add_argument("--segment", type=int, metavar="I",
+                         help="run only segment I of K (one worker of many, e.g. an indexed Job's index)")
+    migrate.add_argument("--format", choices=("text", "json"), default="text")
+
+
 def _design_commands(commands: Commands) -> None:
     synth = commands.blueprint_command("synth", "write cdktf.out/stacks/<stack>/cdk.tf.json", command_synth)
     synth.add_argument("--out", type=commands.path, default=Path("cdktf.out"),
@@ -227,6 +255,7 @@ def _change_commands(commands: Commands) -> None:
     review.add_argument("--detailed-exitcode", action="store_true",
                         help="exit 1 when a change is blocked, 4 when one needs the maintenance window (default: 0)")
     add_acknowledgements(review)
+    _migrate_command(commands)
     gate = commands.command("gate", "exit 1 if a plan must not be applied now", command_gate)
     gate.add_argument("--plan", required=True, type=commands.path, help="`terraform show -json PLAN` output")
     gate.add_argument("blueprints", nargs="*", type=commands.path,

@@ -4,7 +4,7 @@ the very request the cookbook documents (so the client sends what verification p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from tablewright.blueprint.language import AttributeSpec
@@ -12,7 +12,8 @@ from tablewright.blueprint.lock import DEFAULT_ENVIRONMENT
 from tablewright.blueprint.templates import SHARD, KeyTemplate
 from tablewright.design.cookbook import name_placeholder, request
 from tablewright.design.design import TABLE, FanOut, QueryPlan, Shape, TableDesign
-from tablewright.design.locked import design_digest
+from tablewright.design.evolution import declaration, declarations, rename_declaration
+from tablewright.design.locked import attribute_renames, design_digest
 from tablewright.stacks.stack import Stack
 
 TABLE_PLACEHOLDER = "_table"  # `{_table}` in a request template: the table name the client was given
@@ -28,6 +29,7 @@ class Field:
     optional: bool
     width: int | None  # digits a number is padded to inside keys
     timestamp_format: str
+    lacking: bool = False  # items written before a pending migration may lack it (read types: not required)
 
     @property
     def epoch(self) -> bool:
@@ -64,6 +66,7 @@ class Entity:
     name: str
     fields: tuple[Field, ...]
     keys: tuple[KeyWrite, ...]  # the table's first
+    formers: tuple[tuple[str, str], ...] = ()  # (attribute, its old name) of renames not yet migrated: read both
 
     @property
     def table_key(self) -> KeyWrite:
@@ -150,12 +153,34 @@ def key_write(index: str, shape: Shape) -> KeyWrite:
                     tuple(dict.fromkeys(used)))
 
 
-def entity_of(design: TableDesign, name: str) -> Entity:
+def pending_declarations(stacks: list[Stack]) -> set[str]:
+    """The design's migration declarations that `migrate verify` has not recorded in every environment's lock: until
+    then, old items may still have the old shape."""
+    recorded = [{text for record in (stack.source.lock.migrated if stack.source.lock else ())
+                 for text in record.declarations} for stack in stacks]
+    return {text for text in declarations(stacks[0].design.blueprint) if not all(text in done for done in recorded)}
+
+
+def entity_of(design: TableDesign, name: str, pending: set[str] = frozenset()) -> Entity:  # type: ignore[assignment]
+    """The entity as the client writes and reads it; while a migration is `pending`, it reads a renamed attribute
+    under its old name too, and types the attributes old items may lack as not required."""
     specs = design.blueprint.entities[name].attributes
     shapes = design.shapes[name]
     order = [TABLE, *sorted(index for index in shapes if index != TABLE)]
-    return Entity(name, tuple(field_of(a, spec) for a, spec in sorted(specs.items())),
-                  tuple(key_write(index, shapes[index]) for index in order))
+    formers = tuple((new, old) for old, new in sorted(attribute_renames(design.blueprint, name).items())
+                    if rename_declaration(name, old, new) in pending)
+    lacking = {new for new, _ in formers} | {
+        str(m.attribute) for m in design.blueprint.migrations
+        if m.kind == "attribute" and m.entity == name and m.default is not None and declaration(m) in pending}
+    return Entity(name, tuple(replace(field_of(a, spec), lacking=a in lacking) for a, spec in sorted(specs.items())),
+                  tuple(key_write(index, shapes[index]) for index in order), formers)
+
+
+def _with_formers(body: dict[str, Any], entities: list[Entity]) -> dict[str, Any]:
+    """The request with the old names of renamed attributes it projects added to its projection."""
+    listed = body.get("ExpressionAttributeNames", {}).values() if "ProjectionExpression" in body else ()
+    formers = tuple(old for entity in entities for new, old in entity.formers if new in listed)
+    return _projected(body, formers) if formers else body
 
 
 def _arguments(plan: QueryPlan, entity: Entity) -> tuple[Argument, ...]:
@@ -189,6 +214,7 @@ def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity]) -
         body = _projected(body["RequestItems"]["{" + TABLE_PLACEHOLDER + "}"], plan.table_keys.names)
     elif plan.operation != "GetItem":
         body = _projected(body, page_keys)
+    body = _with_formers(body, [entities[name] for name in plan.entities])
     derived = [p.name for p in plan.parameters if p.role == "derived"]
     fanned = plan.fan_out
     shard = None
@@ -215,7 +241,8 @@ def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity]) -
 def client_of(stacks: list[Stack], source: str) -> Client:
     """The client of one blueprint's stacks (every environment of one design)."""
     first = stacks[0].design
-    entities = {name: entity_of(first, name) for name in sorted(first.shapes)}
+    pending = pending_declarations(stacks)
+    entities = {name: entity_of(first, name, pending) for name in sorted(first.shapes)}
     return Client(
         blueprint=first.blueprint.blueprint, source=source, version=first.blueprint.version or "",
         digest=design_digest(first),

@@ -143,7 +143,8 @@ def read_types(language: Language, client: Client, read: Read) -> str:
     the entity marker)."""
     def fields(entity: str, names: tuple[str, ...]) -> list[tuple[str, str, bool]]:
         own = client.entity(entity)
-        return [(name, language.value_type(own.field(name)), own.field(name).optional) for name in names]
+        return [(name, language.value_type(own.field(name)), own.field(name).optional or own.field(name).lacking)
+                for name in names]
     item = item_type(read)
     if len(read.entities) == 1:
         ((entity, names),) = read.returns
@@ -214,7 +215,8 @@ def entity_spec(language: Language, entity: Entity) -> str:
         stored="".join(t["stored"].format(attribute=json.dumps(f.name), kind=language.value_type(f),
                                           stored=language.stored(f, "v")) for f in entity.fields),
         read="".join(t["read"].format(attribute=json.dumps(f.name), reader=language.reader(f)) for f in entity.fields),
-        table=keys(entity.table_key), indexes=t["indexes"].format(indexes) if indexes else "")
+        table=keys(entity.table_key), indexes=t["indexes"].format(indexes) if indexes else "",
+        formers=t["formers"].format(constant(dict(entity.formers))) if entity.formers else "")
 
 
 # -- reads ---------------------------------------------------------------------------------------------------

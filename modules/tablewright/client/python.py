@@ -93,7 +93,8 @@ TEMPLATES = {
     "parameter": "{name}: {kind}", "parameters": ", ",
     "shard": "    _shard_number = _shard([{texts}], {shards})\n",
     "entity": "{constant} = _Entity(\n    {entity},\n    stored={{\n{stored}    }},\n    read={{\n{read}    }},\n"
-              "    table={table},\n    indexes=({indexes}),\n)\n",
+              "    table={table},\n    indexes=({indexes}),\n{formers})\n",
+    "formers": "    formers={0},\n",
     "stored": "        {attribute}: lambda v: {stored},\n", "read": "        {attribute}: {reader},\n",
     "keys": "_Keys({names}, {attributes},\n              lambda v: {builder}({arguments}), {sparse})",
     "indexes": "{0},",

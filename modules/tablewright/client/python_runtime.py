@@ -1,6 +1,5 @@
 # --- Tablewright's client runtime: the same in every generated Python module ---
-# How values are written into keys and items (the rules of modules/tablewright/blueprint/encoding.py; both are
-# checked against tests/data/encoding-vectors.json), how reads are paged, and writes that keep every key.
+# Keys and items as blueprint/encoding.py writes them (tests/data/encoding-vectors.json), paging, writes keeping keys.
 import base64
 import hashlib
 import json
@@ -113,8 +112,7 @@ def _buckets(start: datetime | date, end: datetime | date, unit: str) -> list[st
 
 
 def _shard(values: Sequence[str], shards: int) -> str:
-    """The shard of an item: SHA-256 of its shard-by values (key text joined by '#'), first 8 hex digits,
-    modulo the shard count, zero-padded."""
+    """The shard: SHA-256 of the shard-by key texts joined by '#', first 8 hex digits, modulo shards, zero-padded."""
     digest = hashlib.sha256(SEPARATOR.join(values).encode("utf-8")).hexdigest()
     return str(int(digest[:8], 16) % shards).zfill(len(str(shards - 1)))
 
@@ -369,6 +367,7 @@ class _Entity:
     read: Mapping[str, Callable[[Any], Any]]  # attribute -> its value from the DynamoDB value
     table: _Keys
     indexes: tuple[_Keys, ...]
+    formers: Mapping[str, str] | None = None  # a renamed attribute -> its old name, read too until migrated
 
     def carries(self, keys: _Keys, values: Mapping[str, Any]) -> bool:
         """Whether an item of `values` takes part in an index (one it must, but cannot, take part in: an error)."""
@@ -389,8 +388,9 @@ class _Entity:
 
     def values(self, row: Mapping[str, Any], names: Sequence[str] | None = None) -> dict[str, Any]:
         """An item's attribute values (only `names`, when given; a key attribute, `PK`, as its text)."""
-        wanted = self.read if names is None else names
-        return {name: self.read.get(name, lambda value: value["S"])(row[name]) for name in wanted if name in row}
+        formers, wanted = self.formers or {}, self.read if names is None else names
+        stored = {name: row.get(name, row.get(formers.get(name, ""))) for name in wanted}
+        return {name: self.read.get(name, lambda v: v["S"])(v) for name, v in stored.items() if v is not None}
 
     def own_item(self) -> dict[str, Any]:
         """A write's condition: only an absent item or one of this entity, never another entity's item."""

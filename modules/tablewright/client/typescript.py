@@ -70,7 +70,8 @@ TEMPLATES = {
     "parameter": "{attribute}: {kind};", "parameters": " ",
     "shard": "  const shardNumber = shard([{texts}], {shards});\n",
     "entity": "const {constant}: EntitySpec = {{\n  name: {entity},\n  stored: {{\n{stored}  }},\n"
-              "  read: {{\n{read}  }},\n  table: {table},\n  indexes: [{indexes}],\n}};\n",
+              "  read: {{\n{read}  }},\n  table: {table},\n  indexes: [{indexes}],\n{formers}}};\n",
+    "formers": "  formers: {0},\n",
     "stored": "    {attribute}: (v: {kind}) => {stored},\n", "read": "    {attribute}: {reader},\n",
     "keys": "{{ names: {names}, attributes: {attributes},\n"
             "    build: (v) => {builder}(v as Parameters<typeof {builder}>[0]), sparse: {sparse} }}",

@@ -1,6 +1,5 @@
 // --- Tablewright's client runtime: the same in every generated TypeScript module ---
-// How values are written into keys and items (the rules of modules/tablewright/blueprint/encoding.py; both are
-// checked against tests/data/encoding-vectors.json), how reads are paged, and writes that keep every key.
+// Keys and items as blueprint/encoding.py writes them (tests/data/encoding-vectors.json), paging, writes keeping keys.
 
 import { createHash } from "node:crypto";
 import { DescribeTableCommand, ListTagsOfResourceCommand } from "@aws-sdk/client-dynamodb";
@@ -355,6 +354,7 @@ interface EntitySpec {
   read: Record<string, (value: never) => unknown>; // attribute -> its value from the stored one
   table: Keys;
   indexes: readonly Keys[];
+  formers?: Record<string, string>; // a renamed attribute -> its old name, read too until migrated
 }
 
 const present = (value: unknown): boolean => value !== undefined && value !== null;
@@ -380,9 +380,10 @@ function itemOf(entity: EntitySpec, values: Row): Row {
 }
 
 function valuesOf(entity: EntitySpec, row: Row, names?: readonly string[]): Row {
-  const same = (value: unknown): unknown => value; // a key attribute (`PK`, of a keys-only read): its text
-  return Object.fromEntries((names ?? Object.keys(entity.read)).filter((name) => row[name] !== undefined)
-    .map((name) => [name, ((entity.read[name] ?? same) as (value: unknown) => unknown)(row[name])]));
+  const stored = (name: string): unknown => (name in row ? row[name] : row[entity.formers?.[name] ?? ""]);
+  const read = (name: string) => (entity.read[name] ?? ((v: unknown) => v)) as (value: unknown) => unknown; // PK: text
+  return Object.fromEntries((names ?? Object.keys(entity.read)).filter((name) => stored(name) !== undefined)
+    .map((name) => [name, read(name)(stored(name))]));
 }
 
 /** A read's item: the returned attributes of its entity (and the entity, when a read mixes several). */
@@ -451,8 +452,7 @@ class Expression {
   }
 }
 
-/** Change attributes (null removes one), rewriting the index keys made of them (the rest read first); a changed table
- * key moves the item (delete and put, one transaction). Holds only if what was read is unchanged. */
+/** Change attributes (null removes one) and the index keys made of them; a changed table key moves the item. */
 async function updateItem(client: DynamoDBDocumentClient, table: string, entity: EntitySpec, given: Row,
   changes: Row): Promise<void> {
   const changed = Object.keys(changes).sort();

@@ -256,6 +256,8 @@ class TableDesign:
     notes: tuple[str, ...] = field(default=())
     # "table" and every global index -> its billing and autoscaling (local indexes share the table's)
     capacity: dict[str, CapacityPolicy] = field(default_factory=dict)
+    # entities gone from the blueprint whose items stay in the table -> their table keys (pk, sk), from the lock
+    retained: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
     @property
     def table_keys(self) -> KeyNames:

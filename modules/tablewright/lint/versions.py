@@ -17,7 +17,17 @@ from tablewright.blueprint.compose import Composer, blueprint_files, repository_
 from tablewright.blueprint.load import LoadedBlueprint
 from tablewright.blueprint.yamlsource import load_yaml
 from tablewright.design.design import TABLE, TableDesign, place
-from tablewright.design.locked import KeyFacts, departures, key_facts, lock_of, possible_renames
+from tablewright.design.evolution import attribute_changes, key_collisions, with_renamed_attributes
+from tablewright.design.locked import (
+    KeyFacts,
+    all_attribute_renames,
+    attribute_facts,
+    departures,
+    key_facts,
+    lock_of,
+    possible_renames,
+    retained_facts,
+)
 from tablewright.errors import TablewrightError
 from tablewright.lint.findings import Finding, Issue, Severity, comparison_rule
 
@@ -33,6 +43,18 @@ ENTITY_DEPARTED = comparison_rule("TW403", "Entity renamed or removed without a 
                 "major version.",
                 why="Entity renamed or removed (`lint --against`): its items keep the old name and keys",
                 severity="error; info with a major bump and a declared rename or removal")
+ATTRIBUTE_CHANGED = comparison_rule("TW404", "Stored attribute changed without a declared migration",
+                "Items already written keep the attribute as it was: declare the change (`renamed_from` on a renamed "
+                "attribute; `{entity, attribute, removal | default | convert}` under `migrations:`), run `tablewright "
+                "migrate`, and bump the major version.",
+                why="A stored attribute is renamed, removed, retyped or made required (`lint --against`)",
+                severity="error; info with a major bump and a declaration")
+KEYS_SHARED = comparison_rule("TW405", "Entity on keys another entity's items hold",
+                "Give the entity a key of its own, or move the other entity's items first (a migration verified "
+                "with `tablewright migrate verify`) in an earlier change.",
+                why="A new, renamed or re-keyed entity's table keys have the shape another entity's items carry: its "
+                    "reads would return them and its puts overwrite them (`lint --against`)",
+                severity="error")
 PATTERN_STILL_NAMED = comparison_rule("TW402", "Access pattern removed while another blueprint names it",
                 "Remove it from the extending blueprints first, or bump the major version.",
                 why="Access pattern removed while an extending blueprint still names it (`lint --against`)",
@@ -101,6 +123,8 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
     suffix = f" (major version bumped, {versions})" if bumped else f", but the version goes {versions}"
     findings = []
     before, after = key_facts(lock_of(old_design)), key_facts(lock_of(new_design))
+    names = {d.entity: d.renamed_to for d in departures(before, after, list(new.blueprint.migrations)) if d.renamed_to}
+    before = with_renamed_attributes(before, all_attribute_renames(new.blueprint), names)
     for change in key_changes(before, after):
         declared = any(m.kind == "keys" and (m.entity, m.index) == (change.entity, change.index)
                        for m in new.blueprint.migrations)
@@ -129,6 +153,7 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
             "| expire` for a removal; with a `reason`) and bump the major version",
             ("entities", departure.renamed_to) if departure.renamed_to else ("entities",),
         )))
+    findings += _stored_changes(old_design, new_design, bumped, suffix)
     for pattern in sorted(set(old.blueprint.access_patterns) - set(new.blueprint.access_patterns)):
         for namer in _namers(new, pattern, search):
             findings.append(PATTERN_STILL_NAMED.finding(Issue(
@@ -138,4 +163,26 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
                 f"remove `{pattern}` from {namer} first, or keep the pattern",
                 ("version",),
             )))
+    return findings
+
+
+def _stored_changes(old_design: TableDesign, new_design: TableDesign, bumped: bool, suffix: str) -> list[Finding]:
+    """Attribute changes (TW404) and entities on keys other items hold (TW405)."""
+    blueprint = new_design.blueprint
+    old_lock, new_lock = lock_of(old_design), lock_of(new_design)
+    before, after = key_facts(old_lock), key_facts(new_lock)
+    gone = departures(before, after, list(blueprint.migrations))
+    names = {departure.entity: departure.renamed_to for departure in gone if departure.renamed_to}
+    findings = []
+    for change in attribute_changes(attribute_facts(old_lock), attribute_facts(new_lock), names,
+                                    all_attribute_renames(blueprint), list(blueprint.migrations)):
+        path = ("entities", change.entity, "attributes") + ((change.attribute,) if change.after else ())
+        findings.append(ATTRIBUTE_CHANGED.finding(Issue(
+            "info" if bumped and change.is_declared else "error",
+            f"{change.subject}: {change.seen}{suffix}" + ("" if change.is_declared else ", and it is not declared"),
+            change.steps[0] if not change.is_declared else "run `tablewright migrate plan` and bump the major version",
+            path)))
+    for collision in key_collisions(before, after, gone, retained_facts(old_lock)):
+        findings.append(KEYS_SHARED.finding(Issue("error", collision.text, collision.way_through[-1],
+                                                  ("entities", collision.entity, "key"))))
     return findings

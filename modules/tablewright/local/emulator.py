@@ -14,6 +14,8 @@ Shims:
   ignores it; the table and each GSI keep what CreateTable or UpdateTable set and describe it back.
 - CloudTrail StartLogging, StopLogging and DeleteTrail by trail ARN (the AWS provider passes the ARN,
   which the API accepts; moto looks trails up by name only there).
+- DynamoDB `ConsumedCapacity` computed by DynamoDB's rules (moto reports fixed figures), item operations
+  one at a time (atomic, as DynamoDB's): `capacity.py`.
 
 Isolation: every `Emulator` starts and stops with moto's in-process backends empty, and puts back
 the moto functions it patches when it stops (use it as a context manager). Within one emulator,
@@ -62,7 +64,10 @@ WSGIApp = Callable[..., Any]
 
 def _patch_moto() -> None:
     """Patch moto for the emulator; `_unpatch_moto` puts everything back."""
-    _patch_undo.extend([*_allow_text_change_calendars(), *_keep_on_demand_throughput(), *_trails_by_arn()])
+    from tablewright.local.capacity import report_consumed_capacity
+
+    _patch_undo.extend([*_allow_text_change_calendars(), *_keep_on_demand_throughput(), *_trails_by_arn(),
+                        *report_consumed_capacity()])
 
 
 def _unpatch_moto() -> None:

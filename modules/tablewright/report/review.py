@@ -84,6 +84,13 @@ def _data_line(change: DataChange) -> str:
     where = place(change.index)
     if change.kind == "join":
         return f"- **{change.entity} joins {where}** (`{_facts(change.after)}`), the backfill it needs:"
+    if change.attribute is not None:
+        declared = ("Declared:" if change.is_declared else "Not declared, so it is blocked:")
+        return (f"- **Breaking for items already written: {change.attribute.subject}**: {change.attribute.seen}. "
+                f"Terraform shows nothing for it. {declared}")
+    if change.collision is not None:
+        return (f"- **Blocked: {change.collision}.** Terraform shows nothing for it, and no declaration lifts it. "
+                "The way through:")
     declared = (f"Declared migration ({change.declared.method}):" if change.declared
                 else "Not declared under `migrations:`, so it is blocked. The migration it needs:")
     if change.kind == "rename":
@@ -160,9 +167,11 @@ def data_migrations(stacks: list[StackReview]) -> list[str]:
 
 
 def _declared_how(change: DataChange) -> str:
-    if change.declared is None:
+    if change.collision is not None:
+        return "blocked: two entities' items would share keys"
+    if not change.is_declared:
         return "NOT declared: blocked"
-    return f"declared: {change.declared.method}"
+    return f"declared: {change.declared.method}" if change.declared else "declared: renamed_from"
 
 
 def _lint_section(stack: StackReview) -> list[str]:
@@ -318,8 +327,18 @@ def _declared_data(migration: Migration) -> dict[str, Any]:
     """A `migrations:` entry as the JSON shows it: the fields of its kind (schema/gate.schema.json)."""
     fields = {"keys": ("entity", "index", "from_", "to", "strategy", "reason"),
               "rename": ("entity", "renamed_from", "strategy", "reason"),
-              "removal": ("entity", "removal", "reason")}[migration.kind]
+              "removal": ("entity", "removal", "reason"),
+              "attribute": ("entity", "attribute", "removal", "default", "convert", "reason")}[migration.kind]
     return migration.model_dump(by_alias=True, include=set(fields))
+
+
+def _attribute_data(change: DataChange) -> dict[str, Any] | None:
+    attribute = change.attribute
+    if attribute is None:
+        return None
+    return {"name": attribute.attribute, "change": attribute.change, "former": attribute.former,
+            "before": attribute.before, "after": attribute.after, "declared": attribute.is_declared,
+            "application_sees": attribute.seen}
 
 
 def stack_data(stack: StackReview) -> dict[str, Any]:
@@ -336,6 +355,7 @@ def stack_data(stack: StackReview) -> dict[str, Any]:
                           "kind": change.kind, "former": change.former,
                           "before": change.before.text if change.before else None,
                           "after": change.after.text if change.after else None, "breaking": change.breaking,
+                          "attribute": _attribute_data(change), "collision": change.collision,
                           "declared": _declared_data(change.declared) if change.declared else None}
                          for change in stack.data],
         "lock_diff": stack.lock_diff,

@@ -14,16 +14,19 @@ gate (the `tablewright` output of a plan's prior and planned state) compare the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from tablewright.blueprint.language import Migration, MigrationKey
+from tablewright.blueprint.lock import StackLock
 from tablewright.blueprint.templates import parse_template
 from tablewright.design.design import ENTITY_ATTRIBUTE, TABLE, place
-from tablewright.design.locked import Departure, KeyFacts, Keys, departures, possible_renames
+from tablewright.design.evolution import AttributeChange, attribute_changes, key_collisions, with_renamed_attributes
+from tablewright.design.locked import Attributes, Departure, KeyFacts, Keys, departures, possible_renames
 from tablewright.review.classified import Change
 
-Kind = Literal["keys", "join", "rename", "removal"]
+Kind = Literal["keys", "join", "rename", "removal", "attribute", "collision"]
 _FATE = {"delete": "its items deleted", "expire": "its items expired by TTL", "keep": "its items kept, unread"}
 
 
@@ -37,14 +40,27 @@ class DataChange:
     declared: Migration | None = None  # the blueprint's `migrations:` entry that carries it out
     kind: Kind = "keys"
     former: str | None = None  # a rename: the entity's name before
+    attribute: AttributeChange | None = None  # an attribute's change
+    collision: str | None = None  # keys two entities' items would share: what meets what
 
     @property
     def breaking(self) -> bool:
         return self.kind != "join"
 
     @property
+    def is_declared(self) -> bool:
+        """Carried out as the blueprint declares (a window change); a collision never is."""
+        if self.attribute is not None:
+            return self.attribute.is_declared
+        return self.declared is not None and self.kind != "collision"
+
+    @property
     def headline(self) -> str:
         """A few words for the top of the review."""
+        if self.attribute is not None:
+            return self.attribute.subject
+        if self.collision is not None:
+            return f"{self.entity} on keys other items hold"
         if self.kind == "rename":
             return f"{self.former} renamed {self.entity}"
         if self.kind == "removal":
@@ -56,6 +72,10 @@ class DataChange:
     def subject(self) -> str:
         """One line on what happens to the items already written."""
         where = place(self.index)
+        if self.attribute is not None:
+            return self.attribute.subject
+        if self.collision is not None:
+            return self.collision
         if self.kind == "rename":
             keys = "" if self.before == self.after else f", keys {_templates(self.before)} -> {_templates(self.after)}"
             return f"{self.former} renamed {self.entity}{keys}"
@@ -85,18 +105,20 @@ def _rekey_steps(entity: str, index: str, migration: Migration | None) -> tuple[
     if migration is not None and migration.strategy == "backfill":
         return (
             f"In the maintenance window, pause the writers of {entity}.",
-            f"Rewrite every {entity} item under its new key on {where} (on the table: delete the old item and put "
-            "the new one in one transaction).",
+            f"Rewrite every {entity} item under its new key on {where}: `tablewright migrate run` (on the table, a "
+            "delete of the old item and a put of the new one in one transaction).",
             "Deploy readers and writers that use the new keys (this blueprint's query cookbook), resume writes.",
-            "Verify: `tablewright verify`, and compare item counts before and after.",
+            f"Verify: `tablewright migrate verify` (every {entity} item where the new keys read it).",
         )
     return (
         f"Dual write: deploy writers that keep every {entity} item under both the old and the new key on {where} "
         "(on the table, two items written in one transaction; on an index, prefer a new index name so both keys "
         "exist side by side), so nothing written from now on is missed.",
-        f"Backfill: scan the table (a parallel Scan on `{ENTITY_ATTRIBUTE} = {entity}`, or an export to S3) and write "
-        "each old item under its new key, conditionally (`attribute_not_exists`), so dual-written items win.",
-        "Verify: `tablewright verify`, and compare the item counts under both keys until they agree.",
+        f"Backfill: `tablewright migrate run` (after `migrate plan`: the items, write units and hours it fits) "
+        f"rewrites each old {entity} item under its new key from a parallel Scan, each write conditioned on the "
+        "values read, so dual-written items win.",
+        f"Verify: `tablewright migrate verify` (every {entity} item where the new keys read it; recorded in the "
+        "design lock).",
         "Cut over: deploy readers that use the new keys (this blueprint's query cookbook).",
         "Contract: stop writing the old keys and delete the items (or index) under them, in the maintenance window.",
     )
@@ -106,9 +128,8 @@ def _join_steps(entity: str, index: str) -> tuple[str, ...]:
     return (
         f"Items written before this change carry no {index} keys, so {index} misses them until they are backfilled.",
         f"Deploy writers that write the {index} key attributes on every {entity} put and update.",
-        f"Backfill: scan the table and add the {index} key attributes to each existing {entity} item with a "
-        "conditional UpdateItem (only where they are missing).",
-        f"Verify: `tablewright verify`, then compare the index's item count with the {entity} count.",
+        f"Backfill: `tablewright migrate run` writes them into every old {entity} item (`migrate plan` first).",
+        "Verify: `tablewright migrate verify`.",
         f"Cut over: deploy readers that query {index} once the backfill is done.",
     )
 
@@ -119,27 +140,27 @@ def _rename_steps(former: str, entity: str, moved: list[str], migration: Migrati
         return (
             f"Deploy writers that write {entity} items (marked `{ENTITY_ATTRIBUTE} = {entity}`); the keys stay as they "
             "are, so point reads and key queries keep finding the old items.",
-            f"Backfill: a parallel Scan on {marker} and an UpdateItem per item setting `{ENTITY_ATTRIBUTE}` to "
-            f"`{entity}` (conditional on the old value): until then item collections and scans filtered by the "
+            f"Backfill: `tablewright migrate run` sets `{ENTITY_ATTRIBUTE}` to `{entity}` on every item marked "
+            f"{marker} (conditioned on the values read): until then item collections and scans filtered by the "
             f"marker miss or misread the old items.",
-            f"Verify: a Scan on {marker} finds nothing, then `tablewright verify`.",
+            f"Verify: `tablewright migrate verify` (no item marked {marker} is left).",
         )
     keys = "; ".join(moved)
     if migration.strategy == "backfill":
         return (
             f"In the maintenance window, pause the writers of {former}.",
-            f"Rewrite every {former} item as a {entity} item ({keys}; `{ENTITY_ATTRIBUTE} = {entity}`): on the table, "
-            "delete the old item and put the new one in one transaction.",
+            f"Rewrite every {former} item as a {entity} item ({keys}; `{ENTITY_ATTRIBUTE} = {entity}`): `tablewright "
+            "migrate run` (on the table, a delete and a put in one transaction).",
             "Deploy readers and writers that use the new name and keys (this blueprint's query cookbook), resume "
             "writes.",
-            f"Verify: a Scan on {marker} finds nothing, then `tablewright verify`.",
+            f"Verify: `tablewright migrate verify` (none left as {former}).",
         )
     return (
         f"Dual write: deploy writers that write each item both as {former} (old keys) and as {entity} ({keys}), in "
         "one transaction, so nothing written from now on is missed.",
-        f"Backfill: a parallel Scan on {marker}, writing each old item as {entity} under its new keys, conditionally "
-        "(`attribute_not_exists`), so dual-written items win.",
-        f"Verify: compare the counts of {former} and {entity} items until they agree, then `tablewright verify`.",
+        f"Backfill: `tablewright migrate run` moves each item marked {marker} to {entity}'s keys (a put and a "
+        "delete in one transaction, conditioned on the values read; an item the new writers wrote already wins).",
+        f"Verify: `tablewright migrate verify` (every {entity} item under its new keys, none left as {former}).",
         f"Cut over: deploy readers that use {entity}'s keys (this blueprint's query cookbook).",
         f"Contract: stop writing {former} items and delete them, in the maintenance window.",
     )
@@ -163,12 +184,13 @@ def _removal_steps(entity: str, migration: Migration | None, ttl_attribute: str 
                 "Nothing runs: remove this entry once the change is applied.")
     if migration.removal == "expire":
         return (f"Stop the writers of {entity}.",
-                f"Expire: {found}, and an UpdateItem per item setting `{ttl_attribute}` to now: DynamoDB deletes "
-                "expired items within a few days, and until then reads still return them.",
+                f"Expire: `tablewright migrate run` sets `{ttl_attribute}` to now on every {entity} item: DynamoDB "
+                "deletes expired items within a few days, and until then reads still return them.",
                 f"Verify: {found} finds nothing once they have expired.")
     return (f"Stop the writers of {entity}.",
-            f"Delete: {found}, and a DeleteItem (or BatchWriteItem, 25 at a time) per item.",
-            f"Verify: {found} finds nothing.")
+            f"Delete: `tablewright migrate run` deletes every {entity} item (a DeleteItem each, conditioned on the "
+            "values read).",
+            f"Verify: `tablewright migrate verify` ({found} finds nothing).")
 
 
 def _departure_changes(departure: Departure, before: Keys, after: Keys,
@@ -195,12 +217,28 @@ def _departure_changes(departure: Departure, before: Keys, after: Keys,
                        departure.entity)]
 
 
-def data_changes(before: Keys, after: Keys, migrations: list[Migration],
-                 ttl_attribute: str | None = None) -> list[DataChange]:
-    """Entities that existed before and are renamed, removed, or whose keys change on any index, and those that
-    join a secondary index whose key attributes their items do not carry yet."""
+def _collision_changes(before: Keys, after: Keys, gone: list[Departure], retained: Keys | None) -> list[DataChange]:
+    return [DataChange(c.entity, TABLE, c.held, c.keys, c.way_through, kind="collision", former=c.other,
+                       collision=c.text) for c in key_collisions(before, after, gone, retained)]
+
+
+def data_changes(before: Keys, after: Keys, migrations: list[Migration], ttl_attribute: str | None = None,
+                 attributes: tuple[Attributes | None, Attributes | None] = (None, None),
+                 renames: Mapping[str, Mapping[str, str]] | None = None,
+                 retained: Keys | None = None) -> list[DataChange]:
+    """Entities that existed before and are renamed, removed, or whose keys change on any index, those that join a
+    secondary index whose key attributes their items do not carry yet, entities on keys another entity's items
+    hold, and changed stored attributes (`attributes` before and after; `renames`: each entity's renamed
+    attributes, old name -> new; `retained`: the table keys of entities earlier changes removed, whose items
+    stay)."""
     gone = departures(before, after, migrations)
+    names = {departure.entity: departure.renamed_to for departure in gone if departure.renamed_to}
+    before = with_renamed_attributes(before, renames or {}, names)
     changes = [change for departure in gone for change in _departure_changes(departure, before, after, ttl_attribute)]
+    changes += _collision_changes(before, after, gone, retained)
+    changes += [DataChange(change.entity, TABLE, None, None, change.steps, change.declared, "attribute",
+                           attribute=change)
+                for change in attribute_changes(*attributes, names, renames or {}, migrations)]
     renamed = {departure.renamed_to for departure in gone}
     entities = {entity for entity, _ in before}
     for entity, index in sorted(after, key=lambda key: (key[0], key[1] != TABLE, key[1])):
@@ -226,6 +264,9 @@ def unmatched_migrations(changes: list[DataChange], migrations: list[Migration])
             continue
         if migration.kind == "keys":
             what, fix = f"of {migration.entity} on {migration.index} matches no key change", "correct its `from`/`to`"
+        elif migration.kind == "attribute":
+            what = f"of {migration.entity}.{migration.attribute} ({migration.method}) matches no attribute change"
+            fix = "correct `entity` or `attribute`"
         elif migration.kind == "rename":
             what = f"renaming {migration.renamed_from} to {migration.entity} matches no entity of the design before"
             fix = "correct `renamed_from`"
@@ -252,15 +293,42 @@ def migration_changes(changes: list[DataChange], address: str) -> list[Change]:
     for change in changes:
         if not change.breaking:
             continue
-        if change.declared is not None:
+        if change.is_declared:
             classified.append(Change(
                 address=address, action="update", category="data", subject=change.subject, cls="window",
-                reason=f"declared {change.declared.kind} migration ({change.declared.method}): "
-                f"{change.declared.reason}"
-            ))
+                reason=_declared_reason(change)))
         else:
             classified.append(Change(
                 address=address, action="update", category="data", subject=change.subject, cls="blocked",
-                reason=_UNDECLARED[change.kind]
-            ))
+                reason=_undeclared_reason(change)))
     return classified
+
+
+def _declared_reason(change: DataChange) -> str:
+    if change.declared is None:  # an attribute rename, declared by `renamed_from`
+        return f"declared attribute rename (`renamed_from`): {change.steps[-2]}"
+    return f"declared {change.declared.kind} migration ({change.declared.method}): {change.declared.reason}"
+
+
+def _undeclared_reason(change: DataChange) -> str:
+    if change.attribute is not None:
+        return f"a data migration: {change.attribute.seen} (Terraform shows nothing). {change.steps[0]}"
+    if change.collision is not None:
+        return f"two entities' items would share keys, and no declaration lifts it. {change.steps[0]}"
+    return _UNDECLARED[change.kind]
+
+def contracted(before: object, after: object, lock: StackLock | None, address: str,
+               production: bool = False) -> list[Change]:
+    """Migration declarations that leave the blueprint (`before` and `after`: its declarations, as lists) without a
+    lock record of `tablewright migrate verify` on this stack's table (on AWS itself for a production stack, not an
+    emulator): blocked, since nothing shows the items were migrated."""
+    if not isinstance(before, list) or not isinstance(after, list):
+        return []
+    records = [record for record in (lock.migrated if lock else []) if record.table == lock.table
+               and (record.endpoint is None or not production)] if lock else []
+    verified = {text for record in records for text in record.declarations}
+    return [Change(address=address, action="update", category="data", subject=f"contract: {declaration}",
+                   cls="blocked", reason="the migration's declaration leaves the blueprint, but no `tablewright "
+                   "migrate verify` recorded it in the design lock: verify it against the table (its record is "
+                   "written into <blueprint>.lock.json; commit it), or keep the declaration until then")
+            for declaration in sorted(set(map(str, before)) - set(map(str, after)) - verified)]

@@ -12,13 +12,13 @@ from pydantic import ValidationError
 from tablewright.blueprint.language import MaintenanceWindow
 from tablewright.blueprint.load import LoadedBlueprint
 from tablewright.constructs.record import STACK_OUTPUT
-from tablewright.design.locked import KeyFacts
+from tablewright.design.locked import Attributes, KeyFacts, all_attribute_renames
 from tablewright.errors import ErrorCode, PlanError, TablewrightError
 from tablewright.monitoring.window import describe, is_open, next_opening
 from tablewright.review.changes import UNKNOWN, from_plan
 from tablewright.review.classified import ACKNOWLEDGEMENTS, Change, acknowledge, counts
 from tablewright.review.classify import classify, production_change
-from tablewright.review.data import DataChange, data_changes, migration_changes
+from tablewright.review.data import DataChange, contracted, data_changes, migration_changes
 from tablewright.review.review import StackReview, below_peak, gsi_warning, verdict
 from tablewright.stacks.stack import build_stack
 
@@ -175,13 +175,39 @@ def _unchecked_keys(plan: dict[str, Any]) -> list[Change]:
     )]
 
 
+def _attributes(record: dict[str, Any] | None) -> Attributes | None:
+    """The stored attributes a `tablewright` record holds (None: a record from before they were recorded)."""
+    entities = (record or {}).get("attributes")
+    if entities is None:
+        return None
+    try:
+        return {str(entity): {str(name): str(stored) for name, stored in attributes.items()}
+                for entity, attributes in entities.items()}
+    except AttributeError:
+        raise PlanError("has a `tablewright` output this version of Tablewright cannot read",
+                        hint="plan with the stack synthesized by this version of Tablewright") from None
+
+
+
+
 def key_data(plan: dict[str, Any], loaded: LoadedBlueprint) -> list[DataChange]:
-    """Keys that change, and entities renamed or removed, between the state the plan starts from and the one it
-    plans (from the `tablewright` output), with the declared migration of each."""
+    """Keys that change, entities renamed or removed, and stored attributes that change, between the state the plan
+    starts from and the one it plans (from the `tablewright` output), with the declared migration of each."""
     before, after = _keys(_record(plan, "before")), _keys(_record(plan, "after"))
     if before is None or after is None:
         return []
-    return data_changes(before, after, list(loaded.blueprint.migrations), loaded.blueprint.table.ttl_attribute)
+    attributes = (_attributes(_record(plan, "before")), _attributes(_record(plan, "after")))
+    return data_changes(before, after, list(loaded.blueprint.migrations), loaded.blueprint.table.ttl_attribute,
+                        attributes, all_attribute_renames(loaded.blueprint), _retained(_record(plan, "before")))
+
+
+def _retained(record: dict[str, Any] | None) -> dict[tuple[str, str], KeyFacts]:
+    """The table keys of removed entities whose items stay, as a `tablewright` record holds them."""
+    entities = (record or {}).get("retained")
+    if not isinstance(entities, dict):
+        return {}
+    return {(str(entity), "table"): KeyFacts(str(templates), None, (), "", "")
+            for entity, templates in entities.items()}
 
 
 # What each kind of blocked change is, and what lets it through (an acknowledgement: its flag).
@@ -290,6 +316,8 @@ def plan_changes(plan: dict[str, Any], loaded: LoadedBlueprint) -> tuple[bool, l
     if before is not None:
         changes = production_change(before, production) + changes
     data = migration_changes(key_data(plan, loaded), STACK_OUTPUT) + _unchecked_keys(plan)
+    data += contracted((_record(plan, "before") or {}).get("declared"), (_record(plan, "after") or {}).get("declared"),
+                       loaded.lock, STACK_OUTPUT, strict)
     return strict, data + _drifted_away(plan) + changes
 
 

@@ -16,7 +16,16 @@ from tablewright.blueprint.language import MaintenanceWindow
 from tablewright.blueprint.load import LoadedBlueprint, with_base_locks
 from tablewright.capacity.cost import CostReport
 from tablewright.design.design import TABLE
-from tablewright.design.locked import key_facts, lock_changes, lock_of
+from tablewright.design.evolution import declarations
+from tablewright.design.locked import (
+    all_attribute_renames,
+    attribute_facts,
+    key_facts,
+    lock_changes,
+    lock_of,
+    recorded_migrations,
+    retained_facts,
+)
 from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.lint.engine import LintResult
 from tablewright.lint.limits import maxima_below_peak
@@ -26,7 +35,13 @@ from tablewright.review.application import PatternChange, pattern_changes
 from tablewright.review.changes import from_configs, stack_settings
 from tablewright.review.classified import Change, acknowledge, counts, gsi_builds
 from tablewright.review.classify import classify, production_change, settings_changes
-from tablewright.review.data import DataChange, data_changes, migration_changes, unmatched_migrations
+from tablewright.review.data import (
+    DataChange,
+    contracted,
+    data_changes,
+    migration_changes,
+    unmatched_migrations,
+)
 from tablewright.simulate.stack import DaySummary
 from tablewright.stacks.stack import Stack, build_stacks
 from tablewright.synth.synth import synthesize
@@ -125,9 +140,10 @@ def _side_error(error: TablewrightError, spec: str, side: str, scratch: Path) ->
     return as_given(error, spec, scratch).prefixed(f"in the {where} blueprint: ")
 
 
-def _load_side(spec: str, side: str, scratch: Path, environment: str | None) -> list[LoadedBlueprint]:
+def _load_side(spec: str, side: str, scratch: Path, environment: str | None,
+               option: str | None = None) -> list[LoadedBlueprint]:
     try:
-        loaded = load_spec(spec, scratch, f"--{side}")
+        loaded = load_spec(spec, scratch, option or f"--{side}")
     except TablewrightError as error:
         raise _side_error(error, spec, side, scratch) from None
     return [s for s in loaded if environment is None or s.environment == environment]
@@ -184,14 +200,30 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
         before, after = lock_of(old.design), lock_of(new.design)
         migrations = new.design.blueprint.migrations
         result.data = data_changes(key_facts(before), key_facts(after), migrations,
-                                   new.design.blueprint.table.ttl_attribute)
+                                   new.design.blueprint.table.ttl_attribute,
+                                   (attribute_facts(before), attribute_facts(after)),
+                                   all_attribute_renames(new.design.blueprint), retained_facts(before))
         result.warnings += unmatched_migrations(result.data, migrations)
-        result.changes = acknowledge(migration_changes(result.data, "blueprint") + result.changes, acknowledged)
-        result.lock_diff = lock_changes(before, after)
+        contract = contracted(declarations(old.design.blueprint), declarations(new.design.blueprint), new.source.lock,
+                              "blueprint", production)
+        result.changes = acknowledge(migration_changes(result.data, "blueprint") + contract + result.changes,
+                                     acknowledged)
+        result.lock_diff = lock_changes(before, after) + recorded_migrations(old.source.lock, new.source.lock)
     return result
 
 
 NEW_BLUEPRINT = "(new blueprint)"
+
+
+def stack_pairs(base: str, head: str, environment: str | None, option: str = "--against") -> list[tuple[Stack, Stack]]:
+    """The stacks both versions have (by name), earlier and later: what `migrate` migrates between."""
+    with tempfile.TemporaryDirectory(prefix="tablewright-migrate-") as scratch:
+        root = Path(scratch)
+        old_loaded = _load_side(base, option, root / "base", environment, option)
+        new_loaded = with_base_locks(_load_side(head, "head", root / "head", environment), old_loaded)
+        old = _build_side(old_loaded, base, "base", root / "base")
+        new = _build_side(new_loaded, head, "head", root / "head")
+    return [(old[name], new[name]) for name in sorted(old.keys() & new.keys())]
 
 
 def build_review(base: str | None, head: str, environment: str | None = None,

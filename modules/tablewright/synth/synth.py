@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tablewright.blueprint.lock import DEFAULT_ENVIRONMENT, LOCK_VERSION, LockFile, lock_path, lock_text
-from tablewright.design.locked import lock_changes, lock_of
+from tablewright.design.locked import as_recorded, lock_changes, lock_of
 from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.stacks.stack import Stack
 from tablewright.synth.output import replace_output
@@ -40,9 +40,10 @@ def synthesize_keeping(stacks: Sequence[Stack], outdir: Path) -> tuple[list[Path
     return [target / "stacks" / stack.name / "cdk.tf.json" for stack in stacks], kept
 
 
-def lock_texts(stacks: Sequence[Stack]) -> dict[Path, tuple[str, LockFile, LockFile | None]]:
+def lock_texts(stacks: Sequence[Stack], as_written: bool = False) -> dict[Path, tuple[str, LockFile, LockFile | None]]:
     """Per blueprint file: the lock text its design deploys, that lock, and the lock on disk (if any).
-    Environments not among `stacks` (`synth --env`) keep their entries."""
+    Environments not among `stacks` (`synth --env`) keep their entries. `as_written`: without the attributes where
+    the lock on disk predates them (`as_recorded`)."""
     found: dict[Path, tuple[str, LockFile, LockFile | None]] = {}
     by_path: dict[Path, list[Stack]] = {}
     for stack in stacks:  # grouped in one pass: a fleet has thousands of blueprints
@@ -50,7 +51,13 @@ def lock_texts(stacks: Sequence[Stack]) -> dict[Path, tuple[str, LockFile, LockF
     for path, ours in by_path.items():
         on_disk = ours[0].source.lock_file  # as the blueprint was loaded with it
         environments = dict(on_disk.environments) if on_disk else {}
-        environments.update({stack.source.environment or DEFAULT_ENVIRONMENT: lock_of(stack.design) for stack in ours})
+        for stack in ours:
+            environment = stack.source.environment or DEFAULT_ENVIRONMENT
+            on_disk_entry = environments.get(environment)
+            designed = lock_of(stack.design)
+            if on_disk_entry is not None and on_disk_entry.migrated:  # `migrate verify` wrote them: kept
+                designed = designed.model_copy(update={"migrated": on_disk_entry.migrated})
+            environments[environment] = as_recorded(designed, on_disk_entry if as_written else None)
         lock = LockFile(lock_version=LOCK_VERSION, blueprint=ours[0].design.blueprint.blueprint,
                         environments=dict(sorted(environments.items())))
         text = lock_text(lock.model_dump(mode="json", exclude_defaults=True))
@@ -60,7 +67,7 @@ def lock_texts(stacks: Sequence[Stack]) -> dict[Path, tuple[str, LockFile, LockF
 
 def check_locks(stacks: Sequence[Stack]) -> None:
     """`--locked`: every blueprint has a lock and its design is exactly that lock (nothing is written)."""
-    for path, (text, lock, on_disk) in lock_texts(stacks).items():
+    for path, (text, lock, on_disk) in lock_texts(stacks, as_written=True).items():
         where = lock_path(path)
         if on_disk is None:
             raise TablewrightError(f"{path} has no design lock ({where.name}) to check against",

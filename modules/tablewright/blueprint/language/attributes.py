@@ -96,6 +96,13 @@ class AttributeSpec(Strict):
         "`optional: true`. Sizes sparse indexes.",
         examples=[0.05],
     )
+    renamed_from: AttributeName | None = Field(
+        default=None,
+        description="The attribute's name before this change: items already written carry the value under that "
+        "name until `tablewright migrate run` renames it (the generated clients read both names meanwhile). "
+        "Inside a key the rename changes no stored key, only the placeholder's name.",
+        examples=["name"],
+    )
     description: str | None = None
 
     @model_validator(mode="before")
