@@ -14,6 +14,7 @@ import yaml
 
 from tablewright.errors import EXIT_BAD_INPUT
 from tablewright.scaffold import Choices, project_files
+from tests.conftest import ROOT
 
 WRITTEN = {"cdktf.json", "requirements-tablewright.txt", ".gitignore", "blueprints/shared/platform-base.yaml",
            "schema/blueprint.schema.json", "schema/blueprint-base.schema.json", ".github/workflows/tablewright.yml"}
@@ -186,3 +187,20 @@ def test_a_terraformrc_of_ones_own_is_used_as_it_is(tmp_path, monkeypatch):
     (mirror / "registry.terraform.io/hashicorp/aws").mkdir(parents=True)
     monkeypatch.setenv("TABLEWRIGHT_PROVIDER_MIRROR", str(mirror))
     assert chosen_mirror() == mirror  # named: it wins
+
+
+def test_local_takes_dev_by_default_and_the_one_stack_of_a_blueprint_without_environments(tmp_path, monkeypatch):
+    """`tablewright local` with no --env: the `dev` stack of a blueprint that declares environments, the only one of
+    a blueprint that declares none (it used to refuse that blueprint for lacking `dev`)."""
+    import argparse
+
+    from tablewright.cli.workspace_commands import _local_stacks
+    from tests.support.gate_support import shop
+
+    plain = shop(tmp_path)
+    chosen = _local_stacks(argparse.Namespace(env=None, blueprints=[str(plain), str(ROOT / "blueprints" / "crm.yaml")],
+                                              command="local"))
+    assert sorted(stack.stack_name for stack in chosen) == ["crm-dev", "shop"]
+    prod = _local_stacks(argparse.Namespace(env="prod", blueprints=[str(ROOT / "blueprints" / "crm.yaml")],
+                                            command="local"))
+    assert [stack.stack_name for stack in prod] == ["crm-prod"]

@@ -248,3 +248,12 @@ def test_a_key_printed_from_table_data_is_escaped(tmp_path):
     item = customer(plan, customerId="c\x1b]0;x\x07") | {"customerId": {"N": "1"}}
     problem = plan.rewriter.problem(item)
     assert problem is not None and "\x1b" not in problem and "\\x1b" in problem
+
+
+def test_verify_finds_a_migrated_attribute_missing_or_of_another_type(tmp_path):
+    plan = plan_between(tmp_path, {}, {"entities": {"Customer": {"attributes": RENAMED}}})
+    migrated = {k: v for k, v in customer(plan).items() if k != "name"}
+    assert plan.rewriter.problem(migrated | {"fullName": {"S": "Ann"}}) is None
+    assert "`fullName` stored as N, the later design reads a string" in plan.rewriter.problem(
+        migrated | {"fullName": {"N": "42"}})
+    assert "no `fullName`, which the later design requires" in plan.rewriter.problem(migrated)

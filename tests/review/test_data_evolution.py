@@ -347,3 +347,34 @@ def test_the_keys_of_kept_items_stay_taken_in_later_changes(tmp_path, run_cli):
     lock_path(first).write_text(lock_text(updated.model_dump(mode="json", exclude_defaults=True)))
     [verified] = build_stacks(load_blueprints(first))
     assert verified.design.retained == {}
+
+
+def test_keys_that_can_render_the_same_text_collide_though_their_templates_differ(tmp_path, run_cli):
+    """Customer removed (its items kept) and Note on `CUSTOMER#{customerId} / {topic}`: a Note whose topic is PROFILE
+    is a kept Customer's key. `CUSTOMER#{customerId} / NOTE#{topic}` never is (a value holds no '#')."""
+    note = {"attributes": {"customerId": "string", "topic": "string"}, "writes_per_second": 1}
+    notes = {"entity": "Note", "where": {"customerId": "=", "topic": "="}}
+    change = {"access_patterns": {"customer": None, "notes": notes},
+              "migrations": [{"entity": "Customer", "removal": "keep", "reason": "r"}]}
+    base, meets = sides(tmp_path, entities={"Customer": None, "Note": {
+        **note, "key": {"pk": "CUSTOMER#{customerId}", "sk": "{topic}"}}}, **change)
+    [collision] = [c for c in breaking(review(run_cli, base, meets)) if c["kind"] == "collision"]
+    assert (collision["entity"], collision["former"]) == ("Note", "Customer")
+    apart = shop(tmp_path / "head", name="apart.yaml", **change, entities={"Customer": None, "Note": {
+        **note, "key": {"pk": "CUSTOMER#{customerId}", "sk": "NOTE#{topic}"}}})
+    assert [c for c in breaking(review(run_cli, base, apart)) if c["kind"] == "collision"] == []
+
+
+def test_a_key_whose_encoding_alone_changes_says_how(tmp_path, run_cli):
+    base, head = sides(tmp_path, entities=customer(customerId="number"))
+    result = review(run_cli, base, head)
+    subjects = [c["subject"] for c in result["stacks"][0]["changes"] if c["category"] == "data"]
+    assert "Customer keys on the table: CUSTOMER#{customerId} / PROFILE in PK/SK [customerId: string] -> " \
+           "CUSTOMER#{customerId} / PROFILE in PK/SK [customerId: number]" in subjects
+    assert "Customer.customerId stored as string -> number" in subjects and result["verdict"] == "blocked"
+
+
+def test_a_renamed_from_that_names_nothing_is_warned_about(tmp_path, run_cli):
+    base, head = sides(tmp_path, entities=customer(nick={"type": "string", "optional": True, "renamed_from": "nic"}))
+    [warning] = review(run_cli, base, head)["stacks"][0]["warnings"]
+    assert warning.startswith("`Customer.nick` is declared `renamed_from: nic`, but `nic` is not an attribute")

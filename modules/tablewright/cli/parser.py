@@ -325,7 +325,8 @@ def _local_commands(commands: Commands) -> None:
     local.add_argument("blueprints", nargs="*", type=commands.path,
                        help="blueprints whose tables to create (default: every one under blueprints/, or "
                             "cdktf.json's list)")
-    local.add_argument("--env", default="dev", help="the environment whose tables to create (default: dev)")
+    local.add_argument("--env", help="the environment whose tables to create (default: dev; a blueprint without "
+                                     "environments: its one table)")
     local.add_argument("--port", type=int, default=4566, help="the port on 127.0.0.1 (default: 4566)")
     local.add_argument("--host", default="127.0.0.1", help="the address: 127.0.0.1, the only one allowed")
     local.add_argument("--items", type=int, default=0, metavar="N",

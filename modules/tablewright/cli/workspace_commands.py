@@ -14,11 +14,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tablewright.cli.project import stacks_of
+from tablewright.cli.project import designed, load_all
 from tablewright.cli.terminal import say, tool_version
 from tablewright.errors import ErrorCode, TablewrightError
 
 if TYPE_CHECKING:
+    from tablewright.blueprint.load import LoadedBlueprint
     from tablewright.scaffold import Choices
 
 MAX_LISTED = 5
@@ -150,6 +151,25 @@ def _next_steps(directory: str) -> str:
 # local ------------------------------------------------------------------------------------------------------------
 
 
+def _local_stacks(args: argparse.Namespace) -> list[LoadedBlueprint]:
+    """`--env`'s stack of each blueprint; by default `dev`'s, or the one stack of a blueprint without
+    environments."""
+    if args.env is not None:
+        return load_all(args.blueprints, args.env, args.command)
+    loaded = load_all(args.blueprints, None, args.command)
+    with_environments = {stack.path for stack in loaded if stack.environment is not None}
+    chosen = [stack for stack in loaded if stack.environment == DEFAULT_LOCAL_ENVIRONMENT
+              or (stack.environment is None and stack.path not in with_environments)]
+    left_out = sorted({str(stack.path) for stack in loaded} - {str(stack.path) for stack in chosen})
+    if left_out:
+        say(f"note: {len(left_out)} blueprint(s) without environment `{DEFAULT_LOCAL_ENVIRONMENT}` left out: "
+            f"{', '.join(left_out[:MAX_LISTED])}{' ...' if len(left_out) > MAX_LISTED else ''} (pass --env)")
+    return chosen
+
+
+DEFAULT_LOCAL_ENVIRONMENT = "dev"
+
+
 def command_local(args: argparse.Namespace) -> int:
     from tablewright.local.emulator import REGION, Emulator, check_address
     from tablewright.local.tables import MAX_ITEMS, create_tables
@@ -161,7 +181,7 @@ def command_local(args: argparse.Namespace) -> int:
     if args.empty and (args.blueprints or args.items):
         raise TablewrightError("--empty creates no table: it takes no blueprint and no --items", code=ErrorCode.USAGE,
                                hint="leave out --empty to create the blueprints' tables")
-    stacks = [] if args.empty else stacks_of(args)
+    stacks = [] if args.empty else designed(_local_stacks(args), args.command)
     regions = sorted({stack.design.blueprint.region or REGION for stack in stacks}) or [REGION]
     with _stopped_by_signals() as stop, Emulator(args.port, args.host) as emulator:
         variables = emulator.point_environment(regions[0])

@@ -194,9 +194,16 @@ class Collision:
         return steps
 
 
-def _shape(facts: KeyFacts) -> str:
-    """The keys' text with every placeholder alike: two entities with one shape can write the same key."""
-    return re.sub(r"\{[^}]*\}", "{}", facts.templates)
+def _overlap(one: KeyFacts, other: KeyFacts) -> bool:
+    """Whether two entities' table keys can render the same text. A value inside a key never holds the separator
+    '#' (the encoding refuses it), so each placeholder is one segment: the keys can meet when they have as many
+    segments, each pair equal literals or one of them a placeholder."""
+    def segments(facts: KeyFacts) -> list[list[str]]:
+        return [part.split("#") for part in facts.templates.split(" / ")]
+    pairs = list(zip(segments(one), segments(other), strict=False))
+    return len(segments(one)) == len(segments(other)) and all(
+        len(mine) == len(theirs) and all(a == b or a.startswith("{") or b.startswith("{") for a, b in zip(
+            mine, theirs, strict=True)) for mine, theirs in pairs)
 
 
 def key_collisions(before: Keys, after: Keys, gone: list[Departure], retained: Keys | None = None) -> list[Collision]:
@@ -205,14 +212,14 @@ def key_collisions(before: Keys, after: Keys, gone: list[Departure], retained: K
     `retained`: the table keys of entities removed by earlier changes whose items stay)."""
     former = {departure.renamed_to: departure.entity for departure in gone if departure.renamed_to}
     earlier = {**(retained or {}), **before}
-    held = {_shape(facts): entity for (entity, index), facts in sorted(earlier.items()) if index == TABLE}
+    held = [(entity, facts) for (entity, index), facts in sorted(earlier.items()) if index == TABLE]
     found = []
     for (entity, index), facts in sorted(after.items()):
         predecessor = former.get(entity, entity)
         if index != TABLE or before.get((predecessor, TABLE)) == facts:
             continue
-        other = held.get(_shape(facts))
-        if other is not None and other != predecessor:
+        other = next((name for name, keys in held if name != predecessor and _overlap(facts, keys)), None)
+        if other is not None:
             likely = (other, TABLE) in before and (other, TABLE) not in after and entity not in former \
                 and (entity, TABLE) not in before
             found.append(Collision(entity, other, facts, earlier[(other, TABLE)], likely))

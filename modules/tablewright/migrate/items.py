@@ -225,9 +225,20 @@ class Rewriter:
         except Unconvertible as error:
             return f"{where}: {error}"
         if found is None or found == ({}, []):
-            return None
+            return self._misshapen(move, item, where)
         changed, removed = found
         return f"{where}: {', '.join(sorted({*changed, *removed}))} not as the later design reads them"
+
+    def _misshapen(self, move: EntityMove, item: Typed, where: str) -> str | None:
+        """An attribute the migration concerns that the item lacks though required, or holds as another type."""
+        specs = self.design.blueprint.entities[move.entity].attributes
+        for name in sorted({*move.renames.values(), *move.defaults, *move.converted}):
+            spec = specs[name]
+            if name not in item and not spec.is_optional:
+                return f"{where}: no `{name}`, which the later design requires"
+            if name in item and not spec.is_document and next(iter(item[name])) != attribute_type_letter(spec):
+                return f"{where}: `{name}` stored as {next(iter(item[name]))}, the later design reads a {spec.type}"
+        return None
 
 
 def _key_text(key: Typed) -> str:

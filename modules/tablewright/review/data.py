@@ -81,6 +81,8 @@ class DataChange:
             return f"{self.former} renamed {self.entity}{keys}"
         if self.kind == "removal":
             return f"{self.entity} removed (its items under {_templates(self.before)})"
+        if self.before is not None and self.after is not None and self.before.templates == self.after.templates:
+            return f"{self.entity} keys on {where}: {self.before.text} -> {self.after.text}"  # the encoding changes
         return f"{self.entity} keys on {where}: {_templates(self.before)} -> {_templates(self.after)}"
 
 
@@ -275,6 +277,19 @@ def unmatched_migrations(changes: list[DataChange], migrations: list[Migration])
         warnings.append(f"the declared migration {what} in this pull request: remove it once the migration is done, "
                         f"or {fix}")
     return warnings
+
+
+def unmatched_renames(before: Attributes | None, renames: Mapping[str, Mapping[str, str]],
+                      names: Mapping[str, str]) -> list[str]:
+    """A warning for each `renamed_from` that names no attribute the earlier design stores (`names`: each later
+    entity's earlier name): it renames nothing, and once removed its declaration would wait for a migration that
+    never runs."""
+    if before is None:
+        return []
+    return [f"`{entity}.{new}` is declared `renamed_from: {old}`, but `{old}` is not an attribute the items of "
+            f"{names.get(entity, entity)} carry: remove `renamed_from` (or correct it) in this change"
+            for entity, pairs in sorted(renames.items()) for old, new in sorted(pairs.items())
+            if old not in before.get(names.get(entity, entity), {})]
 
 
 _UNDECLARED = {

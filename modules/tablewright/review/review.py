@@ -41,6 +41,7 @@ from tablewright.review.data import (
     data_changes,
     migration_changes,
     unmatched_migrations,
+    unmatched_renames,
 )
 from tablewright.simulate.stack import DaySummary
 from tablewright.stacks.stack import Stack, build_stacks
@@ -204,6 +205,9 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
                                    (attribute_facts(before), attribute_facts(after)),
                                    all_attribute_renames(new.design.blueprint), retained_facts(before))
         result.warnings += unmatched_migrations(result.data, migrations)
+        earlier = {change.entity: change.former for change in result.data if change.kind == "rename" and change.former}
+        result.warnings += unmatched_renames(attribute_facts(before), all_attribute_renames(new.design.blueprint),
+                                             earlier)
         contract = contracted(declarations(old.design.blueprint), declarations(new.design.blueprint), new.source.lock,
                               "blueprint", production)
         result.changes = acknowledge(migration_changes(result.data, "blueprint") + contract + result.changes,
