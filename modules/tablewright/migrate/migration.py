@@ -16,13 +16,12 @@ from tablewright.design.design import ENTITY_ATTRIBUTE, TABLE, TableDesign
 from tablewright.design.evolution import declaration, rename_declaration, with_renamed_attributes
 from tablewright.design.locked import (
     all_attribute_renames,
-    attribute_facts,
     key_facts,
     lock_of,
 )
 from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.migrate.items import EntityMove, Rewriter
-from tablewright.review.data import DataChange, data_changes
+from tablewright.review.data import DataChange, design_changes
 from tablewright.stacks.stack import Stack
 
 MIGRATION_ERROR = ErrorCode.MIGRATION
@@ -53,13 +52,6 @@ class Migration:
             if change.declared is not None:
                 found.add(declaration(change.declared))
         return sorted(text for text in found if text is not None)
-
-
-def _changes(old: Stack, new: Stack) -> list[DataChange]:
-    before, after = lock_of(old.design), lock_of(new.design)
-    blueprint = new.design.blueprint
-    return data_changes(key_facts(before), key_facts(after), list(blueprint.migrations), blueprint.table.ttl_attribute,
-                        (attribute_facts(before), attribute_facts(after)), all_attribute_renames(blueprint))
 
 
 def _refused(stack: str, changes: list[DataChange]) -> None:
@@ -144,7 +136,7 @@ def _identity(old: TableDesign, new: TableDesign, moves: dict[str, EntityMove]) 
 def migration(old: Stack, new: Stack) -> Migration:
     """The migration from `old` to `new` (one stack, two designs). Raises TablewrightError when a data change is
     not declared, or nothing needs migrating."""
-    changes = _changes(old, new)
+    changes = design_changes(old.design, new.design)
     _refused(new.name, changes)
     moves = _moves(new.design.blueprint, changes, _identities(old.design))
     _merging(new, moves)

@@ -21,9 +21,21 @@ from typing import Literal
 from tablewright.blueprint.language import Migration, MigrationKey
 from tablewright.blueprint.lock import StackLock
 from tablewright.blueprint.templates import parse_template
-from tablewright.design.design import ENTITY_ATTRIBUTE, TABLE, place
+from tablewright.design.design import ENTITY_ATTRIBUTE, TABLE, TableDesign, place
 from tablewright.design.evolution import AttributeChange, attribute_changes, key_collisions, with_renamed_attributes
-from tablewright.design.locked import Attributes, Departure, KeyFacts, Keys, departures, possible_renames
+from tablewright.design.locked import (
+    Attributes,
+    Departure,
+    KeyFacts,
+    Keys,
+    all_attribute_renames,
+    attribute_facts,
+    departures,
+    key_facts,
+    lock_of,
+    possible_renames,
+    retained_facts,
+)
 from tablewright.review.classified import Change
 
 Kind = Literal["keys", "join", "rename", "removal", "attribute", "collision"]
@@ -255,6 +267,16 @@ def data_changes(before: Keys, after: Keys, migrations: list[Migration], ttl_att
         declared = _declared(entity, index, old, new, migrations)
         changes.append(DataChange(entity, index, old, new, _rekey_steps(entity, index, declared), declared))
     return changes
+
+
+def design_changes(old: TableDesign, new: TableDesign) -> list[DataChange]:
+    """`data_changes` between two designs of one stack (their locks), as the review lists them and `migrate` runs
+    them."""
+    before, after = lock_of(old), lock_of(new)
+    blueprint = new.blueprint
+    return data_changes(key_facts(before), key_facts(after), list(blueprint.migrations), blueprint.table.ttl_attribute,
+                        (attribute_facts(before), attribute_facts(after)), all_attribute_renames(blueprint),
+                        retained_facts(before))
 
 
 def unmatched_migrations(changes: list[DataChange], migrations: list[Migration]) -> list[str]:

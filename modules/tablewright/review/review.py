@@ -20,11 +20,9 @@ from tablewright.design.evolution import declarations
 from tablewright.design.locked import (
     all_attribute_renames,
     attribute_facts,
-    key_facts,
     lock_changes,
     lock_of,
     recorded_migrations,
-    retained_facts,
 )
 from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.lint.engine import LintResult
@@ -38,7 +36,7 @@ from tablewright.review.classify import classify, production_change, settings_ch
 from tablewright.review.data import (
     DataChange,
     contracted,
-    data_changes,
+    design_changes,
     migration_changes,
     unmatched_migrations,
     unmatched_renames,
@@ -200,10 +198,7 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     if old is not None and new is not None:
         before, after = lock_of(old.design), lock_of(new.design)
         migrations = new.design.blueprint.migrations
-        result.data = data_changes(key_facts(before), key_facts(after), migrations,
-                                   new.design.blueprint.table.ttl_attribute,
-                                   (attribute_facts(before), attribute_facts(after)),
-                                   all_attribute_renames(new.design.blueprint), retained_facts(before))
+        result.data = design_changes(old.design, new.design)
         result.warnings += unmatched_migrations(result.data, migrations)
         earlier = {change.entity: change.former for change in result.data if change.kind == "rename" and change.former}
         result.warnings += unmatched_renames(attribute_facts(before), all_attribute_renames(new.design.blueprint),
