@@ -257,3 +257,14 @@ def test_verify_finds_a_migrated_attribute_missing_or_of_another_type(tmp_path):
     assert "`fullName` stored as N, the later design reads a string" in plan.rewriter.problem(
         migrated | {"fullName": {"N": "42"}})
     assert "no `fullName`, which the later design requires" in plan.rewriter.problem(migrated)
+
+
+def test_against_a_bare_revision_reads_the_blueprint_at_it(tmp_path, monkeypatch):
+    from tablewright.cli.migrate_commands import against
+    from tests.conftest import ROOT
+
+    monkeypatch.chdir(ROOT)
+    assert against("origin/main", "blueprints/crm.yaml") == "origin/main:blueprints/crm.yaml"
+    assert against("HEAD~1", str(ROOT / "blueprints" / "crm.yaml")) == "HEAD~1:blueprints/crm.yaml"
+    assert against("old.yaml", "blueprints/crm.yaml") == "old.yaml"  # a file, though it does not exist
+    assert against("HEAD:blueprints/orders.yaml", "blueprints/crm.yaml") == "HEAD:blueprints/orders.yaml"

@@ -33,6 +33,13 @@ def exists(spec: str) -> bool:
         return False
 
 
+def is_revision(text: str) -> bool:
+    """Whether `text` is a git revision alone (`origin/main`, `v1.2`, a commit), not a path at one nor a blueprint
+    file's name."""
+    return ":" not in text and bool(_REVISION.fullmatch(text)) and ".." not in text \
+        and not text.endswith((".yaml", ".yml"))
+
+
 def is_git_spec(spec: str) -> bool:
     return ":" in spec and not exists(spec)
 

@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tablewright.cli.terminal import say, write
@@ -18,11 +19,27 @@ if TYPE_CHECKING:
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C
 
 
+def against(spec: str, blueprint: str) -> str:
+    """`--against` as review reads a side: a file, GITREF:path, or for a bare revision the blueprint's own path at
+    it (relative to its repository)."""
+    from tablewright.blueprint.compose import repository_root
+    from tablewright.blueprint.gitref import is_revision
+
+    if not is_revision(spec) or Path(spec).exists():
+        return spec
+    path = Path(blueprint).resolve()
+    root = repository_root(path)
+    if not path.is_relative_to(root):
+        raise TablewrightError(f"--against {spec}: {blueprint} is not inside a repository to read it at {spec}",
+                               code=ErrorCode.USAGE, hint=f"write --against {spec}:PATH, or a file")
+    return f"{spec}:{path.relative_to(root).as_posix()}"
+
+
 def _migration(args: argparse.Namespace) -> Migration:
     from tablewright.migrate.migration import migration
     from tablewright.review.review import stack_pairs
 
-    pairs = stack_pairs(args.against, args.blueprint, args.env)
+    pairs = stack_pairs(against(args.against, args.blueprint), args.blueprint, args.env)
     if not pairs:
         raise TablewrightError(f"{args.blueprint} and --against {args.against} share no stack"
                                + (f" in environment `{args.env}`" if args.env else ""), code=ErrorCode.USAGE,

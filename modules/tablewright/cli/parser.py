@@ -27,7 +27,7 @@ from tablewright.cli.commands import (
 )
 from tablewright.cli.help import EPILOGS, TOP_EPILOG
 from tablewright.cli.migrate_commands import command_migrate
-from tablewright.cli.paths import typed_path, typed_spec, typed_stack_plan
+from tablewright.cli.paths import typed_against, typed_path, typed_spec, typed_stack_plan
 from tablewright.cli.review_commands import command_gate, command_review
 from tablewright.cli.workspace_commands import command_init, command_local, command_terraform
 from tablewright.errors import ErrorCode, TablewrightError
@@ -108,6 +108,7 @@ class Commands:
                                                  parser_class=ArgumentParser)
         self.path, self.spec, self.plan = (typed_path(working, root), typed_spec(working, root),
                                            typed_stack_plan(working, root))
+        self.against = typed_against(working, root)
         self.common = ArgumentParser(add_help=False)
         self.common.add_argument("--root", metavar="DIR", help="the project (default: the nearest directory up from "
                                                                "here with cdktf.json, else with blueprints/)")
@@ -160,7 +161,7 @@ def _migrate_command(commands: Commands) -> None:
                     "where each segment stopped when run again.")
     migrate.add_argument("action", choices=("plan", "run", "verify"))
     migrate.add_argument("blueprint", metavar="BLUEPRINT", type=commands.path, help="the blueprint as it is now")
-    migrate.add_argument("--against", required=True, metavar="REF|FILE", type=commands.spec,
+    migrate.add_argument("--against", required=True, metavar="REF|FILE", type=commands.against,
                          help="the design the table holds: GITREF:path, a git ref (the same path), or a file")
     migrate.add_argument("--env", help="the environment whose table to migrate")
     migrate.add_argument("--max-wcu", type=float, metavar="N",

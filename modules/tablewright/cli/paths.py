@@ -69,6 +69,17 @@ def typed_spec(working: Path, root: Path) -> Callable[[str], str]:
     return convert
 
 
+def typed_against(working: Path, root: Path) -> Callable[[str], str]:
+    """`typed_spec`, or a bare git revision (`origin/main`: the blueprint's own path at it) kept as typed."""
+    as_spec = typed_spec(working, root)
+
+    def convert(text: str) -> str:
+        from tablewright.blueprint.gitref import is_revision
+
+        return text if is_revision(text) and not (working / text).exists() else as_spec(text)
+    return convert
+
+
 def typed_stack_plan(working: Path, root: Path) -> Callable[[str], str]:
     """`typed_path` for `PLAN.json` or `STACK=PLAN.json`."""
     as_path = typed_path(working, root)
