@@ -73,7 +73,7 @@ def test_types_say_what_old_items_may_lack_until_the_migration_is_recorded(tmp_p
     assert '    "fullName": NotRequired[str],' in pending and '    "tier": NotRequired[str],' in pending
     assert 'formers={"fullName": "name"},' in pending
     assert "'#name': 'name'" in pending  # the reads project the old name too
-    record(head, "attribute Customer.name renamed fullName", "attribute Customer.tier (default 'FREE')")
+    record(head, "attribute Customer.name renamed fullName", "attribute Customer.tier (default)")
     (done,) = generate(build_stacks(load_blueprints(head)), "python").values()
     assert "formers=" not in done and "'#name': 'name'" not in done
     assert '    "fullName": str,' in done and '    "tier": str,' in done and "NotRequired[str]" not in done

@@ -378,3 +378,18 @@ def test_a_renamed_from_that_names_nothing_is_warned_about(tmp_path, run_cli):
     base, head = sides(tmp_path, entities=customer(nick={"type": "string", "optional": True, "renamed_from": "nic"}))
     [warning] = review(run_cli, base, head)["stacks"][0]["warnings"]
     assert warning.startswith("`Customer.nick` is declared `renamed_from: nic`, but `nic` is not an attribute")
+
+
+def test_a_literal_template_sequence_in_the_record_reaches_terraform_escaped(tmp_path):
+    """A timestamp format and a default may hold `${`: the `tablewright` output writes them as text Terraform does
+    not evaluate, and a migration's declaration never carries the default's value."""
+    from tablewright.constructs.record import terraform_record
+    from tablewright.constructs.terraform import _evaluated
+
+    path = shop(tmp_path, entities={"Customer": {"attributes": {
+        "seenAt": {"type": "timestamp", "format": "%Y${aws_iam_role.x.arn}"}, "tier": "string"}}},
+        migrations=[{"entity": "Customer", "attribute": "tier", "default": "${aws_iam_role.x.arn}", "reason": "r"}])
+    [stack] = build_stacks(load_blueprints(path))
+    assert stack_record(stack.design)["declared"] == ["attribute Customer.tier (default)"]
+    written = json.dumps(terraform_record(stack.design))
+    assert "$${aws_iam_role.x.arn}" in written and list(_evaluated(written)) == []

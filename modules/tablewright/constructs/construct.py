@@ -31,7 +31,7 @@ from tablewright.constructs.access import access_output
 from tablewright.constructs.assembly import TableReferences, table_blocks, table_references
 from tablewright.constructs.cdk import Construct, TerraformOutput, TerraformStack, add_fragment, path_of, stack_of
 from tablewright.constructs.keys import ACCOUNT_DATA
-from tablewright.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
+from tablewright.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, terraform_record
 from tablewright.constructs.terraform import addresses, fragment
 from tablewright.errors import ErrorCode, TablewrightError
 
@@ -54,7 +54,7 @@ class TablewrightTable(Construct):
         # Kept as text until synthesis: a thousand tables in one app stay small in memory.
         self._terraform = json.dumps(fragment(blocks, scope_path))
         self._references: TableReferences = table_references(stack.design)
-        self._record = stack_record(stack.design)
+        self._record = terraform_record(stack.design)
         self._access = access_output(stack.design)
         add_fragment(self, "terraform", lambda: json.loads(self._terraform), self._stack)
 

@@ -32,3 +32,19 @@ def stack_record(design: TableDesign) -> dict[str, Any]:
             "maintenance_window": window.model_dump(mode="json") if window else False, "keys": keys,
             "attributes": attribute_facts(lock), "declared": declarations(design.blueprint),
             "retained": {entity: facts.templates for (entity, _), facts in sorted(retained_facts(lock).items())}}
+
+
+def terraform_record(design: TableDesign) -> dict[str, Any]:
+    """`stack_record` as the `tablewright` output's value: every literal `${` and `%{` of it (a timestamp format
+    may hold them) escaped as `$${` and `%%{`, so Terraform evaluates nothing and the plan shows the text."""
+    return {key: _literal(value) for key, value in stack_record(design).items()}
+
+
+def _literal(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("${", "$${").replace("%{", "%%{")
+    if isinstance(value, dict):
+        return {_literal(key): _literal(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_literal(item) for item in value]
+    return value

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from tablewright.constructs.access import ACCESS_OUTPUT, access_output
 from tablewright.constructs.assembly import table_references, table_terraform
 from tablewright.constructs.cdk import App, FragmentStack, LocalBackend, S3Backend, TerraformStack, add_fragment
-from tablewright.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, stack_record
+from tablewright.constructs.record import GATE_OUTPUT_DESCRIPTION, STACK_OUTPUT, terraform_record
 from tablewright.constructs.state import local_state_path
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def stack_terraform(plan: Stack) -> dict[str, Any]:
     table = table_references(plan.design)
     outputs = {"table_name": table.table_name, "table_arn": table.table_arn, "stream_arn": table.stream_arn,
                "change_calendar": table.change_calendar, "alarm_topic_arn": table.alarm_topic_arn,
-               ACCESS_OUTPUT: access_output(plan.design), STACK_OUTPUT: _without_nulls(stack_record(plan.design))}
+               ACCESS_OUTPUT: access_output(plan.design), STACK_OUTPUT: _without_nulls(terraform_record(plan.design))}
     names = [name for name, value in outputs.items() if value is not None]
     written: dict[str, Any] = {
         "//": {"outputs": {plan.name: {name: name for name in names}}},

@@ -253,7 +253,8 @@ def declaration(migration: Migration) -> str | None:
         return None
     if migration.kind == "removal":
         return f"entity {migration.entity} removed ({migration.removal})"
-    return f"attribute {migration.entity}.{migration.attribute} ({migration.method})"
+    what = migration.removal or ("convert" if migration.convert else "default")  # never the value: it is data
+    return f"attribute {migration.entity}.{migration.attribute} ({what})"
 
 
 def rename_declaration(entity: str, old: str, new: str) -> str:
