@@ -14,12 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tablewright.blueprint.compose import Composer, blueprint_files, repository_root
+from tablewright.blueprint.language import Blueprint
 from tablewright.blueprint.load import LoadedBlueprint
+from tablewright.blueprint.lock import StackLock
 from tablewright.blueprint.yamlsource import load_yaml
 from tablewright.design.design import TABLE, TableDesign, place
 from tablewright.design.evolution import attribute_changes, key_collisions, with_renamed_attributes
 from tablewright.design.locked import (
+    Departure,
     KeyFacts,
+    Keys,
     all_attribute_renames,
     attribute_facts,
     departures,
@@ -122,8 +126,11 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
     versions = f"{old.blueprint.version} -> {new.blueprint.version}"
     suffix = f" (major version bumped, {versions})" if bumped else f", but the version goes {versions}"
     findings = []
-    before, after = key_facts(lock_of(old_design)), key_facts(lock_of(new_design))
-    names = {d.entity: d.renamed_to for d in departures(before, after, list(new.blueprint.migrations)) if d.renamed_to}
+    old_lock, new_lock = lock_of(old_design), lock_of(new_design)
+    before, after = key_facts(old_lock), key_facts(new_lock)
+    gone = departures(before, after, list(new.blueprint.migrations))
+    names = {d.entity: d.renamed_to for d in gone if d.renamed_to}
+    stored = _stored_changes(old_lock, new_lock, (before, after), gone, new.blueprint, bumped, suffix)
     before = with_renamed_attributes(before, all_attribute_renames(new.blueprint), names)
     for change in key_changes(before, after):
         declared = any(m.kind == "keys" and (m.entity, m.index) == (change.entity, change.index)
@@ -138,7 +145,7 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
             "(dual write, backfill, cut over) and bump the major version",
             _key_path(new, change.entity, change.index, part),
         )))
-    for departure in departures(before, after, list(new.blueprint.migrations)):
+    for departure in gone:
         declared = departure.declared is not None
         candidates = [] if declared else possible_renames(departure.entity, before, after)
         what = f"renamed `{departure.renamed_to}`" if departure.renamed_to else "removed"
@@ -153,7 +160,7 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
             "| expire` for a removal; with a `reason`) and bump the major version",
             ("entities", departure.renamed_to) if departure.renamed_to else ("entities",),
         )))
-    findings += _stored_changes(old_design, new_design, bumped, suffix)
+    findings += stored
     for pattern in sorted(set(old.blueprint.access_patterns) - set(new.blueprint.access_patterns)):
         for namer in _namers(new, pattern, search):
             findings.append(PATTERN_STILL_NAMED.finding(Issue(
@@ -166,12 +173,9 @@ def breaking_changes(old: LoadedBlueprint, old_design: TableDesign, new: LoadedB
     return findings
 
 
-def _stored_changes(old_design: TableDesign, new_design: TableDesign, bumped: bool, suffix: str) -> list[Finding]:
-    """Attribute changes (TW404) and entities on keys other items hold (TW405)."""
-    blueprint = new_design.blueprint
-    old_lock, new_lock = lock_of(old_design), lock_of(new_design)
-    before, after = key_facts(old_lock), key_facts(new_lock)
-    gone = departures(before, after, list(blueprint.migrations))
+def _stored_changes(old_lock: StackLock, new_lock: StackLock, keys: tuple[Keys, Keys], gone: list[Departure],
+                    blueprint: Blueprint, bumped: bool, suffix: str) -> list[Finding]:
+    """Attribute changes (TW404) and entities on keys other items hold (TW405); `keys`: both locks' `key_facts`."""
     names = {departure.entity: departure.renamed_to for departure in gone if departure.renamed_to}
     findings = []
     for change in attribute_changes(attribute_facts(old_lock), attribute_facts(new_lock), names,
@@ -182,7 +186,7 @@ def _stored_changes(old_design: TableDesign, new_design: TableDesign, bumped: bo
             f"{change.subject}: {change.seen}{suffix}" + ("" if change.is_declared else ", and it is not declared"),
             change.steps[0] if not change.is_declared else "run `tablewright migrate plan` and bump the major version",
             path)))
-    for collision in key_collisions(before, after, gone, retained_facts(old_lock)):
+    for collision in key_collisions(*keys, gone, retained_facts(old_lock)):
         findings.append(KEYS_SHARED.finding(Issue("error", collision.text, collision.way_through[-1],
                                                   ("entities", collision.entity, "key"))))
     return findings

@@ -11,17 +11,14 @@ import json
 from dataclasses import dataclass
 
 from tablewright.blueprint.language import Blueprint
+from tablewright.blueprint.lock import StackLock
 from tablewright.capacity.estimate import entry_bytes, key_attributes, presence, write_units
 from tablewright.design.design import ENTITY_ATTRIBUTE, TABLE, TableDesign
 from tablewright.design.evolution import declaration, rename_declaration, with_renamed_attributes
-from tablewright.design.locked import (
-    all_attribute_renames,
-    key_facts,
-    lock_of,
-)
+from tablewright.design.locked import Keys, all_attribute_renames, key_facts, lock_of
 from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.migrate.items import EntityMove, Rewriter
-from tablewright.review.data import DataChange, design_changes
+from tablewright.review.data import DataChange, lock_data_changes
 from tablewright.stacks.stack import Stack
 
 MIGRATION_ERROR = ErrorCode.MIGRATION
@@ -36,6 +33,7 @@ class Migration:
     rewriter: Rewriter
     old: Stack
     new: Stack
+    keys: tuple[Keys, Keys]  # `key_facts` of the earlier and the later design's locks
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -87,11 +85,12 @@ def _moves(blueprint: Blueprint, changes: list[DataChange], identities: dict[str
         if declared is not None and declared.convert:
             converted.setdefault(attribute.entity, []).append(attribute.attribute)
     moves = {}
+    attribute_renames = all_attribute_renames(blueprint)
     for former in sorted(touched):
         entity = renamed.get(former, former)
         if entity not in blueprint.entities:
             continue
-        renames = all_attribute_renames(blueprint).get(entity, {})
+        renames = attribute_renames.get(entity, {})
         identity = tuple(renames.get(name, name) for name in identities.get(former, ()))
         moves[former] = EntityMove(former, entity, renames, tuple(removed.get(entity, ())), defaults.get(entity, {}),
                                    tuple(converted.get(entity, ())), identity=identity)
@@ -126,9 +125,9 @@ def _merging(new: Stack, moves: dict[str, EntityMove]) -> None:
                 hint=f"keep `{lost[0]}` in {move.entity}'s table key, or move the items to a new entity")
 
 
-def _identity(old: TableDesign, new: TableDesign, moves: dict[str, EntityMove]) -> str:
-    text = json.dumps([lock_of(old).model_dump(mode="json", exclude={"table"}),
-                       lock_of(new).model_dump(mode="json", exclude={"table"}),
+def _identity(before: StackLock, after: StackLock, moves: dict[str, EntityMove]) -> str:
+    text = json.dumps([before.model_dump(mode="json", exclude={"table"}),
+                       after.model_dump(mode="json", exclude={"table"}),
                        {name: repr(move) for name, move in sorted(moves.items())}], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -136,7 +135,8 @@ def _identity(old: TableDesign, new: TableDesign, moves: dict[str, EntityMove]) 
 def migration(old: Stack, new: Stack) -> Migration:
     """The migration from `old` to `new` (one stack, two designs). Raises TablewrightError when a data change is
     not declared, or nothing needs migrating."""
-    changes = design_changes(old.design, new.design)
+    before, after = lock_of(old.design), lock_of(new.design)
+    changes = lock_data_changes(before, after, new.design.blueprint)
     _refused(new.name, changes)
     moves = _moves(new.design.blueprint, changes, _identities(old.design))
     _merging(new, moves)
@@ -146,8 +146,8 @@ def migration(old: Stack, new: Stack) -> Migration:
                                hint="pass the design the table holds now as --against (a git ref such as "
                                     "origin/main, or a blueprint file)")
     kept = tuple(change for change in changes if change.kind != "collision")
-    return Migration(new.name, new.design.blueprint.table.name, _identity(old.design, new.design, moves), kept,
-                     Rewriter(new.design, moves), old, new)
+    return Migration(new.name, new.design.blueprint.table.name, _identity(before, after, moves), kept,
+                     Rewriter(new.design, moves), old, new, (key_facts(before), key_facts(after)))
 
 
 @dataclass(frozen=True)
@@ -176,9 +176,8 @@ def unit_targets(plan: Migration, move: EntityMove) -> dict[str, float]:
     if move.delete or move.entity not in new.shapes:
         return {index: float(write_units(entry_bytes(old, move.former, index)))
                 for index in old.shapes.get(move.former, {}) if index == TABLE or not old.index_is_local(index)}
-    before = with_renamed_attributes(key_facts(lock_of(old)), {move.entity: dict(move.renames)},
-                                     {move.former: move.entity})
-    after = key_facts(lock_of(new))
+    before = with_renamed_attributes(plan.keys[0], {move.entity: dict(move.renames)}, {move.former: move.entity})
+    after = plan.keys[1]
     changed = _changed(move) | ({move.expire_attribute} if move.expire_attribute else set())
     units: dict[str, float] = {}
     for index in new.shapes[move.entity]:

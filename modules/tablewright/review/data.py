@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from tablewright.blueprint.language import Migration, MigrationKey
+from tablewright.blueprint.language import Blueprint, Migration, MigrationKey
 from tablewright.blueprint.lock import StackLock
 from tablewright.blueprint.templates import parse_template
-from tablewright.design.design import ENTITY_ATTRIBUTE, TABLE, TableDesign, place
+from tablewright.design.design import ENTITY_ATTRIBUTE, TABLE, place
 from tablewright.design.evolution import AttributeChange, attribute_changes, key_collisions, with_renamed_attributes
 from tablewright.design.locked import (
     Attributes,
@@ -32,7 +32,6 @@ from tablewright.design.locked import (
     attribute_facts,
     departures,
     key_facts,
-    lock_of,
     possible_renames,
     retained_facts,
 )
@@ -269,11 +268,9 @@ def data_changes(before: Keys, after: Keys, migrations: list[Migration], ttl_att
     return changes
 
 
-def design_changes(old: TableDesign, new: TableDesign) -> list[DataChange]:
-    """`data_changes` between two designs of one stack (their locks), as the review lists them and `migrate` runs
-    them."""
-    before, after = lock_of(old), lock_of(new)
-    blueprint = new.blueprint
+def lock_data_changes(before: StackLock, after: StackLock, blueprint: Blueprint) -> list[DataChange]:
+    """`data_changes` between two locks of one stack (`lock_of` its designs; `blueprint`: the later), as the review
+    lists them and `migrate` runs them."""
     return data_changes(key_facts(before), key_facts(after), list(blueprint.migrations), blueprint.table.ttl_attribute,
                         (attribute_facts(before), attribute_facts(after)), all_attribute_renames(blueprint),
                         retained_facts(before))

@@ -36,7 +36,7 @@ from tablewright.review.classify import classify, production_change, settings_ch
 from tablewright.review.data import (
     DataChange,
     contracted,
-    design_changes,
+    lock_data_changes,
     migration_changes,
     unmatched_migrations,
     unmatched_renames,
@@ -198,7 +198,7 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     if old is not None and new is not None:
         before, after = lock_of(old.design), lock_of(new.design)
         migrations = new.design.blueprint.migrations
-        result.data = design_changes(old.design, new.design)
+        result.data = lock_data_changes(before, after, new.design.blueprint)
         result.warnings += unmatched_migrations(result.data, migrations)
         earlier = {change.entity: change.former for change in result.data if change.kind == "rename" and change.former}
         result.warnings += unmatched_renames(attribute_facts(before), all_attribute_renames(new.design.blueprint),
