@@ -262,6 +262,39 @@ def rename_declaration(entity: str, old: str, new: str) -> str:
     return f"attribute {entity}.{old} renamed {new}"
 
 
+def migration_entities(migration: Migration) -> tuple[str, ...]:
+    """The entities a `migrations:` entry concerns: the one it names, and a rename's former name first."""
+    return (migration.renamed_from, migration.entity) if migration.renamed_from else (migration.entity,)
+
+
+_ENTITY = r"[A-Z][A-Za-z0-9]*"
+_ATTRIBUTE = r"[A-Za-z][A-Za-z0-9_]*"
+_DECLARATION = re.compile(
+    rf"keys of (?P<keys>{_ENTITY}) on .+|entity (?P<former>{_ENTITY}) renamed (?P<entity>{_ENTITY})"
+    rf"|entity (?P<removed>{_ENTITY}) removed \((?:delete|expire)\)"
+    rf"|attribute (?P<owner>{_ENTITY})\.{_ATTRIBUTE} (?:\((?:delete|convert|default)\)|renamed {_ATTRIBUTE})")
+
+
+def declaration_entities(text: str) -> tuple[str, ...]:
+    """The entities a declaration concerns, read from its text as `declaration` and `rename_declaration` write it
+    (as `migration_entities` gives them): what the gate has of a declaration in a plan's record. Empty for a text
+    neither writes."""
+    found = _DECLARATION.fullmatch(text)
+    if found is None:
+        return ()
+    return tuple(name for name in found.group("former", "entity", "keys", "removed", "owner") if name is not None)
+
+
+def declared_entities(blueprint: Blueprint) -> dict[str, tuple[str, ...]]:
+    """Each of the blueprint's `declarations` with the entities it concerns, from its `migrations:` and its
+    attributes' `renamed_from`."""
+    found = {text: migration_entities(migration) for migration in blueprint.migrations
+             if (text := declaration(migration)) is not None}
+    for entity, renames in all_attribute_renames(blueprint).items():
+        found.update({rename_declaration(entity, old, new): (entity,) for old, new in renames.items()})
+    return found
+
+
 def declarations(blueprint: Blueprint) -> list[str]:
     """The blueprint's declarations of migrations that run a job over old items (`keep` removals run nothing): while
     one stays, the review and the gate expect its job; once it leaves the blueprint (the contract step), a lock

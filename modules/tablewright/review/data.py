@@ -351,6 +351,19 @@ def _undeclared_reason(change: DataChange) -> str:
         return f"two entities' items would share keys, and no declaration lifts it. {change.steps[0]}"
     return _UNDECLARED[change.kind]
 
+
+CONTRACT = "contract: "  # the subject of a contract step: what leaves the design once a migration is done
+
+
+def verified_declarations(lock: StackLock | None, production: bool) -> set[str]:
+    """The declarations `tablewright migrate verify` recorded in the lock as done on this stack's table (on AWS
+    itself for a production stack: a record made against an emulator's endpoint does not count there)."""
+    if lock is None:
+        return set()
+    return {text for record in lock.migrated if record.table == lock.table
+            and (record.endpoint is None or not production) for text in record.declarations}
+
+
 def contracted(before: object, after: object, lock: StackLock | None, address: str,
                production: bool = False) -> list[Change]:
     """Migration declarations that leave the blueprint (`before` and `after`: its declarations, as lists) without a
@@ -358,10 +371,8 @@ def contracted(before: object, after: object, lock: StackLock | None, address: s
     emulator): blocked, since nothing shows the items were migrated."""
     if not isinstance(before, list) or not isinstance(after, list):
         return []
-    records = [record for record in (lock.migrated if lock else []) if record.table == lock.table
-               and (record.endpoint is None or not production)] if lock else []
-    verified = {text for record in records for text in record.declarations}
-    return [Change(address=address, action="update", category="data", subject=f"contract: {declaration}",
+    verified = verified_declarations(lock, production)
+    return [Change(address=address, action="update", category="data", subject=f"{CONTRACT}{declaration}",
                    cls="blocked", reason="the migration's declaration leaves the blueprint, but no `tablewright "
                    "migrate verify` recorded it in the design lock: verify it against the table (its record is "
                    "written into <blueprint>.lock.json; commit it), or keep the declaration until then")

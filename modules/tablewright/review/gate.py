@@ -12,13 +12,15 @@ from pydantic import ValidationError
 from tablewright.blueprint.language import MaintenanceWindow
 from tablewright.blueprint.load import LoadedBlueprint
 from tablewright.constructs.record import STACK_OUTPUT
+from tablewright.design.evolution import declaration_entities, declared_entities
 from tablewright.design.locked import Attributes, KeyFacts, all_attribute_renames
 from tablewright.errors import ErrorCode, PlanError, TablewrightError
 from tablewright.monitoring.window import describe, is_open, next_opening
 from tablewright.review.changes import UNKNOWN, from_plan
 from tablewright.review.classified import ACKNOWLEDGEMENTS, Change, acknowledge, counts
 from tablewright.review.classify import classify, production_change
-from tablewright.review.data import DataChange, contracted, data_changes, migration_changes
+from tablewright.review.data import CONTRACT, DataChange, contracted, data_changes, migration_changes
+from tablewright.review.index_contract import dropped_indexes, index_contract
 from tablewright.review.review import StackReview, below_peak, gsi_warning, verdict
 from tablewright.stacks.stack import build_stack
 
@@ -228,7 +230,14 @@ def blocked_reason(changes: list[Change]) -> str:
         if count:
             parts.append(f"{count} {what}: pass {ACKNOWLEDGEMENTS[kind]} only when that is intended (then they wait "
                          "for the window)")
-    migrations = sum(1 for change in blocked if change.unblocked_by is None and change.category == "data")
+    contracts = sum(1 for change in blocked if change.unblocked_by is None and change.subject.startswith(CONTRACT))
+    if contracts:
+        parts.append(f"{contracts} contract step(s) before their migration is verified (a declaration removed, or an "
+                     "index dropped): run the migration (`tablewright migrate run`), verify it (`tablewright migrate "
+                     "verify` records it in the design lock), commit the lock, then contract; no flag lets them "
+                     "through")
+    migrations = sum(1 for change in blocked if change.unblocked_by is None and change.category == "data"
+                     and not change.subject.startswith(CONTRACT))
     if migrations:
         parts.append(f"{migrations} undeclared data migration(s) (items already written keep their old keys, or "
                      "belong to an entity renamed or removed): declare each under `migrations:` in the blueprint "
@@ -307,7 +316,8 @@ def plan_changes(plan: dict[str, Any], loaded: LoadedBlueprint) -> tuple[bool, l
     before = prior_production(plan)
     strict = production or bool(before)
     try:
-        changes = classify(from_plan(plan), strict)
+        resources = from_plan(plan)
+        changes = classify(resources, strict)
     except (KeyError, TypeError, AttributeError, ValueError) as error:
         raise PlanError(f"has values of an unexpected shape ({type(error).__name__}: {error})",
                         hint="pass the output of `terraform show -json PLAN`, unedited") from None
@@ -318,7 +328,17 @@ def plan_changes(plan: dict[str, Any], loaded: LoadedBlueprint) -> tuple[bool, l
     data = migration_changes(key_data(plan, loaded), STACK_OUTPUT) + _unchecked_keys(plan)
     data += contracted((_record(plan, "before") or {}).get("declared"), (_record(plan, "after") or {}).get("declared"),
                        loaded.lock, STACK_OUTPUT, strict)
+    data += index_contract(dropped_indexes(resources), _keys(_record(plan, "before")) or {},
+                           _declared(plan, loaded), loaded.lock, strict)
     return strict, data + _drifted_away(plan) + changes
+
+
+def _declared(plan: dict[str, Any], loaded: LoadedBlueprint) -> dict[str, tuple[str, ...]]:
+    """The migration declarations in force before or after the plan (its `tablewright` records: the texts) and the
+    blueprint's (its models), each with the entities it concerns."""
+    lists = [(_record(plan, side) or {}).get("declared") for side in ("before", "after")]
+    texts = [text for found in lists if isinstance(found, list) for text in found if isinstance(text, str)]
+    return {**{text: declaration_entities(text) for text in texts}, **declared_entities(loaded.blueprint)}
 
 
 

@@ -16,10 +16,11 @@ from tablewright.blueprint.language import MaintenanceWindow
 from tablewright.blueprint.load import LoadedBlueprint, with_base_locks
 from tablewright.capacity.cost import CostReport
 from tablewright.design.design import TABLE
-from tablewright.design.evolution import declarations
+from tablewright.design.evolution import declarations, declared_entities
 from tablewright.design.locked import (
     all_attribute_renames,
     attribute_facts,
+    key_facts,
     lock_changes,
     lock_of,
     recorded_migrations,
@@ -41,6 +42,7 @@ from tablewright.review.data import (
     unmatched_migrations,
     unmatched_renames,
 )
+from tablewright.review.index_contract import dropped_indexes, index_contract
 from tablewright.simulate.stack import DaySummary
 from tablewright.stacks.stack import Stack, build_stacks
 from tablewright.synth.synth import synthesize
@@ -171,7 +173,8 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
     production = was or now
     changes = (production_change(was, now) + settings_changes(stack_settings(old_config), stack_settings(new_config))
                if old is not None and new is not None else [])
-    changes = acknowledge(changes + classify(from_configs(old_config, new_config), production), acknowledged)
+    resources = from_configs(old_config, new_config)
+    changes = acknowledge(changes + classify(resources, production), acknowledged)
     # The window in force is the base's: the gate judges the change by it, not by the one it brings.
     in_force = (old or current).source.blueprint.maintenance_window
     result = StackReview(name, production, changes, in_force, warnings=gsi_warning(changes),
@@ -203,8 +206,12 @@ def review_stack(name: str, old: Stack | None, new: Stack | None, old_config: di
         earlier = {change.entity: change.former for change in result.data if change.kind == "rename" and change.former}
         result.warnings += unmatched_renames(attribute_facts(before), all_attribute_renames(new.design.blueprint),
                                              earlier)
-        contract = contracted(declarations(old.design.blueprint), declarations(new.design.blueprint), new.source.lock,
-                              "blueprint", production)
+        old_blueprint, new_blueprint = old.design.blueprint, new.design.blueprint
+        contract = contracted(declarations(old_blueprint), declarations(new_blueprint), new.source.lock, "blueprint",
+                              production)
+        contract += index_contract(dropped_indexes(resources), key_facts(before),
+                                   {**declared_entities(old_blueprint), **declared_entities(new_blueprint)},
+                                   new.source.lock, production)
         result.changes = acknowledge(migration_changes(result.data, "blueprint") + contract + result.changes,
                                      acknowledged)
         result.lock_diff = lock_changes(before, after) + recorded_migrations(old.source.lock, new.source.lock)
