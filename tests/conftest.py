@@ -110,6 +110,18 @@ def installed_tool(tmp_path_factory: pytest.TempPathFactory):
     return install(build_wheel(place / "dist"), place / "venv")
 
 
+@pytest.fixture(scope="session")
+def verified_features():
+    """`verify_stacks` over tests/data/blueprints/features.yaml (every feature, unpatched), run once for the tests
+    that only read its result."""
+    from tablewright.blueprint.load import load_blueprint
+    from tablewright.stacks.stack import build_stacks
+    from tablewright.verify.verify import verify_stacks
+
+    [result] = verify_stacks(build_stacks([load_blueprint(TEST_BLUEPRINTS / "features.yaml")]))
+    return result
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A git repository with three blueprints on `main` (tests/support/repository.py), the working directory."""

@@ -88,9 +88,8 @@ def test_what_a_batch_cannot_be_is_refused(change, replacement, words, write_blu
     assert words in err, err
 
 
-def test_batches_pass_verify_and_a_wrong_projection_fails_it(monkeypatch):
-    [result] = verify_stacks(build_stacks([load_blueprint(FEATURES)]))
-    [read] = [r for r in result.results if r.pattern == "orders_batch"]
+def test_batches_pass_verify_and_a_wrong_projection_fails_it(verified_features, monkeypatch):
+    [read] = [r for r in verified_features.results if r.pattern == "orders_batch"]
     # 24 orders in the data and one key without an item: 25 keys, each read for half a unit.
     assert (read.passed, read.items, read.capacity, read.operation) == (True, 24, 12.5, "BatchGetItem")
 

@@ -16,7 +16,6 @@ from tablewright.capacity.loads import estimate
 from tablewright.design.cookbook import request
 from tablewright.stacks.stack import build_stacks
 from tablewright.verify.verify import verify_stacks
-from tests.conftest import ROOT
 
 CHAT = """\
     blueprint: chat
@@ -54,9 +53,8 @@ def test_a_count_request_selects_count_and_projects_nothing(write_blueprint):
     assert body["Limit"] == 100
 
 
-def test_counts_pass_verify_sharded_bucketed_and_filtered():
-    [result] = verify_stacks(build_stacks([load_blueprint(ROOT / "tests/data/blueprints/features.yaml")]))
-    counted = {r.pattern: r.failure for r in result.results if r.pattern.endswith("_counted")}
+def test_counts_pass_verify_sharded_bucketed_and_filtered(verified_features):
+    counted = {r.pattern: r.failure for r in verified_features.results if r.pattern.endswith("_counted")}
     assert counted == dict.fromkeys(
         ["big_orders_counted", "events_counted", "orders_by_status_counted", "readings_counted"])
 

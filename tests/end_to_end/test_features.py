@@ -62,8 +62,8 @@ def test_filters_and_scans_are_filter_expressions(features):
     assert scan.filter_expression == "begins_with(#note, :f_note) AND #_entity = :entity"
 
 
-def test_every_feature_verifies():
-    [result] = verify_stacks(build_stacks([load_blueprint(FEATURES)]))
+def test_every_feature_verifies(verified_features):
+    result = verified_features
     assert result.passed, [r.failure for r in result.results if r.failure]
     items = {r.pattern: r.items for r in result.results}
     assert items["readings"] > 1 and items["events_by_kind"] == 7 and items["big_orders"] == 2

@@ -14,11 +14,9 @@ from tablewright.capacity.loads import estimate
 from tablewright.capacity.size import item_size
 from tablewright.design.designer import design
 from tablewright.design.items import build_item
-from tablewright.stacks.stack import build_stacks
 from tablewright.verify.oracle import Probe, encode_parameters
 from tablewright.verify.runner import model_capacity, partitions_addressed, requests_sent
 from tablewright.verify.samples import Sample, index_key
-from tablewright.verify.verify import verify_stacks
 from tests.conftest import TEST_BLUEPRINTS
 
 FEATURES = TEST_BLUEPRINTS / "features.yaml"
@@ -83,11 +81,9 @@ def test_a_read_over_time_buckets_stops_at_its_limit(features):
     assert model_capacity(features, plan, readings(0, 3), partitions) == 1.5
 
 
-def test_verify_agrees_with_explain_on_fanned_out_reads():
-    loaded = load_blueprint(FEATURES)
-    [result] = verify_stacks(build_stacks([loaded]))
-    report = estimate(design(loaded.blueprint))
-    by_pattern = {r.pattern: r for r in result.results}
+def test_verify_agrees_with_explain_on_fanned_out_reads(verified_features):
+    report = estimate(design(load_blueprint(FEATURES).blueprint))
+    by_pattern = {r.pattern: r for r in verified_features.results}
     for pattern, shards in [("events_by_kind", 5), ("orders_by_status", 4)]:
         assert by_pattern[pattern].read_requests == shards
         # Small items: every shard's request costs the 0.5 minimum, as explain says (`Query x5`: 2.5).
