@@ -158,7 +158,9 @@ def test_a_batch_get_sends_100_keys_a_request_and_the_unprocessed_ones_again(mon
     monkeypatch.setattr(features.time, "sleep", lambda seconds: None)
     keys = [{"PK": {"S": f"CUSTOMER#c{n % 150}"}, "SK": {"S": "ORDER#o"}} for n in range(160)]  # 150 distinct
     client = _Throttled("t")
-    found = features._batch_get(client, "t", {}, keys, ("PK", "SK"))
+    template = {"Keys": [{"PK": {"S": "CUSTOMER#{customerId}"}, "SK": {"S": "ORDER#o"}}]}
+    found = features._batch_get(client, "t", template, [{"customerId": f"c{n % 150}"} for n in range(160)],
+                                ("PK", "SK"))
     assert found == keys[:150]  # each key once, in the order asked, whatever order the answers came in
     # 100 keys, then what each answer left (half of them, rounded down, answered), then the other 50 keys.
     assert client.requests == [100, 50, 25, 13, 7, 4, 2, 1, 50, 25, 13, 7, 4, 2, 1]
@@ -210,7 +212,7 @@ def test_a_move_holds_only_if_the_item_is_unchanged_since_it_was_read(aws, tmp_p
     table = kitchen.ClientKitchenTable(aws, table_of(aws, BLUEPRINTS["client"], tmp_path))
     table.put_ticket(_ticket())
     key = {"projectId": "p-1", "ticketId": "t-1"}
-    read = kitchen._TICKET.current(aws, table.table_name, key, None)
+    read = kitchen._TICKET.current(aws, table.table_name, kitchen._TICKET.table.typed(key), None)
     table.update_ticket(key, {"priority": 9})  # a concurrent writer, between the move's read and its transaction
     monkeypatch.setattr(kitchen._Entity, "current", lambda *args: read)
     with pytest.raises(ClientError, match="TransactionCanceled"):

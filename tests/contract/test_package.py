@@ -23,6 +23,7 @@ from tests.support.wheel_support import Installed, build_wheel
 
 # What the package reads with `files()` or `Path(__file__).parent`, by path in the wheel.
 DATA_FILES = {"tablewright/py.typed", "tablewright/capacity/prices.json", "tablewright/client/typescript_runtime.ts",
+              "tablewright/client/typescript_runtime_entities.ts",
               "tablewright/scaffold/files/cdktf.json", "tablewright/scaffold/files/gitignore",
               "tablewright/scaffold/files/platform-base.yaml", "tablewright/scaffold/files/github-workflow.yml",
               "tablewright/scaffold/files/gitlab-ci.yml", "tablewright/scaffold/files/requirements-tablewright.txt"}

@@ -346,6 +346,8 @@ def test_a_conflict_rereads_the_item_and_one_that_never_resolves_is_left_after_f
         True, 0, 50, 10)
     assert read_control(client, job(stubborn))[0].conflicts == 10
     assert {k: v for k, v in scan_all(client, stubborn).items() if k in before} == before
+    again = run_job(client, job(stubborn), 1000, 1, [0], Progress(out=io.StringIO(), terminal=False))
+    assert (again.scanned, again.conflicts_unresolved, again.unresolved_before) == (0, 0, 10)  # still reported
 
 
 def test_several_writes_go_in_one_transaction_and_its_units_are_summed(emulator):

@@ -72,6 +72,20 @@ class LockedKey(Strict):
     shard_by: list[AttributeName] = Field(default_factory=list, max_length=MAX_ATTRIBUTES)
 
 
+Declaration = Annotated[str, StringConstraints(min_length=1, max_length=300)]
+
+
+class MovingKeys(Strict):
+    """The keys an entity's old items still carry while a declared migration moves them (a rename, a key migration)
+    and `tablewright migrate verify` has not recorded it: generated clients read them too."""
+
+    entity: EntityName = Field(description="The name old items carry in `_entity` (the one it was renamed from).")
+    keys: dict[IndexName, LockedKey] = Field(max_length=MAX_LOCKED_INDEXES + 1,
+                                             description="`table` and each index: the keys old items carry there.")
+    declarations: list[Declaration] = Field(min_length=1, max_length=MAX_DECLARATIONS,
+                                            description="The pending migrations that move them.")
+
+
 class LockedEntity(Strict):
     keys: dict[IndexName, LockedKey] = Field(
         description="`table` and each index the entity takes part in: its key templates there.")
@@ -82,9 +96,9 @@ class LockedEntity(Strict):
         description="Every stored attribute and how it is stored (`string`, `number`, `timestamp:epoch_seconds`...), "
                     "`?` after it when items may go without it: a rename, removal or type change is a data change. "
                     "Absent from locks written before attributes were recorded (then only keys are compared).")
-
-
-Declaration = Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    moving: MovingKeys | None = Field(default=None, description="While a declared migration moves its items: the "
+                                                                "keys they still carry (synth keeps it until "
+                                                                "`migrate verify` records the migration).")
 
 
 class MigratedRecord(Strict):

@@ -144,10 +144,12 @@ def command_migrate_run(args: argparse.Namespace) -> int:
     if result.interrupted:
         say("interrupted (Ctrl-C or SIGTERM): run the same command again to resume where each segment stopped")
         return EXIT_INTERRUPTED
+    earlier = f" (and {result.unresolved_before} left by earlier runs of these segments: `migrate verify` " \
+        "lists them)" if result.unresolved_before else ""
     say(f"{result.rewritten:,} of {result.scanned:,} item(s) rewritten, {result.units:,.0f} write units in "
-        f"{result.seconds:,.1f} s; {result.conflicts_unresolved} unresolved conflict(s), "
+        f"{result.seconds:,.1f} s; {result.conflicts_unresolved} unresolved conflict(s){earlier}, "
         f"{len(rewriter.failures)} item(s) that do not convert")
-    if result.conflicts_unresolved or rewriter.failures:
+    if result.conflicts_unresolved or result.unresolved_before or rewriter.failures:
         return EXIT_FAILED
     return EXIT_OK
 

@@ -4,16 +4,18 @@ the very request the cookbook documents (so the client sends what verification p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from tablewright.blueprint.language import AttributeSpec
-from tablewright.blueprint.lock import DEFAULT_ENVIRONMENT
+from tablewright.blueprint.lock import DEFAULT_ENVIRONMENT, MovingKeys
 from tablewright.blueprint.templates import SHARD, KeyTemplate
 from tablewright.design.cookbook import name_placeholder, request
-from tablewright.design.design import TABLE, FanOut, QueryPlan, Shape, TableDesign
+from tablewright.design.design import ENTITY_ATTRIBUTE, TABLE, FanOut, QueryPlan, Shape, TableDesign
 from tablewright.design.evolution import declaration, declarations, rename_declaration
 from tablewright.design.locked import attribute_renames, design_digest
+from tablewright.design.moving import moved_plan, moved_shape
 from tablewright.stacks.stack import Stack
 
 TABLE_PLACEHOLDER = "_table"  # `{_table}` in a request template: the table name the client was given
@@ -55,6 +57,7 @@ class KeyWrite:
     templates: tuple[tuple[Part, ...], ...]  # one per name
     shard_by: tuple[str, ...]
     attributes: tuple[str, ...]  # the entity attributes the keys are made of, shard_by included
+    before: bool = False  # the keys old items carry while a migration moves them (`Entity.moved`)
 
     @property
     def sharded(self) -> int:
@@ -67,6 +70,8 @@ class Entity:
     fields: tuple[Field, ...]
     keys: tuple[KeyWrite, ...]  # the table's first
     formers: tuple[tuple[str, str], ...] = ()  # (attribute, its old name) of renames not yet migrated: read both
+    former: str | None = None  # the name old items carry in `_entity` while a rename is not yet migrated
+    moved: KeyWrite | None = None  # the table key old items carry while a migration moves them (where it differs)
 
     @property
     def table_key(self) -> KeyWrite:
@@ -121,6 +126,8 @@ class Read:
     count: bool = False  # `Select: COUNT`: the method returns how many items match
     hides_expired: bool = False  # the request filters out items past their TTL at `_now`
     batch: bool = False  # BatchGetItem: `request` is its table's entry, `Keys` one key template
+    before: Read | None = None  # while a migration moves its entities' keys: the same read of the old keys
+    renamed: tuple[tuple[str, str], ...] = ()  # (old name, entity) of its entities whose old items carry the old name
 
 
 @dataclass(frozen=True)
@@ -161,9 +168,24 @@ def pending_declarations(stacks: list[Stack]) -> set[str]:
     return {text for text in declarations(stacks[0].design.blueprint) if not all(text in done for done in recorded)}
 
 
-def entity_of(design: TableDesign, name: str, pending: set[str] = frozenset()) -> Entity:  # type: ignore[assignment]
+def _moved_table(design: TableDesign, name: str, moving: MovingKeys | None) -> KeyWrite | None:
+    """The table key old items carry while a migration moves them, where it differs from the new one and is made of
+    attributes the entity still has."""
+    key = moving.keys.get(TABLE) if moving else None
+    if key is None:
+        return None
+    shape = moved_shape(key, design.table_keys)
+    used = set(shape.pk.attributes + shape.sk.attributes + shape.shard_by)
+    if shape == design.shapes[name][TABLE] or not used <= set(design.blueprint.entities[name].attributes):
+        return None
+    return replace(key_write(TABLE, shape), before=True)
+
+
+def entity_of(design: TableDesign, name: str, pending: set[str] = frozenset(),  # type: ignore[assignment]
+              moving: MovingKeys | None = None) -> Entity:
     """The entity as the client writes and reads it; while a migration is `pending`, it reads a renamed attribute
-    under its old name too, and types the attributes old items may lack as not required."""
+    under its old name too, and types the attributes old items may lack as not required; while one `moving` its
+    items, it knows the name and table key old items carry."""
     specs = design.blueprint.entities[name].attributes
     shapes = design.shapes[name]
     order = [TABLE, *sorted(index for index in shapes if index != TABLE)]
@@ -173,7 +195,8 @@ def entity_of(design: TableDesign, name: str, pending: set[str] = frozenset()) -
         str(m.attribute) for m in design.blueprint.migrations
         if m.kind == "attribute" and m.entity == name and m.default is not None and declaration(m) in pending}
     return Entity(name, tuple(replace(field_of(a, spec), lacking=a in lacking) for a, spec in sorted(specs.items())),
-                  tuple(key_write(index, shapes[index]) for index in order), formers)
+                  tuple(key_write(index, shapes[index]) for index in order), formers,
+                  moving.entity if moving and moving.entity != name else None, _moved_table(design, name, moving))
 
 
 def _with_formers(body: dict[str, Any], entities: list[Entity]) -> dict[str, Any]:
@@ -205,7 +228,20 @@ def _projected(body: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
                                          **{name_placeholder(n): n for n in extra}}}
 
 
-def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity]) -> Read:
+def _with_former_names(body: dict[str, Any], entities: list[Entity]) -> dict[str, Any]:
+    """A Scan's request keeping the items of a renamed entity that still carry its old name in `_entity`."""
+    formers = [entity.former for entity in entities if entity.former]
+    guard = f"#{ENTITY_ATTRIBUTE} = :entity"
+    if not formers or guard not in body.get("FilterExpression", ""):
+        return body
+    return {**body, "FilterExpression": body["FilterExpression"].replace(
+        guard, f"#{ENTITY_ATTRIBUTE} IN (:entity, :entity_before)"),
+        "ExpressionAttributeValues": {**body["ExpressionAttributeValues"], ":entity_before": {"S": formers[0]}}}
+
+
+def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity],
+            moving: Mapping[str, MovingKeys] | None = None) -> Read:
+    """The read of a pattern; `moving`: the entities a pending migration moves, whose old keys it reads too."""
     pattern = design.blueprint.access_patterns[plan.pattern]
     entity = entities[plan.entities[0]]
     page_keys = tuple(dict.fromkeys(plan.table_keys.names + plan.keys.names))
@@ -214,7 +250,9 @@ def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity]) -
         body = _projected(body["RequestItems"]["{" + TABLE_PLACEHOLDER + "}"], plan.table_keys.names)
     elif plan.operation != "GetItem":
         body = _projected(body, page_keys)
-    body = _with_formers(body, [entities[name] for name in plan.entities])
+    body = _with_former_names(_with_formers(body, [entities[name] for name in plan.entities]),
+                              [entities[name] for name in plan.entities])
+    old = moved_plan(design, plan, moving) if moving else None
     derived = [p.name for p in plan.parameters if p.role == "derived"]
     fanned = plan.fan_out
     shard = None
@@ -235,6 +273,8 @@ def read_of(design: TableDesign, plan: QueryPlan, entities: dict[str, Entity]) -
         sort_key=plan.keys.sk, page_keys=page_keys, table_keys=plan.table_keys.names,
         follow_up=plan.follow_up.attributes if plan.follow_up else (), returns=returns, count=plan.count,
         hides_expired=plan.hides_expired is not None, batch=plan.batch is not None,
+        before=read_of(design, old, entities) if old else None,
+        renamed=tuple((former, name) for name in plan.entities if (former := entities[name].former)),
     )
 
 
@@ -242,13 +282,14 @@ def client_of(stacks: list[Stack], source: str) -> Client:
     """The client of one blueprint's stacks (every environment of one design)."""
     first = stacks[0].design
     pending = pending_declarations(stacks)
-    entities = {name: entity_of(first, name, pending) for name in sorted(first.shapes)}
+    moving = {entity: keys for stack in reversed(stacks) for entity, keys in stack.design.moving.items()}
+    entities = {name: entity_of(first, name, pending, moving.get(name)) for name in sorted(first.shapes)}
     return Client(
         blueprint=first.blueprint.blueprint, source=source, version=first.blueprint.version or "",
         digest=design_digest(first),
         tables=tuple((stack.source.environment or DEFAULT_ENVIRONMENT, stack.design.blueprint.table.name)
                      for stack in stacks),
         entities=tuple(entities.values()),
-        reads=tuple(read_of(first, plan, entities) for plan in sorted(first.plans, key=lambda p: p.pattern)),
+        reads=tuple(read_of(first, plan, entities, moving) for plan in sorted(first.plans, key=lambda p: p.pattern)),
     )
 

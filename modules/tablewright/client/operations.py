@@ -104,12 +104,15 @@ def render(client: Client, language: Language) -> str:
                                                      tables=tables)]
     for entity in client.entities:
         parts.append("\n" + entity_types(language, entity))
-        parts += [t["gap"] + key_builder(language, entity, key) for key in entity.keys]
+        parts += [t["gap"] + key_builder(language, entity, key) for key in entity_keys(entity)]
         parts.append(t["gap"] + entity_spec(language, entity))
     for read in client.reads:
         parts.append("\n" + read_types(language, client, read))
         parts.append(t["request"].format(name=language.naming.request(read.pattern),
                                          literal=language.literal(read.request)))
+        if read.before is not None:
+            parts.append(t["request"].format(name=before_request(language, read),
+                                             literal=language.literal(read.before.request)))
     parts.append(t["table"].format(blueprint=client.blueprint, name=class_name(client.blueprint) + "Table"))
     parts += ["\n" + t["writes"].format(entity=entity.name, constant=language.naming.entity_constant(entity.name),
                                         **{verb: language.naming.write(verb, entity.name)
@@ -172,8 +175,19 @@ def key_summary(entity: Entity, key: KeyWrite) -> str:
 
 
 def key_builder_words(entity: Entity, key: KeyWrite) -> str:
-    """The key builder's name, in words: `order_gsi1_key`."""
-    return f"{snake(entity.name)}_{'table' if key.index == TABLE else snake(key.index)}_key"
+    """The key builder's name, in words: `order_gsi1_key`, `order_table_key_before` (the key old items carry)."""
+    return f"{snake(entity.name)}_{'table' if key.index == TABLE else snake(key.index)}_key" + \
+        ("_before" if key.before else "")
+
+
+def entity_keys(entity: Entity) -> tuple[KeyWrite, ...]:
+    """The keys an entity's key builders make: the table's, each index's, and the table key old items carry."""
+    return entity.keys + ((entity.moved,) if entity.moved else ())
+
+
+def before_request(language: Language, read: Read) -> str:
+    """The name of a read's request of the keys old items carry."""
+    return language.naming.request(read.pattern) + "_BEFORE"
 
 
 def _piece(language: Language, entity: Entity, part: Part) -> str:
@@ -216,7 +230,9 @@ def entity_spec(language: Language, entity: Entity) -> str:
                                           stored=language.stored(f, "v")) for f in entity.fields),
         read="".join(t["read"].format(attribute=json.dumps(f.name), reader=language.reader(f)) for f in entity.fields),
         table=keys(entity.table_key), indexes=t["indexes"].format(indexes) if indexes else "",
-        formers=t["formers"].format(constant(dict(entity.formers))) if entity.formers else "")
+        formers=t["formers"].format(constant(dict(entity.formers))) if entity.formers else "",
+        former=t["former"].format(constant(entity.former)) if entity.former else "",
+        moved=t["moved"].format(keys(entity.moved)) if entity.moved else "")
 
 
 # -- reads ---------------------------------------------------------------------------------------------------
@@ -228,7 +244,9 @@ def read_summary(read: Read) -> str:
     if read.batch:
         return own + f"On the table: {read.summary}. Items come in the order of `keys`, each key once, keys " \
             "without an item left out."
-    return own + f"{read.operation} on {'the table' if read.index == TABLE else read.index}: {read.summary}."
+    moving = f" While a migration moves the items, it reads the keys old items carry too: {read.before.summary}." \
+        if read.before else ""
+    return own + f"{read.operation} on {'the table' if read.index == TABLE else read.index}: {read.summary}." + moving
 
 
 def argument_type(language: Language, argument: Argument) -> str:
@@ -267,18 +285,43 @@ def bound_values(language: Language, read: Read, indent: str) -> str:
         for placeholder, value in computed])
 
 
-def _bodies(language: Language, read: Read, request: str) -> str:
-    """The read's requests: one, one per shard, or one per time bucket in the order they are read."""
+def _bodies(language: Language, read: Read, request: str, bodies: str = "bodies") -> str:
+    """The read's requests: one, one per shard, or one per time bucket in the order they are read; then those of
+    the keys old items carry, while a migration moves them (`bodies`: the name of the list)."""
     t, fan_out = language.templates, read.fan_out
+    name = t[bodies + "_name"]
+    if read.before is not None:
+        return _bodies(language, replace(read, before=None), request) + "\n" + _bodies(
+            language, read.before, before_request(language, read), "before") + t["more_bodies"]
     if fan_out is None:
-        return t["bodies"].format(request=request)
+        return t["bodies"].format(request=request, bodies=name)
     if fan_out.kind == "shards":
-        return t["bodies_by_shard"].format(request=request, shards=fan_out.shards)
+        return t["bodies_by_shard"].format(request=request, shards=fan_out.shards, bodies=name)
     bounds = language.argument(str(fan_out.attribute))
     return t["bodies_by_bucket"].format(
-        request=request, placeholder=json.dumps(f"{fan_out.attribute}:{fan_out.bucket}"),
+        bodies=name, request=request, placeholder=json.dumps(f"{fan_out.attribute}:{fan_out.bucket}"),
         unit=json.dumps(fan_out.bucket), start=t["bound"].format(bounds, 0, "from"),
         end=t["bound"].format(bounds, 1, "to"), order=t["reversed"] if read.descending else "")
+
+
+def _merged(read: Read) -> bool:
+    """Whether a page's requests are merged in sort-key order: one per shard, or those of the new keys and of the
+    old ones while a migration moves the items (else they are read one after another)."""
+    if read.fan_out is not None:
+        return read.fan_out.kind == "shards"
+    return read.before is not None and read.sort_key is not None and (
+        read.before.fan_out is None or read.before.fan_out.kind == "shards")
+
+
+def _returned(language: Language, read: Read) -> str:
+    """The entities a read's items are of, with the attributes returned of each (under an entity's old name too,
+    which its old items carry while a rename is migrated, when a read mixes several)."""
+    t = language.templates
+    names = dict(read.returns)
+    aliases = read.renamed if len(read.returns) > 1 else ()
+    return t["returned"].format(", ".join(t["returns"].format(
+        entity=json.dumps(marker), constant=language.naming.entity_constant(entity), names=language.constant(
+            names[entity])) for marker, entity in [*((e, e) for e, _ in read.returns), *aliases]))
 
 
 def _kind(read: Read) -> str:
@@ -320,11 +363,11 @@ def read_method(language: Language, read: Read) -> str:
         "follow_up": constant(read.follow_up), "declare": t["replaced" if read.follow_up else "kept"],
         "keys": ", ".join(language.argument(a.attribute) for a in read.arguments),
         "taken": ", ".join(t["batch_key"].format(json.dumps(a.attribute)) for a in read.arguments),
-        "returned": t["returned"].format(", ".join(t["returns"].format(
-            entity=json.dumps(e), constant=language.naming.entity_constant(e), names=constant(names))
-            for e, names in read.returns)),
-        "bodies": _bodies(language, read, request)}
-    merged = read.fan_out is not None and read.fan_out.kind == "shards"
+        "returned": _returned(language, read),
+        "bodies": _bodies(language, read, request),
+        "before": t["bound_request"].format(before_request(language, read)) if read.before else constant(None),
+        "before_request": before_request(language, read) if read.before else constant(None)}
+    merged = _merged(read)
     steps = {"batch": ["batch"], "get": ["bind", "get"], "count": ["bind", "requests", "count"],
              "page": ["bind", "requests", "merged" if merged else "in_order",
                       *(["follow_up"] if read.follow_up else []), "page"]}[kind]
@@ -341,15 +384,16 @@ def names(client: Client, naming: Naming) -> list[Name]:
         path = ("entities", entity.name)
         found += [(name, path) for name in (entity.name, f"{entity.name}Key", f"{entity.name}Changes",
                                             naming.entity_constant(entity.name))]
-        found += [(naming.key_builder(entity, key), path) for key in entity.keys]
+        found += [(naming.key_builder(entity, key), path) for key in entity_keys(entity)]
         if naming.parameter is not None:
             found += [(f"{naming.key_builder(entity, key)}({naming.parameter(a)})", (*path, "attributes", a))
-                      for key in entity.keys for a in key.attributes]
+                      for key in entity_keys(entity) for a in key.attributes]
         found += [(naming.this + naming.write(verb, entity.name), path) for verb in ("put", "update", "delete")]
     for read in client.reads:
         path = ("access_patterns", read.pattern)
         found += [(item_type(read), path), (naming.request(read.pattern), path),
                   (naming.this + naming.read(read.pattern), path)]
+        found += [(naming.request(read.pattern) + "_BEFORE", path)] if read.before else []
         if naming.parameter is not None:
             found += [(f"{read.pattern}({naming.parameter(a.attribute)})", (*path, "where", a.attribute))
                       for a in read.arguments]

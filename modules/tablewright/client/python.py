@@ -17,7 +17,9 @@ from tablewright.client import operations
 from tablewright.client.model import Client, Field
 from tablewright.client.names import snake
 
-RUNTIME = (Path(__file__).parent / "python_runtime.py").read_text()
+# The runtime: two files joined (the second imports the first's names for checkers only, above its first marker).
+_ENTITIES = (Path(__file__).parent / "python_runtime_entities.py").read_text()
+RUNTIME = (Path(__file__).parent / "python_runtime.py").read_text() + "\n\n" + _ENTITIES[_ENTITIES.index("# --- "):]
 # What the module's top level defines: the runtime's names and what it imports.
 MODULE_NAMES = set(re.findall(r"^(?:class |def |import )?([A-Za-z_]\w*)", RUNTIME, re.MULTILINE)) | set(
     re.findall(r"^from \S+ import (.+?)(?:  #.*)?$", RUNTIME, re.MULTILINE)[-1].split(", ")) | {
@@ -93,8 +95,8 @@ TEMPLATES = {
     "parameter": "{name}: {kind}", "parameters": ", ",
     "shard": "    _shard_number = _shard([{texts}], {shards})\n",
     "entity": "{constant} = _Entity(\n    {entity},\n    stored={{\n{stored}    }},\n    read={{\n{read}    }},\n"
-              "    table={table},\n    indexes=({indexes}),\n{formers})\n",
-    "formers": "    formers={0},\n",
+              "    table={table},\n    indexes=({indexes}),\n{formers}{former}{moved})\n",
+    "formers": "    formers={0},\n", "former": "    former={0},\n", "moved": "    moved={0},\n",
     "stored": "        {attribute}: lambda v: {stored},\n", "read": "        {attribute}: {reader},\n",
     "keys": "_Keys({names}, {attributes},\n              lambda v: {builder}({arguments}), {sparse})",
     "indexes": "{0},",
@@ -131,13 +133,16 @@ TEMPLATES = {
     "bound_value": "_values[{0}]", "batch_key": "_key[{0}]",
     "values": "{indent}_values = {{{entries}}}\n", "value": "{indent}_values[{placeholder}] = {value}\n",
     "bind": "{values}", "returned": "{{{0}}}", "returns": "{entity}: ({constant}, {names})",
-    "bodies": "        _bodies = [_bind({request}, _values)]",
-    "bodies_by_shard": '        _bodies = [_bind({request}, {{**_values, "_shard": _number}}) '
+    "bodies": "        {bodies} = [_bind({request}, _values)]",
+    "bodies_by_shard": '        {bodies} = [_bind({request}, {{**_values, "_shard": _number}}) '
                        "for _number in _shards({shards})]",
-    "bodies_by_bucket": "        _bodies = [_bind({request}, {{**_values, {placeholder}: _bucket_name}}) "
+    "bodies_by_bucket": "        {bodies} = [_bind({request}, {{**_values, {placeholder}: _bucket_name}}) "
                         "for _bucket_name in _buckets({start}, {end}, {unit}){order}]",
+    # while a migration moves the items: the requests of the keys old items carry, read too
+    "bodies_name": "_bodies", "before_name": "_before", "more_bodies": "\n        _bodies += _before",
+    "bound_request": "_bind({0}, _values)",
     "reversed": "[::-1]", "requests": "{bodies}\n", "kept": "", "replaced": "",
-    "get": '        _row = self._client.get_item(**_bind({request}, _values)).get("Item")\n'
+    "get": "        _row = _get_item(self._client, _bind({request}, _values), {before})\n"
            "        if _row is None:\n            return None\n"
            "        return cast({item}, _returned({returned}, _row))\n",
     "count": "        return _Read(self._client, {operation}, _bodies, None, limit).count()\n",
@@ -147,10 +152,10 @@ TEMPLATES = {
                 "{page_keys})\n",
     "follow_up": "        _rows = _fetch(self._client, self.table_name, _rows, {table_keys}, {follow_up})\n",
     "page": "        return Page([cast({item}, _returned({returned}, _row)) for _row in _rows], _token)\n",
-    "batch": "        _keys = []\n        for _key in keys:\n            {keys} = {taken}\n{batch_values}"
-             '            _keys.append(_bind({request}["Keys"][0], _values))\n'
-             '        _read = {{k: v for k, v in {request}.items() if k != "Keys"}}\n'
-             "        _rows = _batch_get(self._client, self.table_name, _read, _keys, {table_keys})\n"
+    "batch": "        _wanted = []\n        for _key in keys:\n            {keys} = {taken}\n{batch_values}"
+             "            _wanted.append(_values)\n"
+             "        _rows = _batch_get(self._client, self.table_name, {request}, _wanted, {table_keys}, "
+             "{before_request})\n"
              "        return [cast({item}, _returned({returned}, _row)) for _row in _rows]\n",
 }
 

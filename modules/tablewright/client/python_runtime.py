@@ -304,16 +304,36 @@ def _fetch(client: Any, table: str, items: list[_Item], table_keys: Sequence[str
            attributes: Sequence[str]) -> list[_Item]:
     """The attributes an index does not project, read from the table by key."""
     read = _projection(list(dict.fromkeys([*attributes, *table_keys])))
-    found = _batch_get(client, table, read, [_key_of(item, table_keys) for item in items], table_keys)
-    by_key = {json.dumps(_key_of(item, table_keys), sort_keys=True): item for item in found}
-    return [{**item, **by_key.get(json.dumps(_key_of(item, table_keys), sort_keys=True), {})} for item in items]
+    by_key = _batch_found(client, table, read, [_key_of(item, table_keys) for item in items], table_keys)
+    return [{**item, **by_key.get(_text_of(_key_of(item, table_keys)), {})} for item in items]
 
 
-def _batch_get(client: Any, table: str, read: Mapping[str, Any], keys: list[_Item],
-               table_keys: Sequence[str]) -> list[_Item]:
-    """The items of `keys` (each once, in their order, keys without an item left out): BatchGetItem, 100 keys
-    each, the unprocessed ones sent again after a pause. `read` is the rest of the request (projection...)."""
-    unique = list({json.dumps(key, sort_keys=True): key for key in keys}.values())
+def _batch_get(client: Any, table: str, template: Mapping[str, Any], wanted: list[dict[str, str]],
+               table_keys: Sequence[str], before: Mapping[str, Any] | None = None) -> list[_Item]:
+    """A batch read's items: its template's key (`Keys` holds the one) bound to each of `wanted`, each key once, in
+    their order, keys without an item left out. `before`: while a migration moves the items, the template of the
+    key old items carry, read for the keys without an item."""
+    read = {name: value for name, value in template.items() if name != "Keys"}
+    keys = [_bind(template["Keys"][0], values) for values in wanted]
+    found = _batch_found(client, table, read, keys, table_keys)
+    texts = [_text_of(key) for key in keys]
+    if before is not None:
+        old = {text: _bind(before["Keys"][0], values) for text, values in zip(texts, wanted, strict=True)
+               if text not in found}
+        moved = _batch_found(client, table, read, list(old.values()), table_keys) if old else {}
+        found.update({text: moved[_text_of(key)] for text, key in old.items() if _text_of(key) in moved})
+    return [found[text] for text in dict.fromkeys(texts) if text in found]
+
+
+def _text_of(key: _Item) -> str:
+    return json.dumps(key, sort_keys=True)
+
+
+def _batch_found(client: Any, table: str, read: Mapping[str, Any], keys: list[_Item],
+                 table_keys: Sequence[str]) -> dict[str, _Item]:
+    """The items of `keys` by their key's text: BatchGetItem, 100 keys each, the unprocessed ones sent again after
+    a pause."""
+    unique = list({_text_of(key): key for key in keys}.values())
     found: dict[str, _Item] = {}
     for first in range(0, len(unique), BATCH_GET_LIMIT):
         pending: dict[str, Any] = {table: {**read, "Keys": unique[first:first + BATCH_GET_LIMIT]}}
@@ -321,12 +341,21 @@ def _batch_get(client: Any, table: str, read: Mapping[str, Any], keys: list[_Ite
         while pending:
             answer = client.batch_get_item(RequestItems=pending)
             for item in answer["Responses"].get(table, []):
-                found[json.dumps(_key_of(item, table_keys), sort_keys=True)] = item
+                found[_text_of(_key_of(item, table_keys))] = item
             pending = answer.get("UnprocessedKeys") or {}
             if pending:  # throttled: back off before asking again
                 time.sleep(min(1.0, 0.05 * 2 ** retries))
                 retries += 1
-    return [found[text] for text in (json.dumps(key, sort_keys=True) for key in unique) if text in found]
+    return found
+
+
+def _get_item(client: Any, request: dict[str, Any], before: dict[str, Any] | None) -> _Item | None:
+    """GetItem. While a migration moves the item (`before`: the request of its old key): the old key when the new
+    one holds nothing, then the new one again (the item may have moved in between)."""
+    row: _Item | None = client.get_item(**request).get("Item")
+    if row is None and before is not None:
+        row = client.get_item(**before).get("Item") or client.get_item(**request).get("Item")
+    return row
 
 
 def _check_design(client: Any, table: str, digest: str, tag: str) -> None:
@@ -342,159 +371,3 @@ def _check_design(client: Any, table: str, digest: str, tag: str) -> None:
         deployed = f"design {live}" if live else f"no {tag} tag"
         raise StaleDesign(f"table {table} carries {deployed}, this module was generated for design {digest}: "
                           "regenerate it from the blueprint the table was deployed from")
-
-
-@dataclass(frozen=True)
-class _Keys:
-    """The key attributes an entity writes for the table or one index."""
-
-    names: tuple[str, ...]  # the item attributes (partition key, sort key)
-    attributes: tuple[str, ...]  # the entity attributes they are made of
-    build: Callable[[Mapping[str, Any]], dict[str, str]]
-    sparse: bool  # an item without one of `attributes` stays out of the index
-
-    def typed(self, values: Mapping[str, Any]) -> _Item:
-        """The key attributes of an item of `values`, as stored."""
-        return {name: {"S": text} for name, text in self.build(values).items()}
-
-
-@dataclass(frozen=True)
-class _Entity:
-    """An entity as the module writes and reads it: how each attribute is stored and read, and its keys."""
-
-    name: str
-    stored: Mapping[str, Callable[[Any], dict[str, Any]]]  # attribute -> its DynamoDB value
-    read: Mapping[str, Callable[[Any], Any]]  # attribute -> its value from the DynamoDB value
-    table: _Keys
-    indexes: tuple[_Keys, ...]
-    formers: Mapping[str, str] | None = None  # a renamed attribute -> its old name, read too until migrated
-
-    def carries(self, keys: _Keys, values: Mapping[str, Any]) -> bool:
-        """Whether an item of `values` takes part in an index (one it must, but cannot, take part in: an error)."""
-        missing = [attribute for attribute in keys.attributes if values.get(attribute) is None]
-        if missing and not keys.sparse:
-            raise ValueError(f"{self.name} needs {', '.join(missing)}")
-        return not missing
-
-    def item(self, values: Mapping[str, Any]) -> _Item:
-        """The item as stored: its attributes, the entity marker, the keys of the table and of each index it is in."""
-        item = {name: self.stored[name](value) for name, value in values.items() if value is not None}
-        item[ENTITY_ATTRIBUTE] = {"S": self.name}
-        item.update(self.table.typed(values))
-        for keys in self.indexes:
-            if self.carries(keys, values):
-                item.update(keys.typed(values))
-        return item
-
-    def values(self, row: Mapping[str, Any], names: Sequence[str] | None = None) -> dict[str, Any]:
-        """An item's attribute values (only `names`, when given; a key attribute, `PK`, as its text)."""
-        formers, wanted = self.formers or {}, self.read if names is None else names
-        stored = {name: row.get(name, row.get(formers.get(name, ""))) for name in wanted}
-        return {name: self.read.get(name, lambda v: v["S"])(v) for name, v in stored.items() if v is not None}
-
-    def own_item(self) -> dict[str, Any]:
-        """A write's condition: only an absent item or one of this entity, never another entity's item."""
-        return {"ConditionExpression": "attribute_not_exists(#pk) OR #entity = :entity",
-                "ExpressionAttributeNames": {"#pk": self.table.names[0], "#entity": ENTITY_ATTRIBUTE},
-                "ExpressionAttributeValues": {":entity": {"S": self.name}}}
-
-    def put(self, client: Any, table: str, values: Mapping[str, Any]) -> None:
-        client.put_item(TableName=table, Item=self.item(values), **self.own_item())
-
-    def delete(self, client: Any, table: str, key: Mapping[str, Any]) -> None:
-        client.delete_item(TableName=table, Key=self.table.typed(key), **self.own_item())
-
-    def current(self, client: Any, table: str, key: Mapping[str, Any], names: Sequence[str] | None) -> dict[str, Any]:
-        """The item's values now (only `names`, when given), read strongly consistent."""
-        read = {} if names is None else _projection([*names, ENTITY_ATTRIBUTE])
-        row = client.get_item(TableName=table, Key=self.table.typed(key), ConsistentRead=True, **read).get("Item")
-        if row is None or row.get(ENTITY_ATTRIBUTE) != {"S": self.name}:
-            raise ItemNotFound(f"no {self.name} under {dict(key)}")
-        return self.values(row, names)
-
-    def update(self, client: Any, table: str, key: Mapping[str, Any], changes: Mapping[str, Any]) -> None:
-        """Change attributes (None removes one). Index keys made of a changed attribute are rewritten (the others
-        they need are read first); a changed table key attribute moves the item: a delete and a put in one
-        transaction. Either holds only if what was read is unchanged (else DynamoDB refuses: read again)."""
-        if not changes:
-            return
-        # Only the table key's attributes of `key`: a whole item may be passed as the key, its other values stale.
-        key = {attribute: key[attribute] for attribute in self.table.attributes if attribute in key}
-        expression = _Expression(self)
-        if self.table.typed({**key, **changes}) != self.table.typed(key):
-            current = self.current(client, table, key, None)
-            expression.unchanged(current, sorted(self.read))
-            client.transact_write_items(TransactItems=[
-                {"Delete": {"TableName": table, "Key": self.table.typed(key), **expression.condition()}},
-                {"Put": {"TableName": table, "Item": self.item({**current, **changes}),
-                         "ConditionExpression": "attribute_not_exists(#pk)",
-                         "ExpressionAttributeNames": {"#pk": self.table.names[0]}}}])
-            return
-        affected = [keys for keys in self.indexes if set(keys.attributes) & set(changes)]
-        needed = sorted({a for keys in affected for a in keys.attributes} - set(changes) - set(key))
-        current = self.current(client, table, key, needed) if needed else {}
-        values = {**key, **current, **changes}
-        sets = [expression.assign(a, self.stored[a](v)) for a, v in sorted(changes.items()) if v is not None]
-        removes = [expression.name(a) for a, v in sorted(changes.items()) if v is None]
-        for keys in affected:  # a local index shares the table's partition key, which stays as it is
-            rewritten = [n for n in keys.names if n not in self.table.names]
-            if self.carries(keys, values):
-                built = keys.build(values)
-                sets += [expression.assign(n, {"S": built[n]}) for n in rewritten]
-            else:
-                removes += [expression.name(n) for n in rewritten]
-        expression.unchanged(current, needed)
-        update = " ".join(f"{verb} {', '.join(parts)}" for verb, parts in (("SET", sets), ("REMOVE", removes)) if parts)
-        try:
-            client.update_item(TableName=table, Key=self.table.typed(key), UpdateExpression=update,
-                               **expression.condition())
-        except Exception as error:
-            response = getattr(error, "response", None)
-            if needed or not isinstance(response, dict) \
-                    or response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-                raise
-            raise ItemNotFound(f"no {self.name} under {dict(key)}") from None
-
-
-class _Expression:
-    """The placeholders of one request's expressions (`#n1`, `:v1`) and its condition: an item of the entity."""
-
-    def __init__(self, entity: _Entity) -> None:
-        self.entity = entity
-        self.names = {"#entity": ENTITY_ATTRIBUTE}
-        self.values: dict[str, Any] = {":entity": {"S": entity.name}}
-        self.conditions = ["#entity = :entity"]
-
-    def name(self, attribute: str) -> str:
-        placeholder = f"#n{len(self.names)}"
-        self.names[placeholder] = attribute
-        return placeholder
-
-    def assign(self, attribute: str, value: dict[str, Any]) -> str:
-        """`#n1 = :v1`: an attribute's new value in an update, the value it must have in a condition."""
-        name, placeholder = self.name(attribute), f":v{len(self.values)}"
-        self.values[placeholder] = value
-        return f"{name} = {placeholder}"
-
-    def unchanged(self, current: Mapping[str, Any], attributes: Sequence[str]) -> None:
-        """Hold only while `attributes` have the values read (`current`): what was read has not changed since."""
-        for attribute in attributes:
-            self.conditions.append(self.assign(attribute, self.entity.stored[attribute](current[attribute]))
-                                   if attribute in current else f"attribute_not_exists({self.name(attribute)})")
-
-    def condition(self) -> dict[str, Any]:
-        return {"ConditionExpression": " AND ".join(self.conditions), "ExpressionAttributeNames": self.names,
-                "ExpressionAttributeValues": self.values}
-
-
-def _returned(entities: Mapping[str, tuple[_Entity, Sequence[str]]], row: Mapping[str, Any]) -> dict[str, Any]:
-    """A read's item: the returned attributes of its entity (and the entity, when a read mixes several)."""
-    if len(entities) == 1:
-        ((entity, names),) = entities.values()
-        return entity.values(row, names)
-    name = row[ENTITY_ATTRIBUTE]["S"]
-    entity, names = entities[name]
-    return {ENTITY_ATTRIBUTE: name, **entity.values(row, names)}
-
-
-# --- generated from the blueprint ---

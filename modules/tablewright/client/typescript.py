@@ -12,7 +12,8 @@ from tablewright.client import operations
 from tablewright.client.model import Client, Field
 from tablewright.client.names import camel, class_name, snake
 
-RUNTIME = (Path(__file__).parent / "typescript_runtime.ts").read_text()
+RUNTIME = "\n".join((Path(__file__).parent / name).read_text()
+                    for name in ("typescript_runtime.ts", "typescript_runtime_entities.ts"))
 # What the module's top level defines: the runtime's declarations and imports, and the module's constants.
 _DECLARED = r"^(?:export )?(?:async )?(?:function|class|interface|type|const) ([A-Za-z_]\w*)"
 RESERVED = set(re.findall(_DECLARED, RUNTIME, re.MULTILINE)) | {
@@ -70,8 +71,8 @@ TEMPLATES = {
     "parameter": "{attribute}: {kind};", "parameters": " ",
     "shard": "  const shardNumber = shard([{texts}], {shards});\n",
     "entity": "const {constant}: EntitySpec = {{\n  name: {entity},\n  stored: {{\n{stored}  }},\n"
-              "  read: {{\n{read}  }},\n  table: {table},\n  indexes: [{indexes}],\n{formers}}};\n",
-    "formers": "  formers: {0},\n",
+              "  read: {{\n{read}  }},\n  table: {table},\n  indexes: [{indexes}],\n{formers}{former}{moved}}};\n",
+    "formers": "  formers: {0},\n", "former": "  former: {0},\n", "moved": "  moved: {0},\n",
     "stored": "    {attribute}: (v: {kind}) => {stored},\n", "read": "    {attribute}: {reader},\n",
     "keys": "{{ names: {names}, attributes: {attributes},\n"
             "    build: (v) => {builder}(v as Parameters<typeof {builder}>[0]), sparse: {sparse} }}",
@@ -110,17 +111,19 @@ TEMPLATES = {
     "values": "{indent}const values: Record<string, string> = {{ {entries} }};\n",
     "value": "{indent}values[{placeholder}] = {value};\n",
     "bind": "{values}", "returned": "{{ {0} }}", "returns": "{entity}: [{constant}, {names}]",
-    "bodies": "    const bodies = [request({request}, values)];",
-    "bodies_by_shard": "    const bodies = shardNumbers({shards}).map((number) => request({request}, "
+    "bodies": "    const {bodies} = [request({request}, values)];",
+    "bodies_by_shard": "    const {bodies} = shardNumbers({shards}).map((number) => request({request}, "
                        "{{ ...values, _shard: number }}));",
-    "bodies_by_bucket": "    const bodies = buckets({start}, {end}, {unit}){order}"
+    "bodies_by_bucket": "    const {bodies} = buckets({start}, {end}, {unit}){order}"
                         ".map((name) => request({request}, {{ ...values, {placeholder}: name }}));",
+    # while a migration moves the items: the requests of the keys old items carry, read too
+    "bodies_name": "bodies", "before_name": "before", "more_bodies": "\n    bodies.push(...before);",
+    "bound_request": "request({0}, values)",
     "reversed": ".reverse()", "kept": "const", "replaced": "let",  # a follow-up replaces the rows
     "requests": "    const limit = options.limit === undefined ? {limit} : options.limit;\n{bodies}\n",
-    "get": "    const answer = await this.client.send(new GetCommand(request({request}, values) "
-           'as GetCommand["input"]));\n'
-           "    if (answer.Item === undefined) return null;\n"
-           "    return returned({returned}, answer.Item) as unknown as {item};\n  }}\n",
+    "get": "    const row = await getItem(this.client, request({request}, values), {before});\n"
+           "    if (row === undefined) return null;\n"
+           "    return returned({returned}, row) as unknown as {item};\n  }}\n",
     "count": "    return reader(this.client, {operation}, bodies, null, limit).count();\n  }}\n",
     "merged": '    {declare} [rows, next] = await reader(this.client, "Query", bodies, options.start, limit).merged('
               "{page_keys}, {sort_key}, {descending});\n",
@@ -129,7 +132,8 @@ TEMPLATES = {
     "follow_up": "    rows = await fetchMissing(this.client, this.tableName, rows, {table_keys}, {follow_up});\n",
     "page": "    return {{ items: rows.map((row) => returned({returned}, row) as unknown as {item}), next }};\n  }}\n",
     "batch": "    const wanted = keys.map((args) => {{\n{batch_values}      return values;\n    }});\n"
-             "    const rows = await batchGet(this.client, this.tableName, {request}, wanted, {table_keys});\n"
+             "    const rows = await batchGet(this.client, this.tableName, {request}, wanted, {table_keys}, "
+             "{before_request});\n"
              "    return rows.map((row) => returned({returned}, row) as unknown as {item});\n  }}\n",
 }
 

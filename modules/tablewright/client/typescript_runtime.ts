@@ -303,12 +303,33 @@ async function fetchMissing(client: DynamoDBDocumentClient, table: string, items
   return items.map((item) => ({ ...item, ...(found.get(identity(item, tableKeys)) ?? {}) }));
 }
 
-/** A batch get's items: its template's key bound to each key's values (`Keys` holds the one template). */
+/** A batch get's items: its template's key (`Keys` holds the one) bound to each key's values, each key once, in
+ * their order. `before`: while a migration moves the items, the template of the key old items carry, read for the
+ * keys without an item. */
 async function batchGet(client: DynamoDBDocumentClient, table: string, template: Row,
-  wanted: Record<string, string>[], tableKeys: readonly string[]): Promise<Row[]> {
+  wanted: Record<string, string>[], tableKeys: readonly string[], before: Row | null = null): Promise<Row[]> {
   const { Keys: [keyTemplate], ...read } = template as { Keys: Record<string, Row>[] };
-  const keys = wanted.map((values) => nativeValues(bind(keyTemplate, values) as Record<string, Row>));
-  return batchRead(client, table, read, keys, tableKeys);
+  const keysOf = (key: Record<string, Row>) => wanted.map((values) => nativeValues(bind(key, values) as typeof key));
+  const keys = keysOf(keyTemplate);
+  const found = await batchRead(client, table, read, keys, tableKeys);
+  if (before === null) return found;
+  const byKey = new Map(found.map((item) => [identity(item, tableKeys), item]));
+  const oldKeys = keysOf((before as { Keys: Record<string, Row>[] }).Keys[0]);
+  const missing = oldKeys.filter((_, n) => !byKey.has(identity(keys[n], tableKeys)));
+  const moved = new Map((await batchRead(client, table, read, missing, tableKeys))
+    .map((item) => [identity(item, tableKeys), item]));
+  const rows = new Map<string, Row | undefined>(keys.map((key, n) => [identity(key, tableKeys),
+    byKey.get(identity(key, tableKeys)) ?? moved.get(identity(oldKeys[n], tableKeys))]));
+  return [...rows.values()].filter((item): item is Row => item !== undefined);
+}
+
+/** GetItem. While a migration moves the item (`before`: the request of its old key): the old key when the new one
+ * holds nothing, then the new one again (the item may have moved in between). */
+async function getItem(client: DynamoDBDocumentClient, input: Row, before: Row | null): Promise<Row | undefined> {
+  const get = async (request: Row) => (await client.send(new GetCommand(request as GetCommand["input"]))).Item;
+  const item = await get(input);
+  if (item !== undefined || before === null) return item;
+  return (await get(before)) ?? get(input);
 }
 
 /** The items of `keys`, each once, in their order (no item: left out): BatchGetItem, 100 keys a request, retried. */
@@ -343,158 +364,3 @@ async function checkDesign(client: DynamoDBDocumentClient, table: string, digest
   throw new StaleDesign(`table ${table} carries ${live ? `design ${live}` : `no ${tag} tag`}, this module was `
     + `generated for design ${digest}: regenerate it from the blueprint the table was deployed from`);
 }
-
-/** The key attributes an entity writes for the table or an index (`names`: partition key, sort key), made of its
- * `attributes`; an item without one of them stays out of a `sparse` index. */
-interface Keys { names: readonly string[]; attributes: readonly string[]; build: (values: Row) => Row; sparse: boolean }
-
-interface EntitySpec {
-  name: string;
-  stored: Record<string, (value: never) => unknown>; // attribute -> its stored value
-  read: Record<string, (value: never) => unknown>; // attribute -> its value from the stored one
-  table: Keys;
-  indexes: readonly Keys[];
-  formers?: Record<string, string>; // a renamed attribute -> its old name, read too until migrated
-}
-
-const present = (value: unknown): boolean => value !== undefined && value !== null;
-
-const storedOf = (entity: EntitySpec, name: string, value: unknown): unknown =>
-  (entity.stored[name] as (value: unknown) => unknown)(value);
-
-/** Whether an item of `values` takes part in an index (one it must, but cannot, take part in: an error). */
-function carries(entity: EntitySpec, keys: Keys, values: Row): boolean {
-  const missing = keys.attributes.filter((attribute) => !present(values[attribute]));
-  if (missing.length > 0 && !keys.sparse) throw new RangeError(`${entity.name} needs ${missing.join(", ")}`);
-  return missing.length === 0;
-}
-
-/** The item as stored: its attributes, the entity marker, the keys of the table and of each index it is in. */
-function itemOf(entity: EntitySpec, values: Row): Row {
-  const item: Row = Object.fromEntries(Object.entries(values).filter(([, value]) => present(value))
-    .map(([name, value]) => [name, storedOf(entity, name, value)]));
-  item[ENTITY_ATTRIBUTE] = entity.name;
-  Object.assign(item, entity.table.build(values));
-  for (const keys of entity.indexes) if (carries(entity, keys, values)) Object.assign(item, keys.build(values));
-  return item;
-}
-
-function valuesOf(entity: EntitySpec, row: Row, names?: readonly string[]): Row {
-  const stored = (name: string): unknown => (name in row ? row[name] : row[entity.formers?.[name] ?? ""]);
-  const read = (name: string) => (entity.read[name] ?? ((v: unknown) => v)) as (value: unknown) => unknown; // PK: text
-  return Object.fromEntries((names ?? Object.keys(entity.read)).filter((name) => stored(name) !== undefined)
-    .map((name) => [name, read(name)(stored(name))]));
-}
-
-/** A read's item: the returned attributes of its entity (and the entity, when a read mixes several). */
-function returned(entities: Record<string, [EntitySpec, readonly string[]]>, row: Row): Row {
-  const all = Object.values(entities);
-  if (all.length === 1) return valuesOf(all[0][0], row, all[0][1]);
-  const [entity, names] = entities[String(row[ENTITY_ATTRIBUTE])];
-  return { [ENTITY_ATTRIBUTE]: entity.name, ...valuesOf(entity, row, names) };
-}
-
-/** Only an absent item or one of this entity: never overwrite or delete another entity's item. */
-const ownItemCondition = (entity: EntitySpec): Row => ({
-  ConditionExpression: "attribute_not_exists(#pk) OR #entity = :entity",
-  ExpressionAttributeNames: { "#pk": entity.table.names[0], "#entity": ENTITY_ATTRIBUTE },
-  ExpressionAttributeValues: { ":entity": entity.name } });
-
-async function putItem(client: DynamoDBDocumentClient, table: string, entity: EntitySpec, values: Row): Promise<void> {
-  await client.send(new PutCommand({ TableName: table, Item: itemOf(entity, values), ...ownItemCondition(entity) }));
-}
-
-async function deleteItem(client: DynamoDBDocumentClient, table: string, entity: EntitySpec, key: Row): Promise<void> {
-  await client.send(new DeleteCommand({ TableName: table, Key: entity.table.build(key), ...ownItemCondition(entity) }));
-}
-
-/** The item's values now (only `names`, when given), read strongly consistent. */
-async function current(client: DynamoDBDocumentClient, table: string, entity: EntitySpec, key: Row,
-  names?: readonly string[]): Promise<Row> {
-  const read = names === undefined ? {} : projection([...names, ENTITY_ATTRIBUTE]);
-  const row = (await client.send(new GetCommand({ TableName: table, Key: entity.table.build(key),
-    ConsistentRead: true, ...read }))).Item;
-  if (row !== undefined && row[ENTITY_ATTRIBUTE] === entity.name) return valuesOf(entity, row, names);
-  throw new ItemNotFound(`no ${entity.name} under ${JSON.stringify(key)}`);
-}
-
-/** The placeholders of one request's expressions (`#n1`, `:v1`) and its condition: an item of the entity. */
-class Expression {
-  readonly names: Record<string, string> = { "#entity": ENTITY_ATTRIBUTE };
-  readonly values: Row = {};
-  readonly conditions = ["#entity = :entity"];
-
-  constructor(private readonly entity: EntitySpec) {}
-
-  name(attribute: string): string {
-    const placeholder = `#n${Object.keys(this.names).length}`;
-    this.names[placeholder] = attribute;
-    return placeholder;
-  }
-
-  /** `#n1 = :v1`: an attribute's new value in an update, the value it must have in a condition. */
-  assign(attribute: string, value: unknown): string {
-    const [name, placeholder] = [this.name(attribute), `:v${Object.keys(this.values).length + 1}`];
-    this.values[placeholder] = value;
-    return `${name} = ${placeholder}`;
-  }
-
-  /** Hold only while `attributes` have the values read (`current`): what was read has not changed since. */
-  unchanged(current: Row, attributes: readonly string[]): void {
-    this.conditions.push(...attributes.map((attribute) => (attribute in current
-      ? this.assign(attribute, storedOf(this.entity, attribute, current[attribute]))
-      : `attribute_not_exists(${this.name(attribute)})`)));
-  }
-
-  condition(): Row {
-    return { ConditionExpression: this.conditions.join(" AND "), ExpressionAttributeNames: this.names,
-      ExpressionAttributeValues: { ":entity": this.entity.name, ...this.values } };
-  }
-}
-
-/** Change attributes (null removes one) and the index keys made of them; a changed table key moves the item. */
-async function updateItem(client: DynamoDBDocumentClient, table: string, entity: EntitySpec, given: Row,
-  changes: Row): Promise<void> {
-  const changed = Object.keys(changes).sort();
-  if (changed.length === 0) return;
-  // Only the table key's attributes of `given`: a whole item may be passed as the key, its other values stale.
-  const key = Object.fromEntries(entity.table.attributes.filter((a) => a in given).map((a) => [a, given[a]]));
-  const tableKey = entity.table.build(key);
-  const expression = new Expression(entity);
-  if (JSON.stringify(entity.table.build({ ...key, ...changes })) !== JSON.stringify(tableKey)) {
-    const now = await current(client, table, entity, key);
-    expression.unchanged(now, Object.keys(entity.read).sort());
-    await client.send(new TransactWriteCommand({ TransactItems: [
-      { Delete: { TableName: table, Key: tableKey, ...expression.condition() } },
-      { Put: { TableName: table, Item: itemOf(entity, { ...now, ...changes }), ConditionExpression:
-        "attribute_not_exists(#pk)", ExpressionAttributeNames: { "#pk": entity.table.names[0] } } },
-    ] }));
-    return;
-  }
-  const affected = entity.indexes.filter((keys) => keys.attributes.some((a) => changed.includes(a)));
-  const needed = [...new Set(affected.flatMap((keys) => keys.attributes))]
-    .filter((a) => !changed.includes(a) && !(a in key)).sort();
-  const now = needed.length > 0 ? await current(client, table, entity, key, needed) : {};
-  const values: Row = { ...key, ...now, ...changes };
-  const sets = changed.filter((a) => present(changes[a]))
-    .map((a) => expression.assign(a, storedOf(entity, a, changes[a])));
-  const removes = changed.filter((a) => !present(changes[a])).map((a) => expression.name(a));
-  for (const keys of affected) { // a local index shares the table's partition key, which stays as it is
-    const rewritten = keys.names.filter((name) => !entity.table.names.includes(name));
-    const built = carries(entity, keys, values) ? keys.build(values) : undefined;
-    if (built === undefined) removes.push(...rewritten.map((name) => expression.name(name)));
-    else sets.push(...rewritten.map((name) => expression.assign(name, built[name])));
-  }
-  expression.unchanged(now, needed);
-  const update = Object.entries({ SET: sets, REMOVE: removes }).filter(([, parts]) => parts.length > 0)
-    .map(([verb, parts]) => `${verb} ${parts.join(", ")}`).join(" ");
-  try {
-    await client.send(new UpdateCommand({ TableName: table, Key: tableKey, UpdateExpression: update,
-      ...expression.condition() }));
-  } catch (error) {
-    const missing = needed.length === 0 && error instanceof Error && error.name === "ConditionalCheckFailedException";
-    throw missing ? new ItemNotFound(`no ${entity.name} under ${JSON.stringify(key)}`) : error;
-  }
-}
-
-// --- generated from the blueprint ---

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tablewright.blueprint.language import Blueprint, KeyAttributes, ScheduledMinimum
+from tablewright.blueprint.lock import MovingKeys
 from tablewright.blueprint.templates import KeyTemplate
 
 TABLE = "table"
@@ -258,6 +259,8 @@ class TableDesign:
     capacity: dict[str, CapacityPolicy] = field(default_factory=dict)
     # entities gone from the blueprint whose items stay in the table -> their table keys (pk, sk), from the lock
     retained: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    # entities whose items a pending rename or key migration moves -> the keys old items carry (design.moving)
+    moving: dict[str, MovingKeys] = field(default_factory=dict)
 
     @property
     def table_keys(self) -> KeyNames:

@@ -21,6 +21,7 @@ from tablewright.design.design import (
 )
 from tablewright.design.indexes import Need, assign_indexes, gsi_sort_key, minimum_groups, need_of, sharded_shape
 from tablewright.design.locked import LockedState, locked_indexes, retained_keys
+from tablewright.design.moving import moving_keys
 from tablewright.design.queries import is_local, needed_attributes, query_plan
 from tablewright.design.serve import Refusal, Served, serve
 from tablewright.errors import DesignError, ErrorCode, FieldPath
@@ -94,7 +95,7 @@ def design(blueprint: Blueprint, lock: StackLock | None = None) -> TableDesign:
             shapes.setdefault(entity, {})[index] = shape
     _check_shared_attributes(blueprint, shapes)
     return TableDesign(blueprint, shapes, indexes, plans, _notes(groups), _capacity(blueprint, indexes),
-                       retained_keys(blueprint, lock))
+                       retained_keys(blueprint, lock), moving_keys(blueprint, lock, shapes))
 
 
 def _capacity(blueprint: Blueprint, indexes: tuple[IndexDesign, ...]) -> dict[str, CapacityPolicy]:

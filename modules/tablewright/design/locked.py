@@ -118,7 +118,7 @@ def _lock_error(entity: str, index: str, problem: str) -> DesignError:
                             "else keep the attribute")
 
 
-def _locked_key(shape: Shape) -> LockedKey:
+def locked_key(shape: Shape) -> LockedKey:
     unsharded = KeyTemplate(tuple(segment for segment in shape.pk.segments if segment.shards is None))
     sk = shape.sk.text if shape.keys.sk is not None else None
     if shape.shards > 1:
@@ -140,9 +140,10 @@ def lock_of(design: TableDesign) -> StackLock:
     for entity, shapes in sorted(design.shapes.items()):
         specs = blueprint.entities[entity].attributes
         in_keys = sorted({a for shape in shapes.values() for a in shape.pk.attributes + shape.sk.attributes})
-        entities[entity] = LockedEntity(keys={index: _locked_key(shape) for index, shape in sorted(shapes.items())},
+        entities[entity] = LockedEntity(keys={index: locked_key(shape) for index, shape in sorted(shapes.items())},
                                         encodings={a: key_encoding(specs[a]) for a in in_keys},
-                                        attributes={a: stored_type(spec) for a, spec in sorted(specs.items())})
+                                        attributes={a: stored_type(spec) for a, spec in sorted(specs.items())},
+                                        moving=design.moving.get(entity))
     keys = design.table_keys
     retained = {entity: LockedKey(pk=pk, sk=sk) for entity, (pk, sk) in design.retained.items()}
     return StackLock(table=blueprint.table.name, partition_key=keys.pk, sort_key=keys.sk, indexes=indexes,
@@ -176,7 +177,7 @@ def design_digest(design: TableDesign) -> str:
     # The entities' stored attributes are in `stored` already (the lock records them since; leaving them out keeps
     # every digest, and so every deployed client, as it was).
     lock = lock_of(design).model_dump(mode="json", exclude={"table": True, "migrated": True, "retained": True,
-                                                            "entities": {"__all__": {"attributes"}}})
+                                                            "entities": {"__all__": {"attributes", "moving"}}})
     stored = {entity: {name: [key_encoding(spec), spec.optional]
                        for name, spec in sorted(design.blueprint.entities[entity].attributes.items())}
               for entity in sorted(design.shapes)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from tablewright.blueprint.language import Blueprint
 from tablewright.blueprint.lock import StackLock
@@ -126,8 +127,9 @@ def _merging(new: Stack, moves: dict[str, EntityMove]) -> None:
 
 
 def _identity(before: StackLock, after: StackLock, moves: dict[str, EntityMove]) -> str:
-    text = json.dumps([before.model_dump(mode="json", exclude={"table"}),
-                       after.model_dump(mode="json", exclude={"table"}),
+    def design(lock: StackLock) -> dict[str, Any]:  # the design, not what is left to migrate
+        return lock.model_dump(mode="json", exclude={"table": True, "entities": {"__all__": {"moving"}}})
+    text = json.dumps([design(before), design(after),
                        {name: repr(move) for name, move in sorted(moves.items())}], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -74,6 +74,7 @@ class RunResult:
     finished: bool  # every segment of `mine` is done
     interrupted: bool  # stopped by Ctrl-C or `stop` before finishing
     done_segments: tuple[int, ...] = ()
+    unresolved_before: int = 0  # items earlier runs of these segments left unmigrated (their checkpoints count them)
 
 
 class _Conflict(Exception):
@@ -239,14 +240,15 @@ class _Runner:
             self.errors.append(error)
             self.stop.set()
 
-    def result(self, started: float, interrupted: bool, mine: Sequence[int]) -> RunResult:
+    def result(self, started: float, interrupted: bool, mine: Sequence[int], before: int) -> RunResult:
         number = {name: int(self.counts.get(name, 0)) for name in
                   ("scanned", "rewritten", "conflicts_retried", "conflicts_unresolved", "throttled")}
         finished = self.done >= set(mine)
         return RunResult(**number, units=round(self.counts.get("units", 0.0), 6),
                          read_units=round(self.counts.get("read_units", 0.0), 6),
                          seconds=round(time.monotonic() - started, 3), finished=finished,
-                         interrupted=interrupted and not finished, done_segments=tuple(sorted(self.done)))
+                         interrupted=interrupted and not finished, done_segments=tuple(sorted(self.done)),
+                         unresolved_before=before)
 
 
 def _wait(threads: list[threading.Thread], stop: threading.Event) -> bool:
@@ -275,6 +277,7 @@ def run_job(client: Any, job: Job, max_wcu: float, segments: int, mine: Sequence
                                hint="pass the write units per second the migration may use, e.g. --max-wcu 100")
     states = control.read_control(client, job, segments)
     recorded = control.check_start(states, job, segments, mine)
+    before = sum(recorded[segment].conflicts for segment in mine if segment in recorded)  # left by earlier runs
     runner = _Runner(client, job, SlidingWindow(max_wcu * len(mine) / segments, clock=clock), progress,
                      stop or threading.Event(), page_size)
     working = not all(segment in recorded and recorded[segment].done for segment in mine)
@@ -305,7 +308,7 @@ def run_job(client: Any, job: Job, max_wcu: float, segments: int, mine: Sequence
             control.read_control(client, job, segments), job.migration, segments):
         runner.call("put_item", {**control.claim_request(job, True), "ReturnConsumedCapacity": "TOTAL"},
                     CHECKPOINT_UNITS, stoppable=False)  # the last worker done lets the next migration start
-    result = runner.result(started, interrupted and not runner.errors, mine)
+    result = runner.result(started, interrupted and not runner.errors, mine, before)
     progress.finish(asdict(result))
     if runner.errors:
         raise runner.errors[0]

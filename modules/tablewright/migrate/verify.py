@@ -109,8 +109,11 @@ def record_verified(plan: Migration, blueprint: str, verification: Verification,
     verified = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     record = MigratedRecord(identity=plan.identity, declarations=plan.declarations, items=verification.items,
                             verified=verified, table=plan.table, endpoint=endpoint)
-    kept = [old for old in entry.migrated if old.identity != plan.identity]
-    updated = entry.model_copy(update={"migrated": [*kept, record][-MAX_RECORDS:]})
+    records = [*(old for old in entry.migrated if old.identity != plan.identity), record][-MAX_RECORDS:]
+    done = {text for kept in records for text in kept.declarations}
+    entities = {name: locked.model_copy(update={"moving": None}) if locked.moving and set(
+        locked.moving.declarations) <= done else locked for name, locked in entry.entities.items()}
+    updated = entry.model_copy(update={"migrated": records, "entities": entities})  # old keys no longer read
     new = LockFile(lock_version=lock.lock_version, blueprint=lock.blueprint,
                    environments={**lock.environments, environment: updated})
     staging = where.with_name(f".{where.name}.migrate")
