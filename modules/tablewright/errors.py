@@ -164,8 +164,11 @@ CODE_DOCS: dict[ErrorCode, CodeDoc] = {
     ErrorCode.NAMING: CodeDoc(
         "names that would collide",
         "Naming or backend templates that do not render, physical names two stacks share, or Terraform addresses "
-        "(or the `tablewright` output) two `TablewrightTable`s would share in one stack.",
-        "Give each stack its own names (use `{environment}` in the template); one table per stack for the gate."),
+        "(or the `tablewright` output) two `TablewrightTable`s would share in one stack. Across the repository's "
+        "blueprints, whatever subset a command loads (`--changed-since` included), no two may make one stack "
+        "(`<blueprint>-<environment>`: one directory, one local state), manage one table or share a state key.",
+        "Give each stack its own names (use `{environment}` in the template, another blueprint name or table name); "
+        "one table per stack for the gate."),
     ErrorCode.LOCK_INVALID: CodeDoc(
         "the design lock is not valid",
         "Most often: the blueprint renamed or removed an attribute that the locked keys of a deployed index (or the "
@@ -298,8 +301,10 @@ CODE_DOCS: dict[ErrorCode, CodeDoc] = {
     ErrorCode.CALIBRATE_INPUT: CodeDoc(
         "`calibrate`: a metrics file it cannot use",
         "A file that is not what `aws cloudwatch get-metric-data` prints for the queries `calibrate --print-queries` "
-        "writes: not JSON, a series without its label, a status CloudWatch gave for a failed query, a table or "
-        "index no named stack deploys, or pages of which the last is missing.",
+        "writes: not JSON, a key given twice, a series without its label, a status CloudWatch gave for a failed "
+        "query, a table or index no named stack deploys, pages of which the last is missing, a value no table can "
+        "hold (not finite, or over 1,000 times the default table quota), or a window CloudWatch cannot hold (before "
+        "DynamoDB existed, in the future, longer than it keeps datapoints of that period).",
         "Run the printed queries again and pass their output unedited, every page, with the blueprint of that "
         "table."),
     ErrorCode.INTERNAL: CodeDoc(

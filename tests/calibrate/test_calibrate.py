@@ -129,7 +129,7 @@ def test_the_printed_queries_label_what_calibrate_reads():
 def test_print_queries_is_a_script_with_the_queries(run_cli):
     code, out, _ = run_cli("calibrate", ORDERS, "--env", "prod", "--print-queries")
     assert code == 0
-    assert "aws cloudwatch get-metric-data --region us-east-1 --metric-data-queries file://queries-orders-prod.json" \
+    assert "aws cloudwatch get-metric-data --region=us-east-1 --metric-data-queries=file://queries-orders-prod.json" \
         in out
     body = out.split("<<'QUERIES'\n")[1].split("\nQUERIES\n")[0]
     assert [q["Label"] for q in json.loads(body)] == [q["Label"] for q in metric_queries(_stack())]
@@ -216,8 +216,10 @@ FAKE_AWS = r'''#!PYTHON
 """Stands in for the AWS CLI: answers the three calls the printed script makes, as the CLI would print them."""
 import json, sys
 args = sys.argv[1:]
-def option(name):
-    return args[args.index(name) + 1]
+def option(name):  # names as `--name=value`, times as `--name value`
+    if name in args:
+        return args[args.index(name) + 1]
+    return next(arg.removeprefix(name + "=") for arg in args if arg.startswith(name + "="))
 if args[:2] == ["cloudwatch", "get-metric-data"]:
     queries = json.load(open(option("--metric-data-queries").removeprefix("file://")))
     start = option("--start-time")
@@ -226,7 +228,8 @@ if args[:2] == ["cloudwatch", "get-metric-data"]:
          "Values": [60.0 * (900 if q["Label"].endswith(":-:ConsumedReadCapacityUnits:Sum:60") else 1)]}
         for q in queries], "Messages": []}, indent=4))
 elif args[:2] == ["dynamodb", "describe-contributor-insights"]:
-    resource = option("--table-name") + ("-" + option("--index-name") if "--index-name" in args else "")
+    index = [arg.removeprefix("--index-name=") for arg in args if arg.startswith("--index-name=")]
+    resource = option("--table-name") + "".join("-" + name for name in index)
     print(f"DynamoDBContributorInsights-PKC-{resource}-1764000000000\tDynamoDBContributorInsights-PKT-{resource}-1764000000000")
 elif args[:2] == ["cloudwatch", "get-insight-rule-report"]:
     hot = "-GSI1-" in option("--rule-name") and "-PKC-" in option("--rule-name")

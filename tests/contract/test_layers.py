@@ -22,6 +22,7 @@ from tests.conftest import ROOT
 MODULES = ROOT / "modules"
 
 STAGES = [
+    ["tablewright.text"],  # text as terminals and generated code show it (hidden characters escaped)
     ["tablewright.errors"],
     ["tablewright.files"],  # creating the files Tablewright writes beside the user's own (never over them)
     ["tablewright.blueprint"],  # the blueprint language, key templates and value encodings included

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -252,6 +253,52 @@ def timestamp_sorts(fmt: str) -> bool:
         return True
     directives = tuple(re.findall(r"%(.)", fmt))
     return any(directives == chain[: len(directives)] for chain in _CHRONOLOGICAL)
+
+
+# What a timestamp format's directives read: fixed digits or one of a few fixed words, as strftime writes them (C
+# locale). A blueprint's format has each directive once (blueprint/language/attributes.py), so the expression has no
+# unbounded repetition and no two readings: a stored value is read in one pass, in time linear in its length, here
+# as in both clients' runtimes (tests/hostile/test_timestamp_formats.py).
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+TIME_FIELDS = {"Y": "[0-9]{4}", "y": "[0-9]{2}", "m": "[0-9]{2}", "d": "[0-9]{2}", "j": "[0-9]{3}", "H": "[0-9]{2}",
+               "I": "[0-9]{2}", "M": "[0-9]{2}", "S": "[0-9]{2}", "f": "[0-9]{6}", "p": "AM|PM",
+               "b": "|".join(month[:3] for month in MONTHS), "B": "|".join(MONTHS)}
+
+
+@functools.cache
+def timestamp_pattern(fmt: str) -> re.Pattern[str]:
+    """The expression a strftime format's values match: its text, and each directive as a named group."""
+    pieces = re.split("(%.)", ISO8601 if fmt == "iso8601" else fmt, flags=re.DOTALL)  # text, directive, text...
+    directives = [piece[1] for piece in pieces[1::2]]
+    if len(set(directives)) < len(directives) or not set(directives) <= TIME_FIELDS.keys():
+        raise ValueError(f"timestamp format {fmt!r}: each directive once, of {' '.join(TIME_FIELDS)}")
+    return re.compile("".join(f"(?P<{piece[1]}>{TIME_FIELDS[piece[1]]})" if n % 2 else re.escape(piece)
+                              for n, piece in enumerate(pieces)))
+
+
+def read_timestamp(text: str, fmt: str) -> datetime:
+    """A timestamp stored as text in a strftime format (or iso8601), in UTC: what `encode_key_value` writes, read as
+    datetime.strptime reads it, without its leniency (a one-digit day, free spacing, locale month names). Raises
+    ValueError."""
+    found = timestamp_pattern(fmt).fullmatch(text)
+    if found is None:
+        raise ValueError(f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a timestamp of the format {fmt!r}")
+    got = found.groupdict()
+    part = {name: int(digits) for name, digits in got.items() if digits.isdigit()}
+    name = got.get("B") or got.get("b")
+    year = part["Y"] if "Y" in part else part["y"] + (1900 if part["y"] >= 69 else 2000) if "y" in part else 1900
+    hour = part.get("H", 0)
+    if "I" in part:
+        if not 1 <= part["I"] <= 12:
+            raise ValueError(f"{text!r}: the hour of a 12-hour clock is 01 to 12")
+        hour = part["I"] % 12 + (12 if got.get("p") == "PM" else 0)
+    if "j" in part and not 1 <= part["j"] <= 366:
+        raise ValueError(f"{text!r}: the day of the year is 001 to 366")
+    month = part.get("m", 1 + [month[:3] for month in MONTHS].index(name[:3]) if name else 1)
+    moment = datetime(year, month, part.get("d", 1), hour, part.get("M", 0), part.get("S", 0), part.get("f", 0),
+                      tzinfo=UTC)
+    return moment + timedelta(days=part["j"] - 1) if "j" in part else moment
 
 
 def sort_problem(name: str, spec: AttributeSpec) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -231,15 +232,21 @@ def _implicit_orders(model: Blueprint) -> Blueprint:
     return model.model_copy(update={"access_patterns": patterns})
 
 
+def _identities(loaded: LoadedBlueprint) -> list[tuple[str, str, FieldPath]]:
+    """What a stack must hold alone: its name (its directory and local state), its physical table, its Terraform
+    state."""
+    backend = loaded.blueprint.terraform.backend
+    state = (f"s3://{backend.bucket}/{backend.key}" if backend.type == "s3"
+             else f"terraform.{loaded.stack_name}.tfstate")
+    return [("stack", loaded.stack_name, ("blueprint",)), ("table", loaded.blueprint.table.name, ("naming", "table")),
+            ("state", state, ("terraform", "backend", "key"))]
+
+
 def _check_distinct_stacks(stacks: list[LoadedBlueprint]) -> None:
     """Two environments must not manage the same physical table or share one Terraform state."""
     seen: dict[tuple[str, str], LoadedBlueprint] = {}
     for loaded in stacks:
-        backend = loaded.blueprint.terraform.backend
-        state = (f"s3://{backend.bucket}/{backend.key}" if backend.type == "s3"
-                 else f"terraform.{loaded.stack_name}.tfstate")
-        for kind, value, path in (("table", loaded.blueprint.table.name, ("naming", "table")),
-                                  ("state", state, ("terraform", "backend", "key"))):
+        for kind, value, path in _identities(loaded)[1:]:
             other = seen.setdefault((kind, value), loaded)
             if other is not loaded:
                 what = f"the table {value}" if kind == "table" else f"the Terraform state {value}"
@@ -250,6 +257,24 @@ def _check_distinct_stacks(stacks: list[LoadedBlueprint]) -> None:
                     hint=f"put {placeholder} in the {'naming template' if kind == 'table' else 'state key'}, "
                          "e.g. `{table}-{env}`" if kind == "table" else
                          f"put {placeholder} in the {'state key'}, e.g. `tablewright/{{blueprint}}/{{env}}.tfstate`"))
+
+
+def check_distinct_blueprints(stacks: Sequence[LoadedBlueprint]) -> None:
+    """No two blueprints make the same stack (its directory and local state), manage the same physical table or
+    share a Terraform state: E402, in the second one's file, naming the first."""
+    seen: dict[tuple[str, str], LoadedBlueprint] = {}
+    for loaded in stacks:
+        for kind, value, path in _identities(loaded):
+            other = seen.setdefault((kind, value), loaded)
+            if other.path != loaded.path:
+                what = {"stack": f"stack `{value}`", "table": f"table {value}", "state": f"Terraform state {value}"}
+                where = f"{other.path}" + (f" (environment `{other.environment}`)" if other.environment else "")
+                raise loaded.locate(BlueprintError(
+                    f"{what[kind]} is also {'made' if kind == 'stack' else 'managed'} by {where}", path=path,
+                    code=ErrorCode.NAMING,
+                    hint={"stack": "give the blueprint another name: a stack is `<blueprint>-<environment>`",
+                          "table": "give the table another name (`table.name`, or the naming template)",
+                          "state": "give the state another key (`terraform.backend.key`)"}[kind]))
 
 
 def check_required_tags(model: Blueprint) -> None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import math
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,8 +138,26 @@ def _refuse_control_characters(text: str, file: str) -> None:
                          hint="remove it; blueprints are plain UTF-8 text with \\n (or \\r\\n) line ends")
 
 
+# Texts read in place of files (real path -> text) inside `standing_in`: edits loaded before they are written.
+_STANDING_IN: ContextVar[dict[Path, str] | None] = ContextVar("standing_in", default=None)
+
+
+@contextmanager
+def standing_in(texts: dict[Path, str]) -> Iterator[None]:
+    """Within this block, `load_yaml` reads each of `texts` (path -> text) instead of its file: a change to a
+    blueprint is loaded with every rule before it is written (`calibrate --write`)."""
+    token = _STANDING_IN.set({path.resolve(): text for path, text in texts.items()})
+    try:
+        yield
+    finally:
+        _STANDING_IN.reset(token)
+
+
 def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     """Parse `path` into plain dicts/lists/scalars plus a map of where each value starts."""
+    texts = _STANDING_IN.get()
+    if texts and Path(path).resolve() in texts:
+        return parse_yaml(texts[Path(path).resolve()], str(path))
     return parse_yaml(read_text(path), str(path))
 
 

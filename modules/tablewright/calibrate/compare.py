@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from tablewright.stacks.stack import Stack
 DIRECTIONS: tuple[Direction, Direction] = ("read", "write")
 
 
+NOT_MEASURED = "consumed not measured"  # throttle events of a table or GSI whose consumed units were not passed
+
+
 @dataclass(frozen=True)
 class Change:
     """One blueprint line, and the value that would declare what was observed."""
@@ -32,6 +36,13 @@ class Change:
     field: str  # e.g. `access_patterns.byCustomer.rps`
     current: float
     suggested: float
+    stack: str = ""  # the stack whose traffic asks for it
+    owner: str = ""  # that stack's blueprint file: a line in another (a base it extends) is not its own to write
+
+    @property
+    def own(self) -> bool:
+        """Whether the line is in the blueprint file of the stack that asks for the change (not in a base)."""
+        return not self.owner or Path(self.owner).resolve() == Path(self.location.file).resolve()
 
 
 @dataclass(frozen=True)
@@ -77,7 +88,8 @@ def _rate_changes(stack: Stack, flows: list[Flow], ratio: float) -> list[Change]
                 rates = {("entities", flow.source, "writes", name): getattr(spec.writes, name)
                          for name in ("inserts", "updates", "deletes") if getattr(spec.writes, name)}
         for path, rate in rates.items():
-            found[".".join(path)] = Change(source.locate(path), ".".join(path), rate, round(rate * ratio, 2))
+            found[".".join(path)] = Change(source.locate(path), ".".join(path), rate, round(rate * ratio, 2),
+                                           stack.name, str(stack.source.path))
     return [found[name] for name in sorted(found)]
 
 
@@ -86,7 +98,7 @@ def _peak_change(stack: Stack, ratio: float) -> list[Change]:
     if factor is None:  # a daily curve: its busiest points, not one number, would change
         return []
     return [Change(stack.source.source.locate(("traffic", "peak_factor")), "traffic.peak_factor", factor,
-                   round(factor * ratio, 2))]
+                   round(factor * ratio, 2), stack.name, str(stack.source.path))]
 
 
 def _verdict(declared: tuple[float, float], observed: tuple[float, float], tolerance: float) -> str:
@@ -127,6 +139,36 @@ def stack_of(series: Series, stacks: Sequence[Stack]) -> Stack:
                          hint="name the blueprint (and `--env`) of that table, or leave out its metrics")
 
 
+def _comparison(stack: Stack, target: str, direction: Direction, of: list[Series], window: tuple[int, int],
+                tolerance: float) -> Comparison | None:
+    """The target's direction against what the metrics say of it; None when they hold neither its consumed units
+    nor its throttles. Throttles without consumed units are reported as they are (`NOT_MEASURED`)."""
+    consumed = next((s for s in of if s.kind == "consumed"), None)
+    throttled = next((s for s in of if s.kind == "throttled"), None)
+    first = consumed or throttled
+    if first is None:
+        return None
+    model = stack.capacity.traffic
+    flows = [model.flows[i] for i in model.on(target, direction)]
+    declared = _declared(flows)
+    observed = (0.0, 0.0)
+    verdict = NOT_MEASURED
+    changes: list[Change] = []
+    if consumed is not None:
+        values = np.array(list(consumed.points.values()) or [0.0])
+        observed = (float(values.sum()) / max(1, window[1] - window[0]), float(values.max()) / consumed.period)
+        verdict = _verdict(declared, observed, tolerance)
+        if verdict in ("under-declared", "over-declared") and declared[0] > 0:
+            changes = _rate_changes(stack, flows, observed[0] / declared[0])
+        elif verdict == "peak under-declared" and declared[1] > 0:
+            changes = _peak_change(stack, observed[1] / declared[1])
+    throttles = throttled.points if throttled else {}
+    return Comparison(
+        stack.name, target, direction, round(declared[0], 2), round(observed[0], 2), round(declared[1], 2),
+        round(observed[1], 2), first.period, round(sum(throttles.values()), 1),
+        tuple(sorted(moment for moment, count in throttles.items() if count > 0)), verdict, tuple(changes))
+
+
 def compare(stacks: Sequence[Stack], metrics: Metrics, tolerance: float) -> list[Comparison]:
     """Every stack's table and GSIs, each direction, that the metrics measure."""
     mine: dict[str, list[Series]] = {}
@@ -137,29 +179,11 @@ def compare(stacks: Sequence[Stack], metrics: Metrics, tolerance: float) -> list
         measured = [s for s in mine.get(stack.name, []) if s.kind in ("consumed", "throttled")]
         if not measured:
             continue
-        start, end = _window(measured)
-        model = stack.capacity.traffic
-        for target in model.targets:
+        window = _window(measured)
+        for target in stack.capacity.traffic.targets:
             for direction in DIRECTIONS:
                 of = [s for s in measured if (s.index or TABLE) == target and s.direction == direction]
-                consumed = next((s for s in of if s.kind == "consumed"), None)
-                if consumed is None:
-                    continue
-                throttled = next((s for s in of if s.kind == "throttled"), None)
-                flows = [model.flows[i] for i in model.on(target, direction)]
-                declared = _declared(flows)
-                values = np.array(list(consumed.points.values()) or [0.0])
-                observed = (float(values.sum()) / max(1, end - start), float(values.max()) / consumed.period)
-                verdict = _verdict(declared, observed, tolerance)
-                changes: list[Change] = []
-                if verdict in ("under-declared", "over-declared") and declared[0] > 0:
-                    changes = _rate_changes(stack, flows, observed[0] / declared[0])
-                elif verdict == "peak under-declared" and declared[1] > 0:
-                    changes = _peak_change(stack, observed[1] / declared[1])
-                throttles = throttled.points if throttled else {}
-                found.append(Comparison(
-                    stack.name, target, direction, round(declared[0], 2), round(observed[0], 2), round(declared[1], 2),
-                    round(observed[1], 2), consumed.period, round(sum(throttles.values()), 1),
-                    tuple(sorted(moment for moment, count in throttles.items() if count > 0)), verdict,
-                    tuple(changes)))
+                item = _comparison(stack, target, direction, of, window, tolerance)
+                if item is not None:
+                    found.append(item)
     return found

@@ -100,9 +100,10 @@ def _accessed(stack: Stack, report: RuleReport, tolerance: float) -> list[KeyObs
         attribute = next((s.attribute for s in members[first].segments if s.attribute and s.bucket is None), None)
         if hotter and attribute is not None and of_target > 0:
             current = blueprint.entities[first].attributes[attribute].hot_key_share or 0.0
-            change = Change(stack.source.source.locate(("entities", first, "attributes", attribute)),
+            # the share's own line when it is written, else its attribute's (`--write` adds it there)
+            change = Change(stack.source.source.locate(("entities", first, "attributes", attribute, "hot_key_share")),
                             f"entities.{first}.attributes.{attribute}.hot_key_share", current,
-                            round(min(1.0, share / of_target), 2))
+                            round(min(1.0, share / of_target), 2), stack.name, str(stack.source.path))
         found.append(KeyObservation(report.stack, report.target, report.rule, key, template, entities, round(share, 4),
                                     round(declared, 4), 0.0, "hotter than declared" if hotter else "as declared",
                                     change))

@@ -257,34 +257,31 @@ def command_calibrate(args: argparse.Namespace) -> int:
     render = {"text": report.render_text, "json": report.render_json, "markdown": report.render_markdown}[args.format]
     write(fitted(render(calibration), args.format), styled=False)
     if args.write:
-        write_calibration(calibration, stacks)
+        write_calibration(calibration)
     failing = sum(item.fails for item in calibration.comparisons) + sum(key.fails for key in calibration.keys)
     say(f"{len(calibration.comparisons)} table/GSI direction(s) and {len(calibration.keys)} key(s) of "
         f"{len(stacks)} stack(s) compared, {failing} above what is declared or throttled")
     return 1 if failing else 0
 
 
-def write_calibration(calibration: Calibration, stacks: Sequence[Stack]) -> None:
-    """The changes in the named blueprint files, each diff on stderr; a change in another file (a base other
-    blueprints share) is said, not made. Of two changes to one line, the higher value."""
+def write_calibration(calibration: Calibration) -> None:
+    """The changes in the blueprint files, each diff on stderr (a line only from its own blueprint's stacks: what
+    extending tables ask of a base is a note). Of two changes to one line, the higher value."""
     from tablewright.calibrate.write import diff, write_changes
 
-    named = {stack.source.path.resolve() for stack in stacks}
     chosen: dict[tuple[str, int, str], Change] = {}
     for change in calibration.changes:
         key = (change.location.file, change.location.line, change.field)
         if key not in chosen or change.suggested > chosen[key].suggested:
             chosen[key] = change
-    mine = [c for c in chosen.values() if Path(c.location.file).resolve() in named]
-    for change in chosen.values():
-        if change not in mine:
-            say(f"note: not written: `{change.field}` is in {os.path.relpath(change.location.file)}, not a blueprint "
-                "named; change it there if every blueprint that extends it should")
-    written, missed = write_changes(mine)
+    for note in calibration.write_notes:
+        say(f"note: {note}")
+    written, missed = write_changes(list(chosen.values()))
     for change in missed:
         say(f"note: not written: `{change.field}` was not found at {change.location}")
     for path, text in written:
-        before = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as current:  # as it is: CRLF line ends stay in the diff
+            before = current.read()
         write_files(path.parent, {path.name: text}, "--write")
         write(diff(path, before, text), styled=False, stream=sys.stderr)
     say(f"{len(written)} blueprint file(s) written")

@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from tablewright.blueprint.load import LoadedBlueprint, load_blueprints
+from tablewright.blueprint.load import LoadedBlueprint, check_distinct_blueprints, load_blueprints
 from tablewright.cli.terminal import progress, say
 from tablewright.errors import ErrorCode, TablewrightError
 from tablewright.scaffold import PIN_FILE
@@ -57,15 +57,15 @@ def listed_blueprints() -> list[str] | None:
     return listed
 
 
-def default_blueprints() -> list[Path]:
+def default_blueprints(quiet: bool = False) -> list[Path]:
     """The blueprints a command takes when it is named none: those `cdktf.json` lists (`context.blueprints`,
     relative to it), or else every blueprint under blueprints/. A blueprint under blueprints/ that the
-    list leaves out is a warning: a pull request that adds one must not pass unreviewed."""
+    list leaves out is a warning (`quiet`: none), as a pull request that adds one must not pass unreviewed."""
     from tablewright.blueprint.compose import linked_directories
     from tablewright.catalog.catalog import service_blueprints
 
     found = service_blueprints(blueprints_directory())
-    for link in linked_directories(blueprints_directory()) if blueprints_directory().is_dir() else []:
+    for link in linked_directories(blueprints_directory()) if blueprints_directory().is_dir() and not quiet else []:
         say(f"warning: {os.path.relpath(link)} is a symbolic link to a directory: its blueprints are not taken "
             "(name them on the command line, or make it a directory)")
     listed = listed_blueprints()
@@ -77,7 +77,7 @@ def default_blueprints() -> list[Path]:
                                         "command line")
         return [Path(os.path.relpath(path)) for path in found]
     named = {(CDKTF_JSON.parent / path).resolve() for path in listed}
-    for path in found:
+    for path in found if not quiet else ():
         if path.resolve() not in named:
             say(f"warning: {os.path.relpath(path)} is a blueprint that {os.path.relpath(CDKTF_JSON)} does not list "
                 "(`context.blueprints`): it is not synthesized, reviewed or gated; add it to the list, or remove "
@@ -95,6 +95,7 @@ def load_all(paths: Sequence[str], environment: str | None = None, label: str = 
     chosen_paths: list[str | Path] = [*(paths or default_blueprints())]
     stacks = [stack for path in progress(chosen_paths, len(chosen_paths), f"{label} reading")
               for stack in load_blueprints(path)]
+    check_in_repository(stacks, others=bool(paths))
     if environment is None:
         return stacks
     chosen = [stack for stack in stacks if stack.environment == environment]
@@ -115,6 +116,34 @@ def load_all(paths: Sequence[str], environment: str | None = None, label: str = 
 
 
 MAX_LISTED = 5
+
+
+def check_in_repository(loaded: Sequence[LoadedBlueprint], others: bool = True) -> None:
+    """No two blueprints of the repository (those under blueprints/ or that cdktf.json lists) make the same stack,
+    manage the same table or share a Terraform state, whatever subset a command loads: those `loaded` that are the
+    repository's are checked against each other and (`others`) against its other blueprints (one that does not load
+    is left out, with a note). A file elsewhere (a next version beside the blueprint, a scratch copy) is not one."""
+    if not others:  # `loaded` is the repository's whole set
+        check_distinct_blueprints(loaded)
+        return
+    try:
+        repository = [path.resolve() for path in default_blueprints(quiet=True)]
+    except TablewrightError:  # no blueprints/ and no list: no repository to compare with
+        repository = []
+    directory = blueprints_directory().resolve()
+    inside = [stack for stack in loaded
+              if stack.path.resolve() in repository or stack.path.resolve().is_relative_to(directory)]
+    if not inside:
+        return
+    rest: list[LoadedBlueprint] = []
+    taken = {stack.path.resolve() for stack in loaded}
+    for path in (path for path in repository if path not in taken):
+        try:
+            rest += load_blueprints(os.path.relpath(path))
+        except TablewrightError as error:
+            say(f"note: {os.path.relpath(path)} does not load ({error.message}): not checked for a stack, table or "
+                "state this command's blueprints share with it")
+    check_distinct_blueprints([*rest, *inside])  # located in a blueprint the command was given
 
 
 def _no_environment(path: Path, environment: str, stacks: Sequence[LoadedBlueprint]) -> TablewrightError:

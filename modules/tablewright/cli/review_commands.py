@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tablewright.cli.project import TOOL_FILES, default_blueprints, load_all
+from tablewright.cli.project import TOOL_FILES, check_in_repository, default_blueprints, load_all
 from tablewright.cli.terminal import say, write
 from tablewright.errors import ErrorCode, TablewrightError
 
@@ -70,11 +70,14 @@ def command_review(args: argparse.Namespace) -> int:
 
     _review_mode(args)
     if args.changed_since is not None:
+        from tablewright.blueprint.load import load_blueprints
         from tablewright.report import comment
         from tablewright.review.pull import build_pull_review
 
         pull = build_pull_review(args.changed_since, [Path(p) for p in args.blueprints] or default_blueprints(),
                                  args.env, acknowledged(args), TOOL_FILES, _plans(args.plan, args.plan_dir))
+        check_in_repository([stack for review in pull.blueprints if Path(review.blueprint).is_file()
+                             for stack in load_blueprints(review.blueprint)])
         show = {"markdown": comment.render_comment, "json": comment.render_pull_json,
                 "text": comment.render_pull_text}[args.format]
         write(show(pull), styled=args.format == "text")

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TextIO, TypeVar
 
+from tablewright.text import escape_hidden
+
 RED, YELLOW, GREEN = "31", "33", "32"
 COLOURS = {"error": RED, "FAIL": RED, "BLOCKED": RED, "blocked": RED,
            "warning": YELLOW, "WINDOW": YELLOW, "window": YELLOW,
@@ -39,8 +41,10 @@ def paint(text: str) -> str:
 
 
 def write(text: str, styled: bool = True, stream: TextIO | None = None) -> None:
-    """Write `text` as it is, painted when `styled` and the stream is a colour terminal (stdout by default)."""
-    out = stream or sys.stdout
+    """Write `text` with its hidden characters escaped (`escape_hidden`: names and messages from blueprints, plans
+    and metrics never drive the terminal), painted when `styled` and the stream is a colour terminal (stdout by
+    default)."""
+    out, text = stream or sys.stdout, escape_hidden(text)
     out.write(paint(text) if styled and coloured(out) else text)
 
 

@@ -18,6 +18,7 @@ from tablewright.client.model import TABLE_PLACEHOLDER, Argument, Client, Entity
 from tablewright.client.names import class_name, snake
 from tablewright.design.design import ENTITY_ATTRIBUTE, NOW, TABLE
 from tablewright.design.locked import DESIGN_TAG
+from tablewright.text import escape_hidden
 
 Name = tuple[str, tuple[str, ...]]  # a name the module defines, and the blueprint field it comes from
 
@@ -98,7 +99,8 @@ def render(client: Client, language: Language) -> str:
     and request template; the table class with the writes of every entity and one method per access pattern."""
     t = language.templates
     tables = ", ".join(f"{json.dumps(env)}: {json.dumps(name)}" for env, name in client.tables)
-    parts = [t["header"].format(blueprint=client.blueprint, version=client.version, source=client.source,
+    source = language.comment(escape_hidden(client.source, keep=""))  # a path, on one line of the header comment
+    parts = [t["header"].format(blueprint=client.blueprint, version=client.version, source=source,
                                 digest=client.digest, tag=DESIGN_TAG),
              language.runtime, t["constants"].format(digest=json.dumps(client.digest), tag=json.dumps(DESIGN_TAG),
                                                      tables=tables)]

@@ -16,6 +16,7 @@ from pathlib import Path
 from tablewright.client import operations
 from tablewright.client.model import Client, Field
 from tablewright.client.names import snake
+from tablewright.text import escape_hidden
 
 # The runtime: two files joined (the second imports the first's names for checkers only, above its first marker).
 _ENTITIES = (Path(__file__).parent / "python_runtime_entities.py").read_text()
@@ -174,7 +175,9 @@ LANGUAGE = operations.Language(
     constant=lambda value: repr(value) if value is None or isinstance(value, (bool, tuple)) else json.dumps(value),
     literal=lambda request: pprint.pformat(request, width=100, sort_dicts=True),
     key_value=identifier, argument=identifier,
-    comment=lambda text: text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"'))
+    # hidden characters escaped first (`\u202e` as text), then the backslashes doubled: the docstring's value shows
+    # the escape too, and `\` or `"""` in the text can neither escape a character nor end the docstring
+    comment=lambda text: escape_hidden(text).replace("\\", "\\\\").replace('"""', '\\"\\"\\"'))
 
 
 def render(client: Client) -> str:

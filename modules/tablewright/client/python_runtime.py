@@ -162,11 +162,53 @@ def _read_document(value: Mapping[str, Any]) -> Any:
     return read[kind](inner) if kind in read else inner
 
 
+# What a timestamp format's directives read: fixed digits or one of a few fixed words, as strftime writes them (C
+# locale). A blueprint's format has each directive once, so the expression has no unbounded repetition and no two
+# readings: a value is read in one pass (tests/hostile/test_timestamp_formats.py; the engine's: blueprint/encoding.py).
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+_TIME_FIELDS = {"Y": "[0-9]{4}", "y": "[0-9]{2}", "m": "[0-9]{2}", "d": "[0-9]{2}", "j": "[0-9]{3}", "H": "[0-9]{2}",
+                "I": "[0-9]{2}", "M": "[0-9]{2}", "S": "[0-9]{2}", "f": "[0-9]{6}", "p": "AM|PM",
+                "b": "|".join(month[:3] for month in _MONTHS), "B": "|".join(_MONTHS)}
+_TIME_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _time_pattern(fmt: str) -> re.Pattern[str]:
+    """The expression a format's values match: its text, and each directive as a named group of `_TIME_FIELDS`."""
+    if fmt not in _TIME_PATTERNS:
+        pieces = re.split("(%.)", fmt, flags=re.DOTALL)  # text, directive, text, ...
+        directives = [piece[1] for piece in pieces[1::2]]
+        if len(set(directives)) < len(directives) or not set(directives) <= _TIME_FIELDS.keys():
+            raise ValueError(f"timestamp format {fmt!r}: each directive once, of {' '.join(_TIME_FIELDS)}")
+        _TIME_PATTERNS[fmt] = re.compile("".join(f"(?P<{piece[1]}>{_TIME_FIELDS[piece[1]]})" if n % 2
+                                                 else re.escape(piece) for n, piece in enumerate(pieces)))
+    return _TIME_PATTERNS[fmt]
+
+
 def _read_timestamp(value: Mapping[str, Any], fmt: str) -> datetime:
+    """A stored timestamp: as `_timestamp` writes it (as datetime.strptime reads it, minus its leniency)."""
     if fmt in ("epoch_seconds", "epoch_millis"):
         number = int(value["N"])
         return _EPOCH + (timedelta(milliseconds=number) if fmt == "epoch_millis" else timedelta(seconds=number))
-    return datetime.strptime(value["S"], ISO8601 if fmt == "iso8601" else fmt).replace(tzinfo=UTC)
+    text = str(value["S"])
+    found = _time_pattern(ISO8601 if fmt == "iso8601" else fmt).fullmatch(text)
+    if found is None:
+        raise ValueError(f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a timestamp of the format {fmt!r}")
+    got = found.groupdict()
+    part = {name: int(digits) for name, digits in got.items() if digits.isdigit()}
+    name = got.get("B") or got.get("b")
+    year = part["Y"] if "Y" in part else part["y"] + (1900 if part["y"] >= 69 else 2000) if "y" in part else 1900
+    hour = part.get("H", 0)
+    if "I" in part:
+        if not 1 <= part["I"] <= 12:
+            raise ValueError(f"{text!r}: the hour of a 12-hour clock is 01 to 12")
+        hour = part["I"] % 12 + (12 if got.get("p") == "PM" else 0)
+    if "j" in part and not 1 <= part["j"] <= 366:
+        raise ValueError(f"{text!r}: the day of the year is 001 to 366")
+    month = part.get("m", 1 + [month[:3] for month in _MONTHS].index(name[:3]) if name else 1)
+    moment = datetime(year, month, part.get("d", 1), hour, part.get("M", 0), part.get("S", 0), part.get("f", 0),
+                      tzinfo=UTC)
+    return moment + timedelta(days=part["j"] - 1) if "j" in part else moment
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.:]+)\}")

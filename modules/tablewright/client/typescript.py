@@ -11,6 +11,7 @@ from pathlib import Path
 from tablewright.client import operations
 from tablewright.client.model import Client, Field
 from tablewright.client.names import camel, class_name, snake
+from tablewright.text import escape_hidden
 
 RUNTIME = "\n".join((Path(__file__).parent / name).read_text()
                     for name in ("typescript_runtime.ts", "typescript_runtime_entities.ts"))
@@ -148,7 +149,8 @@ LANGUAGE = operations.Language(
     constant=lambda value: json.dumps(list(value) if isinstance(value, tuple) else value),
     literal=lambda request: json.dumps(request, indent=2, sort_keys=True),
     key_value=lambda name: f"v[{json.dumps(name)}]", argument=lambda name: f"args[{json.dumps(name)}]",
-    comment=lambda text: text.replace("*/", "* /"))
+    # hidden characters escaped (`\u202e` as text); `*/` would end the doc comment
+    comment=lambda text: escape_hidden(text).replace("*/", "* /"))
 
 
 def render(client: Client) -> str:

@@ -64,17 +64,21 @@ const dayOfYear = (moment: Date): number =>
 /** The Thursday of a time's ISO week (Monday first): its year is the week's, its day of the year counts the week. */
 const thursday = (moment: Date): Date => new Date(Date.UTC(moment.getUTCFullYear(), moment.getUTCMonth(),
   moment.getUTCDate() + 3 - ((moment.getUTCDay() + 6) % 7)));
-/** strftime's directives (blueprints' and the ISO week's) in UTC: the text each matches, and what it writes. */
+/** strftime's directives (blueprints' and the ISO week's) in UTC: the text each reads (fixed digits or one of a few
+ * fixed words: no unbounded repetition, so a format of distinct directives reads a value in one pass), and what each
+ * writes. The reads are blueprint/encoding.py's TIME_FIELDS (tests/hostile/test_timestamp_formats.py). */
 const DIRECTIVES: Record<string, [string, (t: Date) => string]> = {
-  Y: ["\\d{4}", (t) => pad(t.getUTCFullYear(), 4)], y: ["\\d{2}", (t) => pad(t.getUTCFullYear() % 100, 2)],
-  m: ["\\d{2}", (t) => pad(t.getUTCMonth() + 1, 2)], d: ["\\d{2}", (t) => pad(t.getUTCDate(), 2)],
-  H: ["\\d{2}", (t) => pad(t.getUTCHours(), 2)], I: ["\\d{2}", (t) => pad(t.getUTCHours() % 12 || 12, 2)],
-  M: ["\\d{2}", (t) => pad(t.getUTCMinutes(), 2)], S: ["\\d{2}", (t) => pad(t.getUTCSeconds(), 2)],
-  p: ["AM|PM", (t) => (t.getUTCHours() < 12 ? "AM" : "PM")], j: ["\\d{3}", (t) => pad(dayOfYear(t), 3)],
-  b: ["[A-Za-z]{3}", (t) => MONTHS[t.getUTCMonth()].slice(0, 3)], B: ["[A-Za-z]+", (t) => MONTHS[t.getUTCMonth()]],
-  f: ["\\d{6}", (t) => pad(t.getUTCMilliseconds() * 1000, 6)],
-  G: ["\\d{4}", (t) => pad(thursday(t).getUTCFullYear(), 4)],
-  V: ["\\d{2}", (t) => pad(Math.ceil(dayOfYear(thursday(t)) / 7), 2)],
+  Y: ["[0-9]{4}", (t) => pad(t.getUTCFullYear(), 4)], y: ["[0-9]{2}", (t) => pad(t.getUTCFullYear() % 100, 2)],
+  m: ["[0-9]{2}", (t) => pad(t.getUTCMonth() + 1, 2)], d: ["[0-9]{2}", (t) => pad(t.getUTCDate(), 2)],
+  H: ["[0-9]{2}", (t) => pad(t.getUTCHours(), 2)], I: ["[0-9]{2}", (t) => pad(t.getUTCHours() % 12 || 12, 2)],
+  M: ["[0-9]{2}", (t) => pad(t.getUTCMinutes(), 2)], S: ["[0-9]{2}", (t) => pad(t.getUTCSeconds(), 2)],
+  p: ["AM|PM", (t) => (t.getUTCHours() < 12 ? "AM" : "PM")], j: ["[0-9]{3}", (t) => pad(dayOfYear(t), 3)],
+  b: ["Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec", (t) => MONTHS[t.getUTCMonth()].slice(0, 3)],
+  B: ["January|February|March|April|May|June|July|August|September|October|November|December",
+    (t) => MONTHS[t.getUTCMonth()]],
+  f: ["[0-9]{6}", (t) => pad(t.getUTCMilliseconds() * 1000, 6)],
+  G: ["[0-9]{4}", (t) => pad(thursday(t).getUTCFullYear(), 4)],
+  V: ["[0-9]{2}", (t) => pad(Math.ceil(dayOfYear(thursday(t)) / 7), 2)],
 };
 
 function validDate(moment: Date): Date {
@@ -89,12 +93,22 @@ function strftime(moment: Date, format: string): string {
     (directive === "%" ? "%" : DIRECTIVES[directive]?.[1](moment) ?? whole));
 }
 
-/** The inverse of `strftime` (UTC). */
+/** The inverse of `strftime` (UTC), for a format of distinct directives (a blueprint's): its text, each directive a
+ * named group of DIRECTIVES' fixed widths and words, matched in one pass. */
 function strptime(value: string, format: string): Date {
-  const pattern = format.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/%(.)/g, (whole, directive: string) =>
-    (directive === "%" ? "%" : `(?<${directive}>${DIRECTIVES[directive]?.[0] ?? ".+?"})`));
-  const parts = new RegExp(`^${pattern}$`).exec(value)?.groups;
-  if (parts === undefined) throw new RangeError(`${JSON.stringify(value)} does not match the format ${format}`);
+  const seen = new Set<string>();
+  const pattern = format.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/%([^])/g, (whole, directive: string) => {
+    if (DIRECTIVES[directive] === undefined || seen.has(directive)) {
+      throw new RangeError(`timestamp format ${format}: each directive once, of ${Object.keys(DIRECTIVES).join(" ")}`);
+    }
+    seen.add(directive);
+    return `(?<${directive}>${DIRECTIVES[directive][0]})`;
+  });
+  const parts = new RegExp(`^(?:${pattern})$`).exec(value)?.groups;
+  if (parts === undefined) {
+    const shown = JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+    throw new RangeError(`${shown} is not a timestamp of the format ${format}`);
+  }
   const name = parts.B ?? parts.b;
   const month = parts.m !== undefined ? Number(parts.m) - 1 : name === undefined ? 0
     : MONTHS.findIndex((full) => full.startsWith(name));

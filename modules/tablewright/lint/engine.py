@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tablewright.blueprint.load import LoadedBlueprint
 from tablewright.capacity.loads import CapacityReport
@@ -57,10 +57,20 @@ def lint_loaded(loaded: LoadedBlueprint, design: TableDesign, capacity: Capacity
     """The findings of one stack, located in its files, minus the ignored codes (counted)."""
     context = Context(design, capacity)
     kept, suppressed = apply_ignore(_findings(context) + list(extra), design.blueprint.lint.ignore)
-    located = [Located(f, loaded.source.locate(f.path)) for f in kept]
-    located.sort(key=lambda x: (x.location.line, x.location.column, SEVERITY_ORDER[x.finding.severity], x.finding.code))
     hot_keys = tuple((load, suggested_sharding(context, load)) for load in hot_loads(context))
-    return LintResult(loaded.stack_name, tuple(located), suppressed, hot_keys)
+    return LintResult(loaded.stack_name, _located(kept, loaded), suppressed, hot_keys)
+
+
+def _located(findings: Sequence[Finding], loaded: LoadedBlueprint) -> tuple[Located, ...]:
+    """The findings located in the stack's files, in file order."""
+    located = [Located(f, loaded.source.locate(f.path)) for f in findings]
+    located.sort(key=lambda x: (x.location.line, x.location.column, SEVERITY_ORDER[x.finding.severity], x.finding.code))
+    return tuple(located)
+
+
+def relocated(result: LintResult, loaded: LoadedBlueprint) -> LintResult:
+    """Another environment's findings of the same design, as this stack's: located in its files."""
+    return replace(result, blueprint=loaded.stack_name, findings=_located([x.finding for x in result.findings], loaded))
 
 
 def failed(results: Sequence[LintResult], strict: bool) -> bool:

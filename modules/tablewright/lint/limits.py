@@ -319,13 +319,12 @@ def retiring_index(ctx: Context) -> Iterator[Issue]:
       why="No entities described (an adopted table): nothing can be checked, costed or verified",
       severity="warning")
 def nothing_described(ctx: Context) -> Iterator[Issue]:
-    blueprint = ctx.design.blueprint
-    if blueprint.entities:
+    if ctx.design.blueprint.entities:
         return
     keys = " and ".join(ctx.design.table_keys.names)
     yield Issue(
         "warning",
-        f"no entities: Tablewright manages table {blueprint.table.name} as it is, but cannot check its keys for hot "
+        "no entities: Tablewright manages the table as it is, but cannot check its keys for hot "
         "partitions, size its capacity from the traffic or verify any access pattern",
         f"under `entities:`, describe each kind of item and the templates written to {keys}, then the "
         "`access_patterns` that read them (the TODO block `adopt` wrote shows the form)",

@@ -20,7 +20,13 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from tablewright.blueprint.encoding import EPOCH_WIDTH, attribute_type_letter, parse_value, stored_value
+from tablewright.blueprint.encoding import (
+    EPOCH_WIDTH,
+    attribute_type_letter,
+    parse_value,
+    read_timestamp,
+    stored_value,
+)
 from tablewright.blueprint.language import AttributeSpec
 from tablewright.capacity.size import item_size
 from tablewright.design.design import ENTITY_ATTRIBUTE, IndexDesign, TableDesign
@@ -70,7 +76,7 @@ def decoded(spec: AttributeSpec, typed: Typed) -> Any:
                 return datetime.fromtimestamp(float(seconds), UTC)
             if fmt == "iso8601":
                 return datetime.fromisoformat(typed["S"]).astimezone(UTC)
-            return datetime.strptime(typed["S"], fmt).replace(tzinfo=UTC)
+            return read_timestamp(typed["S"], fmt)
         return str(typed["S"])
     except (KeyError, TypeError, ValueError, InvalidOperation, OverflowError, OSError):
         raise Unconvertible(f"{_shown(typed)} is not a stored {spec.type}") from None

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 
 from tablewright.calibrate.calibration import Calibration
-from tablewright.calibrate.compare import Change, Comparison
+from tablewright.calibrate.compare import NOT_MEASURED, Change, Comparison
 from tablewright.calibrate.keys import KeyObservation
 from tablewright.calibrate.replay import SLACK_PERIODS, Replay
 from tablewright.report.markdown import sanitize
@@ -44,7 +44,7 @@ def _notes(item: Comparison) -> list[str]:
         lines.append(f"{item.stack} {item.target} {item.direction}s: {item.throttled_requests:,.0f} throttled "
                      f"requests in {len(item.throttled_at)} period(s) of {item.period} s: {times}"
                      + (f" and {more} more" if more > 0 else ""))
-    if item.verdict != "as declared" and not item.changes:
+    if item.verdict not in ("as declared", NOT_MEASURED) and not item.changes:
         lines.append(f"{item.stack} {item.target} {item.direction}s: observed {item.observed_average:,.2f} units/s "
                      f"on average, {item.observed_busiest:,.2f} at the busiest; "
                      + ("the blueprint declares none: declare the patterns or writes that cause them"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from tablewright.text import escape_hidden
+
 WIDTH = 100  # columns of text output: a terminal beside an editor, a CI log
 GAP = "  "
 NARROWEST = 8  # columns narrower than this (or than their longest word) do not fit: then one block per row
@@ -57,9 +59,12 @@ def _blocks(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) -
 
 def fit_lines(text: str, width: int = WIDTH) -> str:
     """Text output within `width` columns: each longer line wrapped at spaces, its continuation lines indented
-    two columns past its own indentation (tables are already narrow: `text_table`)."""
+    two columns past its own indentation (tables are already narrow: `text_table`). Every text report reaches the
+    terminal through here: control and bidirectional characters (blueprint descriptions, Contributor Insights keys)
+    are shown as escapes (`\\x1b`, `\\u202e`) first, so no value can move the cursor, recolour or reorder what
+    the terminal shows, and the widths count what it shows."""
     fitted = []
-    for line in text.split("\n"):
+    for line in escape_hidden(text).split("\n"):
         if len(line) <= width:
             fitted.append(line)
             continue

@@ -83,10 +83,12 @@ def _peaks(day: Day) -> dict[tuple[str, Direction], float]:
 
 
 # The blueprint's own settings are simulated by lint (TW105) and again by `simulate` and the review: the last runs
-# (both modes of one stack) are kept, by the identity of their design and estimate (held here, so an id is not
-# reused while kept). A run holds a few arrays of the day per table and index, so no more are kept.
+# (both modes of one stack) are kept, by the identity of their estimate (held here, so an id is not reused while
+# kept): an estimate is made from one design, and environments of one design share it (stacks/stack.py), their
+# designs differing in names the simulation never reads. A run holds a few arrays of the day per table and index,
+# so no more are kept.
 _KEPT = 2
-_RUNS: dict[tuple[int, int, str], tuple[TableDesign, CapacityReport, ModeRun]] = {}
+_RUNS: dict[tuple[int, str], tuple[TableDesign, CapacityReport, ModeRun]] = {}
 
 
 def run_mode(design: TableDesign, capacity: CapacityReport, billing: Billing,
@@ -95,7 +97,7 @@ def run_mode(design: TableDesign, capacity: CapacityReport, billing: Billing,
     events, the normal day first (an established on-demand table has served its peak, not the events')."""
     if changed:
         return _run_mode(design, capacity, billing, changed, run_mode(design, capacity, billing))
-    key = (id(design), id(capacity), billing)
+    key = (id(capacity), billing)
     if key not in _RUNS:
         if len(_RUNS) >= _KEPT:
             del _RUNS[next(iter(_RUNS))]

@@ -7,8 +7,9 @@ review build stacks here and render them (modules/tablewright/report); nothing d
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from tablewright.blueprint.load import LoadedBlueprint
@@ -18,7 +19,7 @@ from tablewright.capacity.prices import prices_of
 from tablewright.design.design import TableDesign
 from tablewright.design.designer import design
 from tablewright.errors import BlueprintError, ErrorCode, TablewrightError
-from tablewright.lint.engine import LintResult, lint_loaded
+from tablewright.lint.engine import LintResult, lint_loaded, relocated
 from tablewright.lint.findings import Finding
 from tablewright.simulate.stack import DaySummary, StackSimulation, simulate_stack
 
@@ -29,6 +30,8 @@ class Stack:
     design: TableDesign
     capacity: CapacityReport
     lint: LintResult
+    # An earlier environment of the same design (`design_key`): its estimate, cost and simulation are this one's.
+    same_as: Stack | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -37,7 +40,7 @@ class Stack:
     @cached_property
     def cost(self) -> CostReport:
         """The monthly cost, computed on first use (synth has no use for it)."""
-        return monthly_cost(self.design, self.capacity)
+        return self.same_as.cost if self.same_as else monthly_cost(self.design, self.capacity)
 
     def simulate(self) -> StackSimulation:
         """The declared day in both billing modes, from the capacity report's traffic model (not kept: a day
@@ -47,7 +50,7 @@ class Stack:
     @cached_property
     def simulated_day(self) -> DaySummary:
         """A day of the declared traffic, simulated on first use, in three figures (the day itself is not kept)."""
-        return DaySummary.of(self.simulate())
+        return self.same_as.simulated_day if self.same_as else DaySummary.of(self.simulate())
 
     def with_findings(self, extra: Sequence[Finding]) -> Stack:
         """The same stack with findings that need more than this blueprint (`lint --against`, the review)."""
@@ -66,9 +69,26 @@ def build_stack(loaded: LoadedBlueprint) -> Stack:
     return Stack(loaded, table, capacity, lint_loaded(loaded, table, capacity))
 
 
+def design_key(loaded: LoadedBlueprint) -> str:
+    """What a stack's design, estimate, lint, cost and simulation are computed from, without the names that only
+    tell environments apart (the table's, the state key's): environments with the same key share them."""
+    blueprint = loaded.blueprint.model_dump(mode="json", exclude={"table": {"name"}, "terraform": {"backend": {"key"}}})
+    lock = loaded.lock.model_dump(mode="json", exclude={"table"}) if loaded.lock else None
+    prices = loaded.prices.model_dump(mode="json") if loaded.prices else None
+    return json.dumps([str(loaded.path), blueprint, lock, prices], sort_keys=True)
+
+
+def _sharing(loaded: LoadedBlueprint, first: Stack) -> Stack:
+    """`loaded`'s stack from an earlier environment's of the same design: its own names and locations."""
+    return Stack(loaded, replace(first.design, blueprint=loaded.blueprint), first.capacity,
+                 relocated(first.lint, loaded), same_as=first.same_as or first)
+
+
 def build_stacks(blueprints: Iterable[LoadedBlueprint]) -> list[Stack]:
-    """Every stack, in order; stack names must be unique across the blueprints given."""
+    """Every stack, in order; stack names must be unique across the blueprints given. Environments of one design
+    (`design_key`) are designed, estimated and linted once."""
     seen: dict[str, LoadedBlueprint] = {}
+    designs: dict[str, Stack] = {}
     stacks = []
     for loaded in blueprints:
         other = seen.setdefault(loaded.stack_name, loaded)
@@ -79,7 +99,9 @@ def build_stacks(blueprints: Iterable[LoadedBlueprint]) -> list[Stack]:
                 hint="stack names must be unique: rename one blueprint",
                 code=ErrorCode.NAMING,
             ).located(loaded.source.locate(("blueprint",)))
-        stacks.append(build_stack(loaded))
+        key = design_key(loaded)
+        stacks.append(_sharing(loaded, designs[key]) if key in designs else build_stack(loaded))
+        designs.setdefault(key, stacks[-1])
     return stacks
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
@@ -13,7 +12,18 @@ from tablewright.blueprint.language.base import KEY_TYPES, AttributeName, Attrib
 from tablewright.errors import ErrorCode
 
 TIMESTAMP_PRESETS = ("iso8601", "epoch_seconds", "epoch_millis")
-_STRFTIME_DIRECTIVES = set("YymdHIMSpbBjf")
+# The strftime directives a timestamp format may use, and the parts of a time each writes. Each reads back as a fixed
+# number of digits or one of a few fixed words (AM/PM, month names), and a format writes each part once (a format
+# with two months has two readings): so a stored value is read in one pass, in time linear in its length, by both
+# clients and the engine (tests/hostile/test_timestamp_formats.py).
+_STRFTIME_DIRECTIVES: dict[str, tuple[str, ...]] = {
+    "Y": ("year",), "y": ("year",), "m": ("month",), "b": ("month",), "B": ("month",), "d": ("day",),
+    "j": ("month", "day"), "H": ("hour",), "I": ("hour",), "p": ("AM/PM",), "M": ("minute",), "S": ("second",),
+    "f": ("fraction of a second",),
+}
+# The longest timestamp format: every part once with a separator between fits (`%Y-%m-%d %I:%M:%S.%f %p`, 23
+# characters), with room for a short literal; longer text belongs in the key template, not in every stored value.
+MAX_TIMESTAMP_FORMAT = 40
 
 
 class AttributeSpec(Strict):
@@ -32,12 +42,14 @@ class AttributeSpec(Strict):
         le=38,
         description="Number attributes only: digits to zero-pad to inside keys, so that keys sort as the numbers do.",
     )
-    format: Annotated[str, StringConstraints(max_length=64)] | None = Field(
+    format: Annotated[str, StringConstraints(max_length=MAX_TIMESTAMP_FORMAT)] | None = Field(
         default=None,
         description=(
             "Timestamp attributes only: `iso8601` (default, `2024-03-01T09:30:00Z`), `epoch_seconds`, "
-            "`epoch_millis`, or a strftime pattern."
+            "`epoch_millis`, or a strftime pattern (at most 40 characters, no '#') of %Y %y %m %b %B %d %j %H %I %p "
+            "%M %S %f, each part of the time once (one year, one month...), %I with %p."
         ),
+        examples=["%Y-%m-%d %H:%M"],
     )
     pattern: str | None = Field(
         default=None,
@@ -208,24 +220,62 @@ class AttributeSpec(Strict):
 def _check_timestamp_format(fmt: str) -> None:
     if fmt in TIMESTAMP_PRESETS:
         return
-    if "#" in fmt or len(fmt) > 64:
+    if "#" in fmt or len(fmt) > MAX_TIMESTAMP_FORMAT:
         raise Invalid(f"timestamp format {fmt!r} {'contains #, the key separator' if '#' in fmt else 'is too long'}",
-                      "use e.g. '%Y-%m-%dT%H:%M:%SZ' (no '#': values sit inside keys)",
+                      "use e.g. '%Y-%m-%dT%H:%M:%SZ' (no '#': values sit inside keys)", "format",
                       code=ErrorCode.VALUE_NOT_ALLOWED)
-    directives = re.findall(r"%(.)", fmt)
+    directives = _directives(fmt)
     if not directives:
         raise Invalid(
             f"unknown timestamp format {fmt!r}",
-            f"use one of {', '.join(TIMESTAMP_PRESETS)} or a strftime pattern such as '%Y-%m-%dT%H:%M:%SZ'",
+            f"use one of {', '.join(TIMESTAMP_PRESETS)} or a strftime pattern such as '%Y-%m-%dT%H:%M:%SZ'", "format",
             code=ErrorCode.VALUE_NOT_ALLOWED,
         )
-    unknown = sorted(set(directives) - _STRFTIME_DIRECTIVES)
+    if "" in directives:
+        raise Invalid(f"timestamp format {fmt!r} ends with a lone '%'",
+                      "remove it, or write a directive after it such as %S", "format",
+                      code=ErrorCode.VALUE_NOT_ALLOWED)
+    unknown = sorted(set(directives) - set(_STRFTIME_DIRECTIVES))
     if unknown:
         raise Invalid(
             f"unsupported strftime directive(s) {', '.join('%' + d for d in unknown)} in {fmt!r}",
-            "use %Y %m %d %H %M %S (and %y %b %B %j %I %p %f)",
+            "use %Y %m %d %H %M %S (and %y %b %B %j %I %p %f)", "format",
             code=ErrorCode.VALUE_NOT_ALLOWED,
         )
+    _check_each_part_once(fmt, directives)
+
+
+def _directives(fmt: str) -> list[str]:
+    """The directives of a strftime pattern in order: the character after each `%` ('' for a lone `%` at the end)."""
+    found, at = [], fmt.find("%")
+    while at != -1:
+        found.append(fmt[at + 1:at + 2])
+        at = fmt.find("%", at + 2)
+    return found
+
+
+def _check_each_part_once(fmt: str, directives: list[str]) -> None:
+    """A format writes each part of a time once, and the 12-hour clock with AM/PM: every value has one reading."""
+    shown = fmt if len(fmt) <= 24 else fmt[:21] + "..."
+    repeated = next((d for d in directives if directives.count(d) > 1), None)
+    if repeated is not None:
+        raise Invalid(f"timestamp format {shown!r} uses %{repeated} {directives.count(repeated)} times: a directive "
+                      "may appear once", "write each directive once, e.g. '%Y-%m-%d %H:%M' (a literal that repeats "
+                      "belongs in the key template)", "format", code=ErrorCode.VALUE_NOT_ALLOWED)
+    writer: dict[str, str] = {}
+    for directive in directives:
+        for part in _STRFTIME_DIRECTIVES[directive]:
+            if part in writer:
+                raise Invalid(f"timestamp format {shown!r} writes the {part} twice (%{writer[part]} and "
+                              f"%{directive}): a value could hold two different ones",
+                              f"keep one of %{writer[part]} and %{directive}", "format",
+                              code=ErrorCode.VALUE_NOT_ALLOWED)
+            writer[part] = directive
+    if ("I" in directives) != ("p" in directives):
+        alone = "%I (the 12-hour clock) without %p (AM/PM)" if "I" in directives else "%p (AM/PM) without %I"
+        raise Invalid(f"timestamp format {shown!r} has {alone}: the hour has two readings",
+                      "write %I with %p, or the 24-hour clock %H alone", "format",
+                      code=ErrorCode.VALUE_NOT_ALLOWED)
 
 
 # A key template's text: longer than any key DynamoDB stores (2,048 bytes), with room for placeholder names.
