@@ -240,14 +240,22 @@ def _update_units(design: TableDesign, entity: str, changes: tuple[str, ...], tr
     return units
 
 
+def insert_units(design: TableDesign, entity: str) -> dict[str, float]:
+    """WCU one insert (or delete) takes on the table and on each index: one write of the item (twice in a
+    transaction) and of each of its index entries (on a sparse index, the share of items on it)."""
+    transaction = 2 if design.blueprint.entities[entity].transactional else 1
+    every: dict[str, float] = {}
+    for index in sorted(design.shapes[entity]):
+        size = write_units(entry_bytes(design, entity, index))
+        every[index] = float(size * transaction) if index == TABLE else size * presence(design, entity, index)
+    return every
+
+
 def write_cost(design: TableDesign, entity: str) -> WriteCost:
     spec = design.blueprint.entities[entity]
     rates = spec.write_rates
     transaction = 2 if spec.transactional else 1
-    every: dict[str, float] = {}  # one write of the item and of each of its index entries
-    for index in sorted(design.shapes[entity]):
-        size = write_units(entry_bytes(design, entity, index))
-        every[index] = float(size * transaction) if index == TABLE else size * presence(design, entity, index)
+    every = insert_units(design, entity)  # one write of the item and of each of its index entries
     changes, note = changed_attributes(design, entity)
     # BatchWriteItem rounds each item up to 1 KB as its own PutItem or DeleteItem would
     # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).

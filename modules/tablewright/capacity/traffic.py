@@ -2,7 +2,9 @@
 table and GSI, and the busiest partition-key values those flows land on.
 
 A flow is one pattern's reads or one entity's writes on one target (the table, local indexes included, or a
-GSI), in capacity units per second on average, shaped over the day by its profile. A hot key is one value of a
+GSI), in capacity units per second on average, shaped over the day by its profile. An entity's writes are those
+that consume capacity (`entity_writes`): TTL expiries are free, so neither its average nor an event's `rate`
+counts them, and an entity whose only writes are events has a flow of no average. A hot key is one value of a
 partition-key template (`STATUS#ONLINE`), with the share of each flow that lands on it: the value's share of
 the template's traffic (declared, or judged at its worst), divided by the shards that spread it. A single item
 (a key whose partition holds one item) is not spread by sharding: every write of it lands on the same key.
@@ -17,7 +19,7 @@ from typing import Literal
 
 from tablewright.blueprint.traffic import OCCURRENCES_PER_MONTH, Profile, entity_profile, pattern_profile
 from tablewright.blueprint.traits import SPREAD_FROM, Component, counted_items, hot_values, key_components
-from tablewright.capacity.estimate import ReadCost, WriteCost
+from tablewright.capacity.estimate import ReadCost, WriteCost, insert_units
 from tablewright.design.design import TABLE, Shape, TableDesign
 from tablewright.design.serve import may_share
 
@@ -119,14 +121,29 @@ def flows(design: TableDesign, reads: Sequence[ReadCost], writes: Sequence[Write
             found.append(Flow(read.pattern, "read", TABLE, read.rps, read.table_units_per_call, profile, entity))
     for write in writes:
         profile = entity_profile(blueprint, write.entity)
-        per_target: dict[str, float] = {}
-        for index, units in write.units_per_second.items():
-            per_target[_target(design, index)] = per_target.get(_target(design, index), 0.0) + units
+        rate, per_target = entity_writes(design, write, profile)
         for target, units in sorted(per_target.items()):
             if units:
-                found.append(Flow(write.entity, "write", target, write.writes_per_second,
-                                  units / write.writes_per_second, profile, write.entity))
+                found.append(Flow(write.entity, "write", target, rate, units, profile, write.entity))
     return found
+
+
+def entity_writes(design: TableDesign, write: WriteCost, profile: Profile) -> tuple[float, dict[str, float]]:
+    """(writes per second on average, units one write takes on each target): the writes an entity's flows count,
+    its curve scales and an event's `rate` gives. Only writes that consume capacity count (inserts, updates,
+    deletes, failed conditions, in their declared mix): TTL expiries are free and never dilute an event's rate.
+    An entity that declares none of them and has an event with a `rate` writes inserts during it."""
+    charged = sum(kind.rate for kind in write.kinds if any(kind.units.values()))
+    if charged:
+        units = write.units_per_second
+    elif any(surge.rate for surge in profile.surges):
+        units = insert_units(design, write.entity)
+    else:
+        return 0.0, {}
+    per_target: dict[str, float] = {}
+    for index, value in units.items():
+        per_target[_target(design, index)] = per_target.get(_target(design, index), 0.0) + value
+    return charged, {target: value / (charged or 1.0) for target, value in per_target.items()}
 
 
 def partition_families(design: TableDesign, members: dict[str, Shape]) -> list[list[str]]:

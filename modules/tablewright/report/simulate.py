@@ -61,8 +61,9 @@ def _key_rows(result: StackSimulation, run: Run) -> list[dict[str, Any]]:
         key = result.model.hot_keys[number]
         flows = [(result.model.flows[i], share) for i, share in key.terms
                  if result.model.flows[i].direction == run.direction]
-        per_request = sum(f.per_request * f.requests * s for f, s in flows) / (sum(f.requests * s for f, s in flows)
-                                                                               or 1)
+        requests = sum(f.requests * s for f, s in flows)
+        per_request = (sum(f.per_request * f.requests * s for f, s in flows) / requests if requests
+                       else sum(f.per_request * s for f, s in flows) / (sum(s for _, s in flows) or 1))  # events only
         rows.append({"key": key.label, "rank": key.rank, "throttled_requests": round(units / (per_request or 1), 1),
                      "throttled_seconds": run.key_seconds.get(number, 0)})
     return rows

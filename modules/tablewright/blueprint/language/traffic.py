@@ -56,8 +56,9 @@ class TrafficEvent(Strict):
                               "or `month`.")
     rate: float | None = Field(
         default=None, gt=0, le=MAX_RATE,
-        description="Requests per second during the event: a pattern's reads, or an entity's writes (its kinds in "
-        "their declared proportions). Not on the blueprint's `traffic` (write `factor` there).")
+        description="Requests per second during the event: a pattern's reads, or an entity's writes that consume "
+        "capacity (inserts, updates and deletes in their declared proportions; TTL expiries are free and never "
+        "counted; inserts when the entity declares none). Not on the blueprint's `traffic` (write `factor` there).")
     factor: float | None = Field(default=None, gt=0, le=10_000,
                                  description="The normal rate times this during the event.")
 
