@@ -10,7 +10,8 @@ capacity, index builds and account utilization: `PUBLISHED_EVERY`).
 
 Specs are plain data (testable, and counted by the cost model); `modules/tablewright/constructs/alarms.py` turns
 them into Terraform. Defaults are written once in `DEFAULTS`; `alarms.<kind>` in the blueprint
-overrides them.
+overrides them. The conditional-check threshold is sized from the failures the design declares
+(`monitoring/sizing.py`): never below its default, and the blueprint's own threshold wins.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Literal
 from tablewright.blueprint.language import Blueprint, Operation
 from tablewright.blueprint.throughput import has_maximum, max_throughput_setting
 from tablewright.design.design import TableDesign
+from tablewright.monitoring.sizing import Sizing, conditional_checks
 
 NAMESPACE = "AWS/DynamoDB"
 MAX_METRICS_PER_ALARM = 10  # CloudWatch: a metric math alarm references at most 10 metrics
@@ -178,11 +180,14 @@ def alarm_specs(design: TableDesign, table_ref: str,
     blueprint = design.blueprint
     table = blueprint.table.name
     rules = {kind: settings(blueprint, kind) for kind in DEFAULTS}
+    checks = conditional_checks(blueprint, rules["conditional_checks"].period, DEFAULTS["conditional_checks"].threshold)
+    rules["conditional_checks"] = replace(rules["conditional_checks"], threshold=checks.threshold)
     operations = operations_used(design)
     per_target = [alarm for label, extra in targets(design)
                   for alarm in _target_alarms(design, _Target.of(table, table_ref, label, extra), maxima)]
     return [*_enabled(per_target, rules, table), *_latency_alarms(blueprint, table_ref, operations),
-            *_enabled([*_error_alarms(table, table_ref, operations), *_account_alarms(blueprint)], rules, table)]
+            *_enabled([*_error_alarms(table, table_ref, operations, checks, rules["conditional_checks"].period),
+                       *_account_alarms(blueprint)], rules, table)]
 
 
 @dataclass(frozen=True)
@@ -307,8 +312,10 @@ def _latency_alarms(blueprint: Blueprint, table_ref: str, operations: list[Opera
     return specs
 
 
-def _error_alarms(table: str, table_ref: str, operations: list[Operation]) -> list[_Alarm]:
-    """System errors (one alarm per MAX_METRICS_PER_ALARM operations) and failed conditional writes."""
+def _error_alarms(table: str, table_ref: str, operations: list[Operation], checks: Sizing,
+                  period: int) -> list[_Alarm]:
+    """System errors (one alarm per MAX_METRICS_PER_ALARM operations) and failed conditional writes (sized from
+    the declared failures: `monitoring/sizing.py`)."""
     alarms = []
     for number, start in enumerate(range(0, len(operations), MAX_METRICS_PER_ALARM), start=1):
         chunk = operations[start:start + MAX_METRICS_PER_ALARM]
@@ -327,10 +334,18 @@ def _error_alarms(table: str, table_ref: str, operations: list[Operation]) -> li
         "conditional_checks", "conditional_check_failed", "conditional-check-failed",
         f"Conditional writes on {table} failed more than usual (ConditionalCheckFailedRequests): business conflicts "
         "such as concurrent updates of the same items, not service errors. First look for a retry storm or a "
-        "change in how the application writes.",
+        "change in how the application writes." + _expected_text(checks, period),
         filled(metric("m1", "ConditionalCheckFailedRequests", "Sum", TableName=table_ref),
                "conditional checks failed")))
     return alarms
+
+
+def _expected_text(checks: Sizing, period: int) -> str:
+    """What the design declares, for a design that declares failing writes (none: the text stays as it was)."""
+    if not checks.expected:
+        return ""
+    return (f" As declared (`writes.failing` at the peak rates and events), up to {checks.expected:,.0f} fail per "
+            f"{period} seconds; threshold {checks.threshold:,.0f}.")
 
 
 def _account_alarms(blueprint: Blueprint) -> list[_Alarm]:
