@@ -190,3 +190,17 @@ def test_an_event_only_entity_on_a_hot_key_counts_its_throttled_writes_at_their_
     [row] = _write_row(stack, result)["hot_keys"]
     assert (row["throttled_requests"], row["throttled_seconds"]) == (60_000, 600)
     assert any(f.code == "TW103" for f in lint(stack.design, stack.capacity))
+
+
+@pytest.mark.parametrize("writes", ["writes_per_second: 0", "writes: {expiries: 50}"])
+def test_an_entity_whose_only_writes_are_an_event_has_its_writes_watched(write_blueprint, writes):
+    """The alarms watch the operations the application performs: an event's writes are PutItem and UpdateItem like
+    any entity's (before, an entity with no steady writes had none, so no system-error or latency alarm read
+    them)."""
+    from tablewright.monitoring.alarms import operations_used
+
+    stack = stack_of(write_blueprint, LEDGER.format(write=100, writes=writes, event="import", rate=300))
+    assert {"PutItem", "UpdateItem"} <= set(operations_used(stack.design))
+    quiet = stack_of(write_blueprint, LEDGER.format(write=100, writes=writes, event="import", rate=300).replace(
+        "    traffic:\n      events: [{name: import, start: \"03:00\", duration: 10m, rate: 300}]\n", ""), "quiet.yaml")
+    assert "PutItem" not in operations_used(quiet.design)

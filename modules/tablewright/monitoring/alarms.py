@@ -22,6 +22,7 @@ from typing import Literal
 
 from tablewright.blueprint.language import Blueprint, Operation
 from tablewright.blueprint.throughput import has_maximum, max_throughput_setting
+from tablewright.blueprint.traffic import entity_profile
 from tablewright.design.design import TableDesign
 from tablewright.monitoring.sizing import Sizing, conditional_checks
 
@@ -125,8 +126,9 @@ def operations_used(design: TableDesign) -> list[Operation]:
     """The DynamoDB operations the application performs, from the query plans and declared writes."""
     used: set[Operation] = {plan.sent_operation for plan in design.plans}
     used |= {"BatchGetItem" for plan in design.plans if plan.follow_up}
-    for entity in design.blueprint.entities.values():
-        if entity.writes_per_second > 0:
+    for name, entity in design.blueprint.entities.items():
+        # an entity whose only writes are an event's (`rate:`) writes too (capacity/traffic.py `entity_writes`)
+        if entity.writes_per_second > 0 or any(surge.rate for surge in entity_profile(design.blueprint, name).surges):
             used |= {"PutItem", "UpdateItem"}
             if entity.transactional:
                 used.add("TransactWriteItems")
