@@ -21,9 +21,10 @@ from tests.support.calibrate_support import (
 
 def test_write_declares_the_observed_hot_key_and_lint_then_sees_it(run_cli, write_blueprint, tmp_path):
     # orders.yaml with OrderItem written 900 times a second (a comment added). GSI1 then serves reads 15 + 300
-    # and writes 30 + 900 = 1,245 units/s, OrderItem's template 915 of them. One product takes 60 % of GSI1's
-    # accesses: hot_key_share 0.6 / (915 / 1,245) = 0.82 on productId, so at the peak (x3) that product's key
-    # takes 900 x 3 x 0.82 = 2,214 WCU: more than a partition's 1,000, a lint error.
+    # and writes 30 + 900 units/s: Contributor Insights counts 3 x write units + read units, 315 + 3 x 930 =
+    # 3,105, OrderItem's template 15 + 3 x 900 = 2,715 of them. One product takes 60 % of GSI1's accesses:
+    # hot_key_share 0.6 / (2,715 / 3,105) = 0.69 on productId, so at the peak (x3) that product's key takes
+    # 900 x 3 x 0.69 = 1,863 WCU: more than a partition's 1,000, a lint error.
     text = Path(ORDERS).read_text().replace("    writes_per_second: 90\n",
                                             "    writes_per_second: 900  # checkout writes every line\n")
     text = text.replace("max_throughput: {read: 1600, write: 600}", "max_throughput: {read: 1600, write: 4000}")
@@ -40,8 +41,8 @@ def test_write_declares_the_observed_hot_key_and_lint_then_sees_it(run_cli, writ
     assert code == 1
     after = path.read_text()
     assert after == text.replace("      productId: string\n      orderedAt",
-                                 "      productId: {type: string, hot_key_share: 0.82}\n      orderedAt", 1)
-    assert "+      productId: {type: string, hot_key_share: 0.82}" in err and "1 blueprint file(s) written" in err
+                                 "      productId: {type: string, hot_key_share: 0.69}\n      orderedAt", 1)
+    assert "+      productId: {type: string, hot_key_share: 0.69}" in err and "1 blueprint file(s) written" in err
     assert "# checkout writes every line" in after
     code, out, _ = run_cli("lint", path, "--env", "prod")
     errors = [line for line in out.splitlines() if " error TW" in line]

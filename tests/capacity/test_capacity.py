@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -198,18 +199,21 @@ def test_query_items_come_from_item_count_over_the_partitions_addressed():
     assert report.read("last").items_per_call == 3.0  # the limit, under the 40 available
 
 
-def test_an_unbounded_query_reads_at_most_a_1_mb_page():
+def test_an_unbounded_query_reads_every_page_of_the_collection():
     customer = {"attributes": {"customerId": "string", "industry": {"type": "string", "values": ["A", "B", "C"]},
                                "name": "string"},
                 "key": {"pk": "CUSTOMER#{customerId}", "sk": "PROFILE"}, "item_bytes": 1200, "item_count": 200_000}
     bp = blueprint({"Customer": customer}, {"by_industry": {"entity": "Customer", "where": {"industry": "="},
                                                              "rps": 5}})
     read = estimate(design(bp)).read("by_industry")
-    # 66,667 customers per industry: far over 1 MB, so a call reads one full page: 1,048,576 / 4,096 = 256
-    # units, halved: 128 RCU per call, 640 RCU/s at 5 calls/s.
-    assert (read.units_per_call, read.units_per_second) == (128.0, 640.0)
-    assert read.basis == ("200,000 items over 3 industry values; a call reads one 1 MB page per request "
-                          "(paginate for more)")
+    # 200,000 / 3 = 66,666.7 customers per industry of 1,185-byte GSI1 entries: 79,000,000 bytes. The generated
+    # client reads every page of at most 1 MB: ceil(79,000,000 / 1,048,576) = 76 Query requests; 75 full pages of
+    # 256 units and a last of 79,000,000 - 75 x 1,048,576 = 356,800 bytes, 88 units: 19,288 units, halved.
+    assert read.bytes_per_item == 1185 and math.ceil(200_000 / 3 * 1185) == 79_000_000
+    assert [(r.operation, r.count) for r in read.requests] == [("Query", 76)]
+    assert (read.units_per_call, read.units_per_second) == ((75 * 256 + 88) / 2, 5 * (75 * 256 + 88) / 2)
+    assert read.basis == ("200,000 items over 3 industry values; 75.3 MB a request: 76 pages of at most 1 MB, the "
+                          "client reads them all")
 
 
 def test_suggested_bounds_and_monthly_cost():
@@ -253,7 +257,8 @@ def test_explain_shows_per_pattern_figures(run_cli):
     assert recent["capacity"] == {
         "items_per_call": 3, "read_units_per_call": 0.5, "read_units_per_second": 250.0,
         "items_basis": "the limit, of about 40.0 (8,000,000 items over 200,000 customerId values (one Customer each) "
-                       "(a range condition reads up to all of it))"}
+                       "(a range condition reads up to all of it))",
+        "requests_per_call": [{"operation": "Query", "count": 1, "why": "one page"}]}
 
 
 HOT_EVENT = {"attributes": {"tenantId": {"type": "string", "cardinality": 10, "hot_key_share": 0.5},
@@ -290,14 +295,16 @@ def test_a_sharded_read_reads_at_most_its_shares_of_the_collection():
     assert (read.items_per_call, read.units_per_call) == (50.0, 7.5)
 
 
-def test_a_sharded_read_is_capped_at_one_page_per_shard_request():
-    # 100,000 events per tenant, 20,000 per shard x 900 bytes: far over 1 MB, so each of the 5 requests reads one
-    # 1 MB page (256 units): 5 x 256 / 2 = 640 RCU per call.
+def test_a_sharded_read_reads_every_page_of_each_shard():
+    # 100,000 events per tenant, 20,000 per shard x 900 bytes = 18,000,000 bytes a shard: 18 pages each (17 of 256
+    # units, the last 18,000,000 - 17 x 1,048,576 = 174,208 bytes: 43 units), 5 shards, halved.
     counted = {**HOT_EVENT, "item_count": 1_000_000}
     unlimited = {"recent": {k: v for k, v in RECENT["recent"].items() if k != "limit"}}
     read = estimate(design(blueprint({"Event": counted}, unlimited))).read("recent")
-    assert read.units_per_call == 640.0
-    assert read.items_per_call == round(5 * 2**20 / 900, 2)
+    assert read.units_per_call == 5 * (17 * 256 + 43) / 2
+    assert read.items_per_call == 100_000
+    assert [(r.operation, r.count) for r in read.requests] == [("Query", 5 * 18)]
+
 
 
 def test_a_follow_up_fetches_only_the_items_a_sharded_call_returns():

@@ -96,6 +96,7 @@ def test_a_bad_blueprint_is_a_red_error_on_a_terminal(tmp_path):
     assert code == 2 and shown.startswith(f"error: {path}:7:") and ESCAPE not in shown
 
 
+@pytest.mark.terraform  # several CLI runs on a pseudo-terminal: 2 s, the slow tier's
 def test_progress_on_a_terminal_for_several_blueprints_and_never_when_piped(tmp_path):
     good = BAD.replace("    item_bytes: 500000\n", "")
     paths = []

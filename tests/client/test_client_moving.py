@@ -203,7 +203,8 @@ def test_old_items_of_an_entity_renamed_in_place_are_read_and_written_under_the_
     items by and a Scan filters on; writes take them over under the new name."""
     (tmp_path / "base").mkdir()
     (tmp_path / "head").mkdir()
-    patterns = {"everyone": {"entity": "Customer", "where": {"region": "="}, "scan": "allowed", "reason": "admin"},
+    patterns = {"everyone": {"entity": "Customer", "where": {"region": "="}, "scan": "allowed", "reason": "admin",
+                             "rps": 0.01},
                 "customer_and_orders": {"entity": ["Customer", "Order"], "where": {"customerId": "="}}}
     base = shop(tmp_path / "base", access_patterns=patterns)
     [old] = build_stacks(load_blueprints(base))

@@ -15,9 +15,10 @@ from tablewright.verify.samples import generate_samples
 from tests.conftest import ROOT
 from tests.support.client_support import BLUEPRINTS, module_text, python_module, stacks_of, table_of
 
-# The sparse design with every type (client) and the sharded one (features) take 8 s each against moto: the slow
-# tier runs them; the fast one the bundled two (the tests below break features' module and check all of it).
-HEAVY = {"client", "features"}
+# Every case takes seconds against moto (the sparse design with every type and the sharded one 8 s each): the slow
+# tier runs them all; the fast one checks each write and pattern of the bundled two through the request recording
+# (tests/client/test_client_requests.py) and breaks features' module below.
+HEAVY = {"client", "features", "crm", "orders"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.terraform) if name in HEAVY else name

@@ -97,8 +97,9 @@ def _declared_units(stack, target: str) -> tuple[float, float]:
         return index == target or (target == "table" and design.index_is_local(index))
 
     reads = sum(read.units_per_second for read in capacity.reads if on_target(read.index))
-    if target == "table":
+    if target == "table":  # a follow-up's reads, and those the client makes before it writes (capacity/requests.py)
         reads += sum(read.table_units_per_second for read in capacity.reads)
+        reads += sum(kind.rate * kind.read_units for write in capacity.writes for kind in write.kinds)
     writes = sum(units for write in capacity.writes for index, units in write.units_per_second.items()
                  if on_target(index))
     return reads, writes

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
@@ -144,6 +145,7 @@ def test_the_fuzz_base_is_a_good_blueprint(tmp_path, run_cli):
     assert code == 0, err
 
 
+@pytest.mark.terraform  # 200 examples through the whole CLI: 4 s, the slow tier's (the fast one fuzzes synth)
 @settings(max_examples=200, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
 @given(document=mutated_blueprints(), output=st.sampled_from(["text", "json", "sarif"]))

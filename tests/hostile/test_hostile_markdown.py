@@ -70,7 +70,7 @@ def raw_html(markdown: str) -> list[str]:
 def review_with_scan_reason(reason: str, tmp_path: Path, run_cli) -> tuple[int, str, str]:
     """`review` of the shop with a scan pattern added whose `reason` is the given text."""
     head = SHOP_TEXT.replace("access_patterns:\n", "access_patterns:\n  export_all:\n    entity: Order\n"
-                             "    filter: {total: \"=\"}\n    scan: allowed\n"
+                             "    filter: {total: \"=\"}\n    scan: allowed\n    rps: 0.01\n"
                              f"    reason: {json.dumps(reason)}\n")
     lay_out(tmp_path, {"head.yaml": head})
     return run_cli("review", "--base", SHOP, "--head", tmp_path / "head.yaml")

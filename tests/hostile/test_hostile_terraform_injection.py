@@ -87,7 +87,7 @@ INTERPOLATION_IN_TEXT = [
     Bad("attribute-description-dollar", attributes(f"      note: {{type: string, description: {q(DOLLAR)}}}  {MARK}")),
     Bad("pattern-description-percent", pattern(f"    description: {q(PERCENT)}  {MARK}")),
     Bad("lint-ignore-reason-dollar", top("lint:", f"  ignore: {{TW101: {q(DOLLAR)}}}  {MARK}")),
-    Bad("scan-reason-percent", GOOD + "  export:\n    entity: User\n    scan: allowed\n"
+    Bad("scan-reason-percent", GOOD + "  export:\n    entity: User\n    scan: allowed\n    rps: 0.01\n"
                                       f"    reason: {q(PERCENT)}  {MARK}\n"),
 ]
 

@@ -89,7 +89,8 @@ def test_tw308_names_the_target_the_suggestion_uses():
 
 
 def test_tw305_accepted_scan_with_its_cost():
-    scan = {"export": {"entity": "User", "where": {"name": "begins_with"}, "scan": "allowed", "reason": "nightly"}}
+    scan = {"export": {"entity": "User", "where": {"name": "begins_with"}, "scan": "allowed", "reason": "nightly",
+                       "rps": 0.001}}
     found = [f for f in findings({"User": {**USER, "item_count": 1_000_000, "item_bytes": 1000}}, scan)
              if f.code == "TW305"]
     assert found and "1,000,000 items" in found[0].message and "accepted because: nightly" in found[0].message

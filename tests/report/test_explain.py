@@ -23,7 +23,7 @@ def test_markdown_charts(run_cli):
     code, out, _ = run_cli("explain", BUNDLED[0], "--format", "markdown", "--env", "dev")
     assert code == 0
     assert "| Pattern | Index | Key condition | Operation | Order / limit |" in out
-    assert "| customer_profile | table | PK = CUSTOMER#{customerId} AND SK = PROFILE | GetItem | single item |" in out
+    assert "| customer_profile | table | PK = CUSTOMER#{customerId} AND SK = PROFILE | 1 GetItem | single item |" in out
 
 
 def test_json_cookbook_has_the_exact_requests(run_cli):

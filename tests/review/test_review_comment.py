@@ -69,10 +69,16 @@ def test_the_bundled_blueprints_comment_is_at_most_half_its_former_size(repo, ru
         code, out, err = run_cli("review", "--base", f"HEAD:blueprints/{name}", "--head", f"blueprints/{name}")
         assert code == 0, err
         assert "`tickets_by_subject` added" in out or "`orders_by_status` added" in out
-        assert len(out.encode()) <= BEFORE[name] / 2, (name, len(out.encode()))
+        assert len(out.encode()) <= BEFORE[name] / 2 + _newer_rules(out), (name, len(out.encode()))
     code, out, err = run_cli("review", "blueprints/crm.yaml", "blueprints/orders.yaml", "--changed-since", "main")
     assert code == 0, err
-    assert len(out.encode()) <= BEFORE["comment"] / 2, len(out.encode())
+    assert len(out.encode()) <= BEFORE["comment"] / 2 + _newer_rules(out), len(out.encode())
+
+
+def _newer_rules(out: str) -> int:
+    """Bytes of the findings of rules the measured comments had no rule for (TW330, the Contributor Insights cost
+    note the platform base's accessed-keys mode gets): content, not format."""
+    return sum(len(line.encode()) + 1 for line in out.splitlines() if "| TW330 |" in line or "without TW330" in line)
 
 
 def test_the_headline_is_the_worst_verdict_and_the_months_cost_change_of_every_stack(repo, run_cli):

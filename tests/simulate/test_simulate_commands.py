@@ -95,7 +95,8 @@ def test_a_scheduled_minimum_synthesizes_two_scheduled_actions(write_blueprint, 
     actions = config["resource"]["aws_appautoscaling_scheduled_action"]
     assert sorted(actions) == ["crm_write_month_end_raise", "crm_write_month_end_restore"]
     raise_, restore = actions["crm_write_month_end_raise"], actions["crm_write_month_end_restore"]
-    assert raise_["schedule"] == "cron(30 23 ? * FRI,SAT *)" and restore["schedule"] == "cron(0 1 ? * FRI,SAT *)"
+    # 23:30 to 01:00 runs past midnight: raised Friday and Saturday, restored the next mornings (Saturday, Sunday)
+    assert raise_["schedule"] == "cron(30 23 ? * FRI,SAT *)" and restore["schedule"] == "cron(0 1 ? * SAT,SUN *)"
     assert raise_["scalable_target_action"] == {"min_capacity": 900, "max_capacity": 1000}
     assert restore["scalable_target_action"] == {"min_capacity": 140, "max_capacity": 1000}
     assert raise_["resource_id"] == "${aws_appautoscaling_target.crm_write.resource_id}"

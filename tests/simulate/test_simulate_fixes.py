@@ -106,14 +106,15 @@ def test_an_on_demand_table_that_cannot_serve_its_event_is_warned_with_warm_thro
 
 
 def test_a_provisioned_table_gets_a_scheduled_minimum_that_simulated_removes_the_throttling(write_blueprint):
-    text = ON_DEMAND_SALE.replace("table: {name: shop}", PROVISIONED)
+    text = ON_DEMAND_SALE.replace("table: {name: shop}", PROVISIONED).replace(
+        "rate: 10000}", 'rate: 10000, on: "2027-11-26"}')
     [finding] = _hot(stack_of(write_blueprint, text), "TW105")
-    # 10,000 / 0.7 = 14,285.7: the minimum from 15 minutes before the sale to its end.
-    scheduled = ('add `{name: flash-sale, start: "17:45", end: "18:10", min: 14286}` to '
+    # 10,000 / 0.7 = 14,285.7: the minimum from 15 minutes before the sale to its end, once (the sale's date).
+    scheduled = ('add `{name: flash-sale, date: "2027-11-26", start: "17:45", end: "18:10", min: 14286}` to '
                  '`table.capacity.write.scheduled`')
     assert scheduled in finding.fix and "removes the throttling" in finding.fix.split("raise")[0]
     applied = text.replace("write: {min: 5, max: 40000}}}", "write: {min: 5, max: 40000, scheduled: [{name: "
-                           "flash-sale, start: \"17:45\", end: \"18:10\", min: 14286}]}}}")
+                           "flash-sale, date: \"2027-11-26\", start: \"17:45\", end: \"18:10\", min: 14286}]}}}")
     stack = stack_of(write_blueprint, applied, "applied.yaml")
     assert not _hot(stack, "TW105")
     run = simulate_stack(stack.design, stack.capacity).declared.day.run(TABLE, "write")

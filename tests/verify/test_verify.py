@@ -399,6 +399,7 @@ def test_a_failure_names_only_the_differing_attributes_shortened(write_blueprint
     assert all(len(part) < 140 for part in difference.split("; ")), difference  # 1,000-character texts cut
 
 
+@pytest.mark.terraform  # four verify runs in subprocesses: 4 s, the slow tier's
 def test_verify_prints_the_same_bytes_on_every_run_and_hash_seed(write_blueprint, tmp_path):
     import subprocess
     import sys

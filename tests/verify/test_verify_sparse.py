@@ -48,6 +48,7 @@ access_patterns:
     where: {note: begins_with}
     scan: allowed
     reason: an admin search
+    rps: 0.01
 """
 
 

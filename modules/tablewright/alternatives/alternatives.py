@@ -23,6 +23,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tablewright.alternatives.split import (
+    Split,
+    lock_without_member,
+    mover,
+    new_index_name,
+    split_blueprint,
+    unsharded,
+    weighed,
+)
 from tablewright.blueprint.language import AccessPattern, Blueprint, EntitySpec, IndexSpec, KeyAttributes, KeySpec
 from tablewright.blueprint.lock import StackLock
 from tablewright.blueprint.references import check_references
@@ -30,6 +39,7 @@ from tablewright.capacity.cost import CostReport, monthly_cost
 from tablewright.capacity.estimate import (
     PAGE_BYTES,
     attribute_cardinality,
+    change_shares,
     changed_attributes,
     collection,
     presence,
@@ -71,6 +81,7 @@ class IndexChoice:
     patterns: tuple[str, ...]
     current: Figures
     alternatives: tuple[Alternative, ...]
+    split: Split | str | None = None  # the shared GSI split, when one entity's writes throttle it (str: why not)
 
 
 def throughput_bill(cost: CostReport) -> float | None:
@@ -99,8 +110,41 @@ def index_choices(design: TableDesign, capacity: CapacityReport, cost: CostRepor
         lock = _without(deployed, index.name)
         alternatives = tuple(_alternative(design, capacity, lock, kind, index, patterns, rewrite)
                              for kind, rewrite in ((FILTER, _filtered), (INVERTED, _inverted), (COPIES, _copied)))
-        choices.append(IndexChoice(index.name, patterns, current, alternatives))
+        split = _split(design, capacity, deployed, index, bill)
+        choices.append(IndexChoice(index.name, patterns, current, alternatives, split))
     return choices
+
+
+def _designed(blueprint: Blueprint, lock: StackLock) -> TableDesign | str:
+    """A rewritten blueprint validated as one read from a file is, then designed against the deployed indexes;
+    or why it is not possible."""
+    try:
+        blueprint = Blueprint.model_validate(blueprint.model_dump(exclude_unset=True))
+        check_references(blueprint)
+        return design_of(blueprint, lock)
+    except TablewrightError as error:
+        return f"not possible: {error.message}"
+    except ValueError as error:  # a rewritten key or pattern its own model refuses
+        return f"not possible: {str(error).splitlines()[0]}"
+
+
+def _split(design: TableDesign, capacity: CapacityReport, deployed: StackLock, index: IndexDesign,
+           bill: float | None) -> Split | str | None:
+    """The shared GSI split (`split.py`), designed, estimated and priced as a blueprint of its own."""
+    entity = mover(design, capacity, index)
+    if entity is None:
+        return None
+    new = new_index_name(design)
+    rewritten = split_blueprint(design, index, entity, new)
+    if isinstance(rewritten, str):
+        return rewritten
+    blueprint, how = rewritten
+    other = _designed(blueprint, lock_without_member(deployed, index.name, entity))
+    if isinstance(other, str):
+        return other
+    report = estimate(other, capacity.prices)
+    after = throughput_bill(monthly_cost(other, report))
+    return weighed(design, capacity, other, report, (index, entity, new, how), (bill, after), other.blueprint)
 
 
 Rewritten = tuple[Blueprint, str, tuple[str, ...]]  # the alternative blueprint, what changed, the copy entities
@@ -114,14 +158,10 @@ def _alternative(design: TableDesign, capacity: CapacityReport, lock: StackLock,
     if isinstance(rewritten, str):
         return Alternative(kind, rewritten, None)
     blueprint, how, copies = rewritten
-    try:  # validated as a blueprint read from a file is, then designed against the deployed indexes
-        blueprint = Blueprint.model_validate(blueprint.model_dump(exclude_unset=True))
-        check_references(blueprint)
-        other = design_of(blueprint, lock)
-    except TablewrightError as error:
-        return Alternative(kind, f"not possible: {error.message}", None)
-    except ValueError as error:  # a rewritten key or pattern its own model refuses
-        return Alternative(kind, f"not possible: {str(error).splitlines()[0]}", None)
+    other = _designed(blueprint, lock)
+    if isinstance(other, str):
+        return Alternative(kind, other, None)
+    blueprint = other.blueprint
     allowed = len(design.global_indexes) - (0 if kind == INVERTED else 1)  # an inverted index replaces this one
     if len(other.global_indexes) > allowed:
         return Alternative(kind, f"not possible: {how}: no index the design keeps serves it (its order, range "
@@ -283,7 +323,8 @@ def _copy_of(design: TableDesign, entity: str, index: IndexDesign, shape: Shape,
     kept = sorted(set(spec.attributes) if projection is None else {*projection, *needed} & set(spec.attributes))
     share = presence(design, entity, index.name)  # a sparse index holds only the items with its keys
     rates = spec.write_rates
-    changed = [a for a in changed_attributes(design, entity)[0] if a in kept]  # an update the copy does not see
+    shares = change_shares(design, entity, changed_attributes(design, entity)[0])
+    changed = {a: share for a, share in shares.items() if a in kept}  # an update the copy does not see
     writes = rates.model_copy(update={"inserts": rates.inserts * share, "updates": rates.updates * share if changed
                                       else 0.0, "changes": changed, "deletes": rates.deletes * share,
                                       "expiries": rates.expiries * share, "failing": {}, "batch": None})
@@ -292,14 +333,10 @@ def _copy_of(design: TableDesign, entity: str, index: IndexDesign, shape: Shape,
     attributes = {a: spec.attributes[a].model_copy(update=required) if a in keyed else spec.attributes[a] for a in kept}
     return spec.model_copy(update={
         "attributes": attributes,
-        "key": KeySpec(pk=_unsharded(shape), sk=shape.sk.text if shape.keys.sk else None,
+        "key": KeySpec(pk=unsharded(shape), sk=shape.sk.text if shape.keys.sk else None,
                        shards=shape.shards if shape.shards > 1 else None,
                        shard_by=list(shape.shard_by) if shape.shards > 1 else None),
         "index_keys": {}, "writes": writes, "writes_per_second": 0.0, "transactional": False, "examples": [],
         "item_bytes": projected_bytes(design, entity, index.name, tuple(kept)),
         "item_count": None if spec.item_count is None else round(spec.item_count * share),
     })
-
-
-def _unsharded(shape: Shape) -> str:
-    return "#".join(segment.text for segment in shape.pk.segments if segment.shards is None)

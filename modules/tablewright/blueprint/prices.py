@@ -43,6 +43,11 @@ class PitrPrices(Sourced):
     gb_month: Price = Field(description="Continuous backups (point-in-time recovery), per GB-month of table size.")
 
 
+class ExportPrices(Sourced):
+    gb: Price = Field(description="A full export to S3 (ExportTableToPointInTime), per GB of the table's size (its "
+                      "items and local index entries) at the export time; it reads no table capacity.")
+
+
 class InsightsPrices(Sourced):
     rule_month: Price = Field(description="Per Contributor Insights rule and month (CloudWatch).")
     million_events: Price = Field(description="Per million DynamoDB events the rules process.")
@@ -58,6 +63,7 @@ class RegionPrices(Strict):
     table_classes: dict[TableClassName, ClassPrices] = Field(
         default_factory=dict, description="Per table class; a class not listed is not priced.")
     pitr: PitrPrices | None = None
+    export: ExportPrices | None = None
     contributor_insights: InsightsPrices | None = None
     alarms: AlarmPrices | None = None
 

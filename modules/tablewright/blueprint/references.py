@@ -243,6 +243,11 @@ def _check_writes(entity: EntitySpec, base: FieldPath) -> None:
             raise BlueprintError(f"`writes.changes` names `{attribute}`, which is not an attribute of this entity",
                                  path=(*base, "writes", "changes", position), code=ErrorCode.UNKNOWN_NAME,
                                  hint=suggest(attribute, entity.attributes))
+    for position, attribute in enumerate(entity.writes.passes if entity.writes else ()):
+        if attribute not in entity.attributes:
+            raise BlueprintError(f"`writes.passes` names `{attribute}`, which is not an attribute of this entity",
+                                 path=(*base, "writes", "passes", position), code=ErrorCode.UNKNOWN_NAME,
+                                 hint=suggest(attribute, entity.attributes))
 
 
 def _check_shard_by(entity: EntitySpec, shard_by: list[str] | None, path: FieldPath) -> None:

@@ -8,7 +8,8 @@ the resource is the table's name, or `<table>-<index>` for a GSI.
 https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/contributorinsights_HowItWorks.html
 A report gives the top contributors (`Keys`, `ApproximateAggregateValue`) and the rule's total over every key
 (`AggregateValue`): a key's share of the table's or index's accesses is their ratio. An accessed-keys rule counts
-reads and writes together.
+reads and writes together, as `ConsumedThroughputUnits`: 3 x the write units plus the read units (the How it works
+page above, "Most accessed items").
 https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetInsightRuleReport.html
 """
 

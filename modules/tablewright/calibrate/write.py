@@ -3,8 +3,10 @@
 A change is found by the file, line and column of its key (where the loader located the value: the blueprint, an
 environment overlay in it, or a base it extends), read from the file's YAML events, whose marks give each scalar's
 span. Only that span is replaced, so comments, quoting, key order, flow or block layout, line ends and a byte
-order mark stay as they were. A hot-key share the attribute does not declare yet is added to it: `productId:
-string` becomes `productId: {type: string, hot_key_share: 0.82}`, a mapping gets the key in its own layout.
+order mark stay as they were. A field the file does not write yet is added to the mapping that holds it (a
+pattern's `rps` left at its default, an attribute's hot-key share; a `traffic:` section for a peak factor left at
+the language's default): `productId: string` becomes `productId: {type: string, hot_key_share: 0.82}`, a mapping
+gets the key in its own layout.
 
 Refused, with the line to change by hand (exit 2, nothing written): a value that is an alias, or lies inside an
 anchored node that an alias repeats (one edit would change several fields, or only one of the values the reader
@@ -79,38 +81,50 @@ def _scalar_edit(change: Change, node: Node) -> Edit:
     return node.start, node.end, f"{quote}{text}{quote}"
 
 
-def _share_edit(change: Change, shape: Outline, key: Key, text: str) -> Edit:
-    """`hot_key_share` added to the attribute `key` names (a shorthand becomes a flow mapping)."""
+def _added_edit(change: Change, shape: Outline, key: Key, text: str) -> Edit:
+    """The field added to the mapping `key` holds (a pattern's `rps` left at its default, an attribute's
+    `hot_key_share`): in the mapping's own layout; an attribute's shorthand type becomes a flow mapping."""
     field = change.field.split(".")
+    name = field[-1]
     spec = _check_single(change, shape, key, field[:-1])
-    share = _number(change)
-    if spec.kind == "scalar" and spec.style not in ("|", ">"):
-        return spec.start, spec.end, f"{{type: {text[spec.start:spec.end]}, hot_key_share: {share}}}"
+    value = _number(change)
+    if spec.kind == "scalar" and spec.style not in ("|", ">") and name == "hot_key_share":
+        return spec.start, spec.end, f"{{type: {text[spec.start:spec.end]}, {name}: {value}}}"
     if spec.kind != "mapping":
-        raise _refusal(change, "the attribute is neither a type nor a mapping", "change it by hand")
+        raise _refusal(change, f"`{key.name}` is not a mapping to add `{name}` to", "change it by hand")
     if spec.flow:
         if spec.keys:
-            return spec.last, spec.last, f", hot_key_share: {share}"
-        return spec.end - 1, spec.end - 1, f"hot_key_share: {share}"
+            return spec.last, spec.last, f", {name}: {value}"
+        return spec.end - 1, spec.end - 1, f"{name}: {value}"
     if spec.last_style in ("|", ">"):
-        raise _refusal(change, "the attribute ends with a block scalar", "add `hot_key_share` by hand")
+        raise _refusal(change, f"`{key.name}` ends with a block scalar", f"add `{name}` by hand")
     indent = min(child.column for child in spec.keys.values()) - 1
     end = text.find("\n", spec.last)
     end = len(text) if end < 0 else end - (text[end - 1] == "\r")
     newline = "\r\n" if text[end:end + 2] == "\r\n" else "\n"
-    return end, end, f"{newline}{' ' * indent}hot_key_share: {share}"
+    return end, end, f"{newline}{' ' * indent}{name}: {value}"
+
+
+def _section_edit(change: Change, shape: Outline, text: str) -> Edit | None:
+    """A field of a top-level section the file does not write (`traffic.peak_factor` in a blueprint without
+    `traffic:`, the language's default in force): the section added at the end of the file, in block style."""
+    field = change.field.split(".")
+    top = [key for key in shape.keys.values() if len(key.path) == 1]
+    if len(field) != 2 or not top or any(key.name == field[0] or key.column != 1 for key in top):
+        return None
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lead = "" if not text or text.endswith("\n") else newline
+    return len(text), len(text), f"{lead}{field[0]}:{newline}  {field[1]}: {_number(change)}{newline}"
 
 
 def _edit(change: Change, shape: Outline, text: str) -> Edit | None:
     """The edit that makes `change`; None when the file holds no key of the field at its place."""
     field = change.field.split(".")
     key = shape.keys.get((change.location.line, change.location.column))
-    if key is None:
-        return None
-    if field[-1] == "hot_key_share" and key.name == field[-2]:
-        return _share_edit(change, shape, key, text)
-    if key.name != field[-1]:
-        return None
+    if key is not None and len(field) > 1 and key.name == field[-2] and field[-1] not in key.path:
+        return _added_edit(change, shape, key, text)
+    if key is None or key.name != field[-1]:
+        return _section_edit(change, shape, text)
     return _scalar_edit(change, _check_single(change, shape, key, field))
 
 

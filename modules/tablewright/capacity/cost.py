@@ -1,7 +1,8 @@
 """The monthly cost of a stack, from the blueprint's rates and sizes and the prices of its region.
 
 Lines: throughput (provisioned at the suggested autoscaling minimums kept within the configured autoscaling
-bounds, or on-demand requests; the other mode is shown for comparison, outside the total), storage at the
+bounds, or on-demand requests; the other mode is shown for comparison, outside the total), the scheduled minimums
+(by capacity/schedule.py's rule, the one lint and `simulate` price them by), storage at the
 table class's price (entities without `item_count` named, not counted), point-in-time recovery, Contributor
 Insights (rules and events), the CloudWatch alarms (per metric they read) and, when the stack creates one,
 the CloudTrail trail. Every line names its region. A blueprint without a region, a region the prices lack,
@@ -20,6 +21,7 @@ from tablewright.blueprint.traffic import HOURS_PER_MONTH, SECONDS_PER_MONTH
 from tablewright.capacity.estimate import STORAGE_OVERHEAD_BYTES, ReadCost, entry_bytes, presence
 from tablewright.capacity.loads import CapacityReport
 from tablewright.capacity.prices import Prices
+from tablewright.capacity.schedule import scheduled_raises
 from tablewright.design.design import TABLE, TableDesign
 from tablewright.monitoring.alarms import alarm_specs
 
@@ -120,7 +122,7 @@ def _read_events(design: TableDesign, read: ReadCost) -> float:
     plan = design.plan(read.pattern)
     target = TABLE if read.index == TABLE or design.index_is_local(read.index) else read.index
     if plan.operation == "Query":
-        events = float(read.requests_per_call - (1 if plan.follow_up else 0))
+        events = sum(request.count for request in read.requests if request.operation == "Query")
     else:
         events = float(read.items_per_call * _keys(design, target))
     if plan.follow_up:
@@ -135,7 +137,10 @@ def insights_events_per_second(design: TableDesign, capacity: CapacityReport) ->
     writes = sum(kind.rate * _keys(design, index) * (1.0 if index == TABLE else presence(design, write.entity, index))
                  for write in capacity.writes for kind in write.kinds for index, units in kind.units.items()
                  if units > 0 and (index == TABLE or not design.index_is_local(index)))
-    return reads + writes
+    # the item a client reads before it writes (capacity/requests.py): one GetItem's events
+    before = sum(kind.rate * request.count * _keys(design, TABLE) for write in capacity.writes for kind in write.kinds
+                 for request in kind.requests if request.operation == "GetItem")
+    return reads + writes + before
 
 
 def insights_rules(design: TableDesign) -> int:
@@ -245,6 +250,20 @@ def _throughput_lines(design: TableDesign, capacity: CapacityReport, provisioned
             for item, quantity, unit, figure, mode, basis in rows]
 
 
+def _scheduled_lines(design: TableDesign, price: _Pricer, throughput: ClassPrices | None) -> list[CostLine]:
+    """The scheduled minimums, per direction, priced by capacity/schedule.py's rule (lint and `simulate` too)."""
+    raises = scheduled_raises(design)
+    lines = []
+    for direction, unit, figure in (("read", "RCU-hours", "provisioned_rcu_hour"),
+                                    ("write", "WCU-hours", "provisioned_wcu_hour")):
+        mine = [r for r in raises if r.direction == direction]
+        if mine:
+            lines.append(price.line(f"scheduled {direction} minimums", sum(r.unit_hours for r in mine), unit,
+                                    throughput, figure, note="at most: the units above the configured minimum for "
+                                    "each window, as often as it runs"))
+    return lines
+
+
 def uncounted(design: TableDesign) -> tuple[str, ...]:
     """Entities without `item_count`: their items are in no storage figure."""
     return tuple(sorted(name for name, spec in design.blueprint.entities.items() if spec.item_count is None))
@@ -314,6 +333,7 @@ def monthly_cost(design: TableDesign, capacity: CapacityReport) -> CostReport:
     provisioned = provisioned_units(design, capacity)
     stored, backed_up = stored_bytes(design), stored_bytes(design, table_only=True)
     lines = (_throughput_lines(design, capacity, provisioned, price, throughput)
+             + _scheduled_lines(design, price, throughput)
              + _storage_lines(design, stored, backed_up, price, throughput)
              + _monitoring_lines(design, capacity, price))
     ceiling = _ceiling(design, capacity, throughput)
@@ -334,3 +354,16 @@ def _ceiling(design: TableDesign, capacity: CapacityReport, throughput: ClassPri
     if not all(target in maxima and min(maxima[target]) > 0 for target in targets):
         return None
     return round(SECONDS_PER_MONTH * sum(maxima[t][0] * read_price + maxima[t][1] * write_price for t in targets), 2)
+
+
+def insights_share(design: TableDesign, capacity: CapacityReport) -> tuple[float, float]:
+    """The month's billed Contributor Insights and throughput (scheduled minimums included), in USD, as
+    `monthly_cost` prints their lines (unpriced ones count 0): what lint's TW330 weighs against each other."""
+    region, prices = design.blueprint.region, capacity.prices
+    price = _Pricer(region, prices.region(region), prices.file)
+    throughput = prices.table_class(region, design.blueprint.table.table_class)
+    paid = (_throughput_lines(design, capacity, provisioned_units(design, capacity), price, throughput)
+            + _scheduled_lines(design, price, throughput))
+    insights = [line for line in _monitoring_lines(design, capacity, price) if line.item.startswith("Contributor")]
+    return (sum(line.monthly or 0.0 for line in insights if line.billed),
+            sum(line.monthly or 0.0 for line in paid if line.billed))

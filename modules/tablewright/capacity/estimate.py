@@ -1,7 +1,8 @@
 """Capacity and cost from the blueprint's declared rates, sizes and counts (DynamoDB Developer Guide).
 
 Reads: the total size of the items a request reads (index entries on an index), rounded up to 4 KB
-per request, halved when eventually consistent, at most one 1 MB page per request; fan-out reads
+per request, halved when eventually consistent; a request returns at most 1 MB a page, and the client reads
+the pages until it has `limit` items (all without one), each page rounded on its own; fan-out reads
 round per request; follow-up BatchGetItem items round one by one. How many items a Query reads comes
 from the data: `item_count` over the number of distinct partitions its `=` conditions address.
 
@@ -17,12 +18,20 @@ BatchWriteItem costs what its items would cost one by one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tablewright.blueprint.encoding import example_value
 from tablewright.blueprint.language import AttributeSpec
 from tablewright.blueprint.traits import mutable
+from tablewright.capacity.requests import (
+    BATCH_GET_BYTES,
+    Request,
+    batch_get_requests,
+    chance,
+    read_requests,
+    write_requests,
+)
 from tablewright.capacity.size import WRITE_UNIT_BYTES, batch_read_units, item_size, read_units
 from tablewright.design.design import TABLE, QueryPlan, Shape, TableDesign
 from tablewright.design.items import build_item
@@ -40,12 +49,16 @@ class ReadCost:
     index: str
     items_per_call: float
     bytes_per_item: int
-    requests_per_call: int
+    requests: tuple[Request, ...]  # what the generated client sends per call (capacity/requests.py)
     units_per_call: float
     table_units_per_call: float  # follow-up or local-index fetches, charged to the table
     rps: float
     basis: str = ""  # where items_per_call comes from, in words
     fetched_items: float = 0.0  # items a follow-up BatchGetItem (or a local index) fetches from the table per call
+
+    @property
+    def requests_per_call(self) -> int:
+        return math.ceil(sum(request.count for request in self.requests))
 
     @property
     def units_per_second(self) -> float:
@@ -64,6 +77,8 @@ class WriteKind:
     rate: float  # per second
     units: dict[str, float]  # index ("table" included) -> WCU per write, weighted by the share of items on it
     note: str = ""
+    requests: tuple[Request, ...] = ()  # what the generated client sends per write (capacity/requests.py)
+    read_units: float = 0.0  # RCU on the table per write: what the client reads before it writes
 
 
 @dataclass(frozen=True)
@@ -83,11 +98,6 @@ class WriteCost:
             for index, units in kind.units.items():
                 totals[index] = totals.get(index, 0.0) + units * kind.rate
         return totals
-
-
-# What one BatchGetItem response holds; the rest comes back under UnprocessedKeys
-# (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html).
-BATCH_GET_BYTES = 16 * 2**20
 
 
 def write_units(size: int) -> int:
@@ -214,7 +224,8 @@ def changed_attributes(design: TableDesign, entity: str) -> tuple[tuple[str, ...
     spec = design.blueprint.entities[entity]
     declared = spec.write_rates.changes
     if declared is not None:
-        return tuple(declared), f"changes {', '.join(declared) or 'nothing in keys or indexes'}"
+        said = [name if share == 1 else f"{name} ({share:.0%} of updates)" for name, share in declared.items()]
+        return tuple(declared), f"changes {', '.join(said) or 'nothing in keys or indexes'}"
     found = sorted(a for a, attribute in spec.attributes.items() if mutable(a, attribute))
     guessed = [a for a in found if spec.attributes[a].mutable is None]
     note = f"changes {', '.join(found)}" if found else "changes no declared-mutable attribute"
@@ -223,19 +234,34 @@ def changed_attributes(design: TableDesign, entity: str) -> tuple[tuple[str, ...
     return tuple(found), note
 
 
+def change_shares(design: TableDesign, entity: str, changes: tuple[str, ...]) -> dict[str, float]:
+    """The share of updates that change each attribute of `changes`: declared (`writes.changes: {cell: 0.05}`),
+    else every update changes it."""
+    shares = design.blueprint.entities[entity].write_rates.changes or {}
+    return {attribute: shares.get(attribute, 1.0) for attribute in changes}
+
+
 def _update_units(design: TableDesign, entity: str, changes: tuple[str, ...], transaction: int) -> dict[str, float]:
+    """WCU one update takes on the table and each index, on average over the updates: an update that changes an
+    index's key attribute writes its entry twice (a delete of the old entry and a put of the new), one that changes
+    only projected attributes once, others not at all; one that changes the table key moves the item, and every
+    entry with it. An attribute a share of updates changes counts for that share: p x 2 + (1 - p) x 1 entries on an
+    index that projects everything. (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/
+    GSI.html#GSI.ThroughputConsiderations.Writes)"""
     units: dict[str, float] = {}
-    moved = bool(key_attributes(design.shapes[entity][TABLE]) & set(changes))  # a new item: every entry moves
+    shares = change_shares(design, entity, changes)
+    moved = chance(shares, key_attributes(design.shapes[entity][TABLE]))  # a new item: every entry moves
     for index, shape in sorted(design.shapes[entity].items()):
         size = write_units(entry_bytes(design, entity, index))
-        rekeyed = moved or bool(key_attributes(shape) & set(changes))
+        rekeyed = 1 - (1 - moved) * (1 - chance(shares, key_attributes(shape)))
         if index == TABLE:
             # A changed table key is a delete and a put, done together in a transaction (2 x 2).
-            units[index] = float(size * (4 if rekeyed else transaction))
+            units[index] = float(size * (4 * moved + transaction * (1 - moved)))
             continue
         projection = design.index(index).projection
-        projected = projection.type == "ALL" or bool(set(projection.attributes) & set(changes))
-        entries = 2 if rekeyed else 1 if projected else 0
+        keys = key_attributes(shape) | key_attributes(design.shapes[entity][TABLE])  # not re-keyed: none changed
+        projected = 1.0 if projection.type == "ALL" else chance(shares, set(projection.attributes) - keys)
+        entries = 2 * rekeyed + (1 - rekeyed) * projected
         units[index] = size * entries * presence(design, entity, index)
     return units
 
@@ -265,7 +291,15 @@ def write_cost(design: TableDesign, entity: str) -> WriteCost:
              *_attempts(design, entity, WriteKind("update", rates.updates, updates, note), failing.get("updates")),
              *_attempts(design, entity, WriteKind("delete", rates.deletes, every, batched), failing.get("deletes")),
              WriteKind("expiry", rates.expiries, dict.fromkeys(every, 0.0), "TTL deletes are free")]
-    return WriteCost(entity, item_bytes(design, entity), tuple(kind for kind in kinds if kind.rate))
+    size = item_bytes(design, entity)
+    return WriteCost(entity, size, tuple(_sent(design, entity, kind, changes, size) for kind in kinds if kind.rate))
+
+
+def _sent(design: TableDesign, entity: str, kind: WriteKind, changes: tuple[str, ...], size: int) -> WriteKind:
+    """The kind with the requests the client sends for it and the read units of those that read."""
+    passes = frozenset(design.blueprint.entities[entity].write_rates.passes)
+    sent = write_requests(design, entity, kind.kind, change_shares(design, entity, changes), size, passes)
+    return replace(kind, requests=sent.requests, read_units=sent.read_units)
 
 
 def _attempts(design: TableDesign, entity: str, kind: WriteKind, failing: float | None) -> tuple[WriteKind, ...]:
@@ -345,16 +379,31 @@ def query_read(design: TableDesign, plan: QueryPlan, requests: int) -> tuple[flo
 
     Every request carries the pattern's `Limit` (the cookbook sends the same request to every shard), so
     each reads up to the limit of its own shard's items: the smaller of the limit and the shard's share of
-    the collection. Without a limit the collection is split across the shards. Each request reads at most
-    one 1 MB page and is rounded up to 4 KB on its own."""
+    the collection. Without a limit the collection is split across the shards. A request returns at most 1 MB a
+    page and the client reads on, page by page, until it has them (`query_pages`): each page is rounded up to
+    4 KB on its own."""
+    items, units, basis, _ = query_pages(design, plan, requests)
+    return items, units, basis
+
+
+def paged_units(total_bytes: int, consistent: bool) -> tuple[int, float]:
+    """(pages, read units) of reading `total_bytes` through a Query or Scan: at most 1 MB a page, each page rounded
+    up to 4 KB on its own (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.Pagination.html)."""
+    pages = max(1, math.ceil(total_bytes / PAGE_BYTES))
+    last = total_bytes - (pages - 1) * PAGE_BYTES
+    return pages, (pages - 1) * read_units(PAGE_BYTES, consistent) + read_units(last, consistent)
+
+
+def query_pages(design: TableDesign, plan: QueryPlan, requests: int) -> tuple[float, float, str, int]:
+    """`query_read`, and the pages each request reads."""
     pattern = design.blueprint.access_patterns[plan.pattern]
     size = read_entry_bytes(design, plan)
     per_request, basis = _items_per_request(design, plan, pattern.items, pattern.limit, requests)
-    read = min(PAGE_BYTES, math.ceil(per_request * size))
-    if read == PAGE_BYTES:
-        per_request = PAGE_BYTES / size
-        basis += "; a call reads one 1 MB page per request (paginate for more)"
-    return requests * per_request, requests * read_units(read, plan.consistent), basis
+    read = math.ceil(per_request * size)
+    pages, units = paged_units(read, plan.consistent)
+    if pages > 1:
+        basis += f"; {read / 2**20:,.1f} MB a request: {pages} pages of at most 1 MB, the client reads them all"
+    return requests * per_request, requests * units, basis, pages
 
 
 def read_cost(design: TableDesign, plan: QueryPlan) -> ReadCost:
@@ -365,20 +414,24 @@ def read_cost(design: TableDesign, plan: QueryPlan) -> ReadCost:
     if plan.operation == "Scan":
         total = _table_bytes(design)
         count = sum(spec.item_count or 0 for spec in design.blueprint.entities.values())
-        return ReadCost(plan.pattern, plan.index, count, size, max(1, math.ceil(total / PAGE_BYTES)),
-                        read_units(total, consistent), 0.0, pattern.rps, "the whole table (item_count)")
+        pages, units = paged_units(total, consistent)
+        return ReadCost(plan.pattern, plan.index, count, size, read_requests(plan, pages), units, 0.0, pattern.rps,
+                        "the whole table (item_count)")
     requests = plan.fan_out.shards if plan.fan_out and plan.fan_out.kind == "shards" else 1
+    pages = 1
     if plan.batch:  # each item read as its own GetItem: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption
         items, basis = float(plan.batch), f"{plan.batch} items by key (BatchGetItem), each rounded up on its own"
         units = batch_read_units([size] * plan.batch, consistent)
-        requests = math.ceil(plan.batch * size / BATCH_GET_BYTES)
-        if requests > 1:
-            basis += f"; {plan.batch} x {size:,} B is more than a response holds (16 MB): {requests} requests"
+        if plan.batch * size > BATCH_GET_BYTES:
+            basis += (f"; {plan.batch} x {size:,} B is more than a response holds (16 MB): "
+                      f"{batch_get_requests(plan.batch, size)} requests")
     elif plan.operation == "GetItem":
         items, basis = 1.0, "one item"
         units = read_units(size, consistent)
     else:
-        items, units, basis = query_read(design, plan, requests)
+        items, units, basis, pages = query_pages(design, plan, requests)
+        if plan.count and pattern.limit is not None and requests > 1:
+            requests, items, units, basis = _count_stops(pattern.limit, requests, items, units, basis)
     fetched = 0.0
     if plan.follow_up is not None:
         # The follow-up BatchGetItem fetches the items the call returns: at most `limit` of those read.
@@ -388,9 +441,21 @@ def read_cost(design: TableDesign, plan: QueryPlan) -> ReadCost:
         fetched = items  # a local index fetches every item it reads from the table
     if fetched:
         table_units = math.ceil(fetched) * read_units(item_bytes(design, plan.entities[0]), consistent)
-    requests += 1 if plan.follow_up else 0
-    return ReadCost(plan.pattern, plan.index, round(items, 2), size, requests, units, table_units, pattern.rps,
-                    basis, round(fetched, 2))
+    fetched_bytes = item_bytes(design, plan.entities[0]) if plan.follow_up else size  # the follow-up's items
+    sent = read_requests(plan, pages, fetched, fetched_bytes, requests)
+    return ReadCost(plan.pattern, plan.index, round(items, 2), size, sent, units, table_units, pattern.rps, basis,
+                    round(fetched, 2))
+
+
+def _count_stops(limit: int, shards: int, items: float, units: float, basis: str) -> tuple[int, float, float, str]:
+    """A count over shards stops once it has counted `limit` (the clients read the shards in turn): only the shards
+    it needs are read, each charged as a full shard's request (the last one reads fewer: a bound)."""
+    per_shard = items / shards
+    needed = min(shards, max(1, math.ceil(limit / per_shard))) if per_shard else shards
+    if needed == shards:
+        return shards, items, units, basis
+    return (needed, items * needed / shards, units * needed / shards,
+            basis + f"; the count stops at its limit of {limit}: {needed} of {shards} shards read")
 
 
 def _items_per_request(design: TableDesign, plan: QueryPlan, declared: int | None, limit: int | None,

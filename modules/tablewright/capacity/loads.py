@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tablewright.blueprint.throughput import max_throughput_setting
 from tablewright.capacity.estimate import ReadCost, WriteCost, read_cost, write_cost
 from tablewright.capacity.prices import BUILT_IN, Prices
-from tablewright.capacity.traffic import Direction, Flow, TrafficModel, traffic_model
+from tablewright.capacity.traffic import Direction, Flow, HotKey, TrafficModel, single_item, traffic_model
 from tablewright.design.design import TABLE, TableDesign
 
 UNLIMITED = -1  # what the provider takes to remove a maximum
@@ -107,9 +107,32 @@ def _load(design: TableDesign, model: TrafficModel, target: str) -> IndexLoad:
                      read_peak, write_peak, read_month, write_month)
 
 
+def _batch_share(design: TableDesign, reads: Sequence[ReadCost], flow: Flow, share: float) -> float:
+    """A key value's share of a batch get's units: a BatchGetItem names each primary key at most once (DynamoDB
+    refuses a request whose keys repeat, "Provided list of item keys contains duplicates": the API reference,
+    https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html, names each item by its
+    primary key; the refusal is confirmed in https://github.com/boto/boto3/issues/4131). So a key value that is a
+    single item is read at most once a call: at most 1 / (items a call) of the flow's units, whatever its share
+    of the template's traffic."""
+    read = next((read for read in reads if read.pattern == flow.pattern), None)
+    if read is None or flow.target != TABLE or not design.plan(read.pattern).batch:
+        return share  # not a pattern's batch get (a write, a Query, a read the client sends for an update)
+    if not single_item(design, flow.entity, design.shapes[flow.entity][TABLE]):
+        return share  # a partition of many items: one call may name several of them
+    return min(share, 1 / read.items_per_call) if read.items_per_call else share
+
+
+def _batches_bounded(design: TableDesign, reads: Sequence[ReadCost], model: TrafficModel) -> TrafficModel:
+    """The model with each hot key's share of a batch get bounded by one item a call (`_batch_share`)."""
+    def bounded(key: HotKey) -> HotKey:
+        terms = tuple((i, _batch_share(design, reads, model.flows[i], share)) for i, share in key.terms)
+        return key if terms == key.terms else replace(key, terms=terms)
+    return replace(model, hot_keys=tuple(bounded(key) for key in model.hot_keys))
+
+
 def estimate(design: TableDesign, prices: Prices = BUILT_IN) -> CapacityReport:
     reads = tuple(read_cost(design, plan) for plan in design.plans)
     writes = tuple(write_cost(design, entity) for entity in sorted(design.blueprint.entities))
-    model = traffic_model(design, reads, writes)
+    model = _batches_bounded(design, reads, traffic_model(design, reads, writes))
     loads = tuple(_load(design, model, target) for target in model.targets)
     return CapacityReport(reads, writes, loads, prices, model, _on_demand_maxima(design, loads))

@@ -20,6 +20,7 @@ from typing import Literal
 from tablewright.blueprint.traffic import OCCURRENCES_PER_MONTH, Profile, entity_profile, pattern_profile
 from tablewright.blueprint.traits import SPREAD_FROM, Component, counted_items, hot_values, key_components
 from tablewright.capacity.estimate import ReadCost, WriteCost, insert_units
+from tablewright.capacity.jobs import job_profile
 from tablewright.design.design import TABLE, Shape, TableDesign
 from tablewright.design.serve import may_share
 
@@ -36,6 +37,12 @@ class Flow:
     per_request: float  # units one of them takes on this target
     profile: Profile
     entity: str  # the entity written (writes) or read first (reads)
+    before_write: bool = False  # reads the client makes before it writes (`source` is then the entity)
+
+    @property
+    def pattern(self) -> str | None:
+        """The access pattern whose calls the flow is (None: an entity's writes, or the reads they make)."""
+        return self.source if self.direction == "read" and not self.before_write else None
 
     @property
     def units(self) -> float:
@@ -111,7 +118,9 @@ def flows(design: TableDesign, reads: Sequence[ReadCost], writes: Sequence[Write
     blueprint = design.blueprint
     found = []
     for read in reads:
-        profile = pattern_profile(blueprint, read.pattern)
+        schedule = blueprint.access_patterns[read.pattern].schedule
+        # a job's reads fall in its window only (capacity/jobs.py)
+        profile = pattern_profile(blueprint, read.pattern) if schedule is None else job_profile(read.pattern, schedule)
         entity = design.plan(read.pattern).entities[0]
         surges = any(surge.rate for surge in profile.surges)
         if read.units_per_call and (read.rps or surges):
@@ -125,6 +134,10 @@ def flows(design: TableDesign, reads: Sequence[ReadCost], writes: Sequence[Write
         for target, units in sorted(per_target.items()):
             if units:
                 found.append(Flow(write.entity, "write", target, rate, units, profile, write.entity))
+        if rate and (before := sum(kind.rate * kind.read_units for kind in write.kinds)):
+            # the GetItem the client sends before an update that changes part of an index key or the table key
+            # (capacity/requests.py), per write of the entity, so that an event's `rate` scales it as it does them
+            found.append(Flow(write.entity, "read", TABLE, rate, before / rate, profile, write.entity, True))
     return found
 
 

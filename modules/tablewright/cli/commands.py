@@ -252,7 +252,8 @@ def command_calibrate(args: argparse.Namespace) -> int:
     metrics = read_metrics([Path(path) for path in args.metrics])
     reports = read_insights([Path(path) for path in args.insights], stacks)
     tolerance = args.tolerance / 100
-    calibration = Calibration(compare(stacks, metrics, tolerance), observe_keys(stacks, reports, tolerance),
+    comparisons = compare(stacks, metrics, tolerance, reports)
+    calibration = Calibration(comparisons, observe_keys(stacks, reports, tolerance, comparisons),
                               metrics.partial, tolerance, replay(stacks, metrics))
     render = {"text": report.render_text, "json": report.render_json, "markdown": report.render_markdown}[args.format]
     write(fitted(render(calibration), args.format), styled=False)

@@ -117,12 +117,27 @@ def render(client: Client, language: Language) -> str:
                                              literal=language.literal(read.before.request)))
     parts.append(t["table"].format(blueprint=client.blueprint, name=class_name(client.blueprint) + "Table"))
     parts += ["\n" + t["writes"].format(entity=entity.name, constant=language.naming.entity_constant(entity.name),
+                                        requests=t["doc_line"].join(map(language.comment, update_requests(entity))),
                                         **{verb: language.naming.write(verb, entity.name)
                                            for verb in ("put", "update", "delete")})
               for entity in client.entities]
     parts += ["\n" + read_method(language, read) for read in client.reads]
     parts.append(t["end"])
     return "".join(parts)
+
+
+def update_requests(entity: Entity) -> list[str]:
+    """The requests an update sends, as its doc says them (capacity/requests.py counts the same)."""
+    table = entity.table_key.attributes
+    lines = [f"Sends one UpdateItem. A change of {', '.join(table)} (the table key) reads the item (a strongly",
+             "consistent GetItem) and moves it: its delete and put in one TransactWriteItems."]
+    for key in entity.keys[1:]:
+        rest = [a for a in key.attributes if a not in table]  # the table key's attributes are always in `key`
+        if len(rest) > 1:
+            lines.append(f"Changing some of {', '.join(rest)} ({key.index}'s key) reads the others first (a "
+                         "strongly consistent")
+            lines.append("GetItem): pass all of them, the unchanged ones as they are, to send the UpdateItem alone.")
+    return lines
 
 
 def _type(language: Language, template: str, name: str, fields: list[tuple[str, str, bool]]) -> str:

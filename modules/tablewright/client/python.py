@@ -116,7 +116,8 @@ TEMPLATES = {
               "        {constant}.put(self._client, self.table_name, item)\n\n"
               "    def {update}(self, key: {entity}Key, changes: {entity}Changes) -> None:\n"
               '        """Changes attributes of one {entity} (None removes an optional one); keys made of a changed\n'
-              '        attribute are rewritten, and a changed table key moves the item in one transaction."""\n'
+              '        attribute are rewritten, and a changed table key moves the item in one transaction.\n\n'
+              '        {requests}"""\n'
               "        {constant}.update(self._client, self.table_name, key, changes)\n\n"
               "    def {delete}(self, key: {entity}Key) -> None:\n"
               '        """Deletes one {entity} (never another entity\'s item)."""\n'
@@ -129,7 +130,7 @@ TEMPLATES = {
     "returns_batch": "list[{item}]",
     # a read: its values, its requests, how it reads them
     "method": '    def {name}{signature}:\n        """{doc}"""\n',
-    "indent": "        ", "inner": "            ", "table_name": "self.table_name",
+    "indent": "        ", "inner": "            ", "doc_line": "\n        ", "table_name": "self.table_name",
     "clock": "str(_epoch(as_of or datetime.now(UTC), False))",  # `_now`: when expiry is judged, in epoch seconds
     "bound_value": "_values[{0}]", "batch_key": "_key[{0}]",
     "values": "{indent}_values = {{{entries}}}\n", "value": "{indent}_values[{placeholder}] = {value}\n",

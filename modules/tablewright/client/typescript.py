@@ -91,7 +91,8 @@ TEMPLATES = {
               "  async {put}(item: {entity}): Promise<void> {{\n"
               "    await putItem(this.client, this.tableName, {constant}, item as unknown as Row);\n  }}\n\n"
               "  /** Changes attributes of one {entity} (null removes an optional one); keys made of a changed\n"
-              "   * attribute are rewritten, and a changed table key moves the item in one transaction. */\n"
+              "   * attribute are rewritten, and a changed table key moves the item in one transaction.\n"
+              "   *\n   * {requests} */\n"
               "  async {update}(key: {entity}Key, changes: {entity}Changes): Promise<void> {{\n"
               "    await updateItem(this.client, this.tableName, {constant}, key as unknown as Row, changes as Row);\n"
               "  }}\n\n"
@@ -106,7 +107,7 @@ TEMPLATES = {
     "returns_batch": "{item}[]",
     # a read: its values, its requests, how it reads them
     "method": "  /** {doc} */\n  async {name}{signature} {{\n",
-    "indent": "    ", "inner": "      ", "table_name": "this.tableName",
+    "indent": "    ", "inner": "      ", "doc_line": "\n   * ", "table_name": "this.tableName",
     "clock": "String(epoch(options.asOf ?? new Date(), false))",  # `_now`: when expiry is judged, in epoch seconds
     "bound_value": "values[{0}]", "batch_key": "args[{0}]",
     "values": "{indent}const values: Record<string, string> = {{ {entries} }};\n",

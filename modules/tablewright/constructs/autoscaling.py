@@ -6,10 +6,13 @@ that the scaling targets belong to it and create them after it.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from tablewright.blueprint.language import ScheduledMinimum
+from tablewright.blueprint.language.tables import WEEKDAYS
 from tablewright.constructs.naming import logical_id
 from tablewright.constructs.resources import (
     AppautoscalingPolicy,
@@ -86,10 +89,24 @@ class Scalable:
 
 # Application Auto Scaling's cron: minutes hours day-of-month month day-of-week year, one of the two days `?`
 # (https://docs.aws.amazon.com/autoscaling/application/userguide/scheduled-scaling-using-cron-expressions.html).
-def cron(time: str, days: Sequence[str] | None) -> str:
+def cron(time: str, days: Sequence[str] | None, day_of_month: int | None = None) -> str:
     hours, minutes = time.split(":")
-    when = f"? * {','.join(days)}" if days else "* * ?"
+    when = f"? * {','.join(days)}" if days else f"{day_of_month} * ?" if day_of_month else "* * ?"
     return f"cron({int(minutes)} {int(hours)} {when} *)"
+
+
+def schedule(scheduled: ScheduledMinimum, step: Literal["raise", "restore"]) -> str:
+    """The `schedule` of a scheduled minimum's action: a one-time `at(yyyy-mm-ddThh:mm:ss)` on its `date`, else a
+    `cron(...)` on its weekdays, its day of the month or every day (PutScheduledAction's `Schedule`:
+    https://docs.aws.amazon.com/autoscaling/application/APIReference/API_PutScheduledAction.html). A window past
+    midnight is restored the next day (the next weekday, the next day of the month, the next date)."""
+    time = scheduled.start if step == "raise" else scheduled.end
+    later = int(step == "restore" and scheduled.end < scheduled.start)
+    if scheduled.date is not None:
+        day = datetime.date.fromisoformat(scheduled.date) + datetime.timedelta(days=later)
+        return f"at({day.isoformat()}T{time}:00)"
+    days = [WEEKDAYS[(WEEKDAYS.index(d) + later) % 7] for d in scheduled.days] if scheduled.days else None
+    return cron(time, days, scheduled.day_of_month + later if scheduled.day_of_month else None)
 
 
 def _scheduled(scalable: Scalable, target: Block, capacity: CapacityPolicy, owner: str) -> list[Block]:
@@ -98,13 +115,15 @@ def _scheduled(scalable: Scalable, target: Block, capacity: CapacityPolicy, owne
     assert bounds is not None
     blocks = []
     for scheduled in capacity.scaling(scalable.direction).scheduled:
-        for step, time, low in (("raise", scheduled.start, scheduled.min), ("restore", scheduled.end, bounds[0])):
+        steps: tuple[tuple[Literal["raise", "restore"], int], ...] = (("raise", scheduled.min),
+                                                                      ("restore", bounds[0]))
+        for step, low in steps:
             blocks.append(resource(AppautoscalingScheduledAction(
                 name=f"{owner}-{scalable.direction}-{scheduled.name}-{step}",
                 service_namespace=target.ref("service_namespace"),
                 resource_id=target.ref("resource_id"),
                 scalable_dimension=target.ref("scalable_dimension"),
-                schedule=cron(time, scheduled.days),
+                schedule=schedule(scheduled, step),
                 scalable_target_action=ScalableTargetAction(min_capacity=low, max_capacity=bounds[1]),
             ), f"{scalable.name}_{scheduled.name.replace('-', '_')}_{step}"))
     return blocks

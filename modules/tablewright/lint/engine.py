@@ -10,7 +10,19 @@ from tablewright.blueprint.load import LoadedBlueprint
 from tablewright.capacity.loads import CapacityReport
 from tablewright.design.design import TableDesign
 from tablewright.errors import SourceLocation
-from tablewright.lint import expiry, hot, keys, limits, surges, tags, tenancy, versions  # noqa: F401  (registers the rules)
+from tablewright.lint import (  # noqa: F401  (registers the rules)
+    expiry,
+    hot,
+    insights,
+    jobs,
+    keys,
+    limits,
+    requests,
+    surges,
+    tags,
+    tenancy,
+    versions,
+)
 from tablewright.lint.findings import RULES, SEVERITY_ORDER, Context, Finding
 from tablewright.lint.hot import KeyLoad, Sharding, hot_loads, suggested_sharding
 

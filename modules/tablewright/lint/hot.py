@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from tablewright.blueprint.traffic import peak_curve
 from tablewright.blueprint.traits import key_cardinality, status_like
-from tablewright.capacity.estimate import query_read
+from tablewright.capacity.estimate import ReadCost, query_read
 from tablewright.capacity.traffic import PARTITION_UNITS, Flow, HotKey, TrafficModel
 from tablewright.design.design import TABLE, Shape, TableDesign
 from tablewright.errors import FieldPath
@@ -96,13 +96,15 @@ def _assumptions(load: KeyLoad) -> str:
     return text + (f"; to replace the assumption declare {', '.join(dict.fromkeys(declares))}" if declares else "")
 
 
-def _breakdown(load: KeyLoad) -> str:
+def _breakdown(ctx: Context, load: KeyLoad) -> str:
     parts = []
     for flow, share in load.terms:
         unit = "WCU" if flow.direction == "write" else "RCU"
-        verb = "writes" if flow.direction == "write" else "reads"
+        verb = "writes" if flow.direction == "write" else "reads before its updates" if flow.before_write else "reads"
+        once = flow.direction == "read" and share == _one_call(ctx, load, flow) < 1
         parts.append(f"{flow.source} {verb} {flow.units:,.1f} {unit}/s on average, {flow.peak:,.1f} at peak "
-                     f"({flow.profile.basis}{', events' if flow.profile.surges else ''}) x {share:.3g}")
+                     f"({flow.profile.basis}{', events' if flow.profile.surges else ''}) x {share:.3g}"
+                     + (f" (a batch get names the key once among its {round(1 / share)} items)" if once else ""))
     return "; ".join(parts) or "no declared traffic"
 
 
@@ -136,22 +138,29 @@ def _count(load: float, limit: int, warn: float, low: int, high: int) -> int:
     return min(high, max(low, math.ceil(load / (limit * warn))))
 
 
+def _pattern_read(ctx: Context, flow: Flow) -> ReadCost | None:
+    """The pattern a read flow is the calls of; None for the reads a client makes before a write (of one item)."""
+    return next((read for read in ctx.capacity.reads if read.pattern == flow.pattern), None)
+
+
 def _single_read(ctx: Context, flow: Flow) -> bool:
-    read = ctx.capacity.read(flow.source)
-    return ctx.design.plan(flow.source).operation == "GetItem" or read.items_per_call <= 1
+    read = _pattern_read(ctx, flow)
+    return read is None or ctx.design.plan(read.pattern).operation == "GetItem" or read.items_per_call <= 1
 
 
 def _sharded_terms(ctx: Context, load: KeyLoad, shards: int) -> list[tuple[Flow, float]]:
-    """The key's terms once spread over `shards` values: writes divided; each Query call sends every shard a
-    request (its own rounding) for that shard's items; reads of single items stay where they are."""
+    """The key's terms once spread over `shards` values: writes divided (and the read an update makes of its item
+    first); each Query call sends every shard a request (its own rounding) for that shard's items; reads of single
+    items stay where they are."""
     current = load.key.shards
     terms = []
     for flow, share in load.terms:
-        if flow.direction == "write":
+        if flow.pattern is None:
             terms.append((flow, share * current / shards))
             continue
-        read = ctx.capacity.read(flow.source)
-        if _single_read(ctx, flow) or read.requests_per_call >= shards or flow.per_request != read.units_per_call:
+        read = _pattern_read(ctx, flow)
+        if read is None or _single_read(ctx, flow) or read.requests_per_call >= shards \
+                or flow.per_request != read.units_per_call:
             terms.append((flow, share))
             continue
         units = query_read(ctx.design, ctx.design.plan(flow.source), shards)[1]
@@ -160,16 +169,35 @@ def _sharded_terms(ctx: Context, load: KeyLoad, shards: int) -> list[tuple[Flow,
 
 
 def _split_terms(load: KeyLoad, items: int) -> list[tuple[Flow, float]]:
-    """A single item split into `items`: each write goes to one of them; every read reads all of them (each
-    item's key still sees every read)."""
-    return [(flow, share / items if flow.direction == "write" else share) for flow, share in load.terms]
+    """A single item split into `items`: each write (and the read an update makes of its item first) goes to one
+    of them; every pattern's read reads all of them (each item's key still sees every read)."""
+    return [(flow, share / items if flow.pattern is None else share) for flow, share in load.terms]
 
 
-def _cached_terms(ctx: Context, load: KeyLoad) -> list[tuple[Flow, float]]:
+def _one_call(ctx: Context, load: KeyLoad, flow: Flow) -> float:
+    """The share of one call of a read flow that lands on the key: a batch get names a single item once among its
+    items (capacity/loads.py bounds its share so), any other call reads the key's whole answer."""
+    read = _pattern_read(ctx, flow)
+    if read is None or not ctx.design.plan(read.pattern).batch or not load.key.single_item:
+        return 1.0  # not a pattern's batch get (a Query, a GetItem, a read the client sends for an update)
+    return 1 / read.items_per_call if read.items_per_call else 1.0
+
+
+def _cached_terms(ctx: Context, load: KeyLoad, terms: list[tuple[Flow, float]] | None = None
+                  ) -> list[tuple[Flow, float]]:
+    """The key's reads served by a cache that refreshes it `cache_reads_per_second` times a second, on top of
+    `terms` (the key's own, or those a shard or split fix leaves, aligned with them): a refresh is one call of each
+    read flow, spread over the key's values as the fix spreads a call."""
     refresh = ctx.design.blueprint.simulation.cache_reads_per_second
     flat = replace(load.terms[0][0].profile, points=peak_curve(1, "00:00"), surges=(), basis="a cache's refreshes")
-    return [(flow, share) if flow.direction == "write" else
-            (replace(flow, requests=refresh, profile=flat), 1.0) for flow, share in load.terms]
+    cached = []
+    for (flow, share), (old, old_share) in zip(terms or load.terms, load.terms, strict=True):
+        if flow.pattern is None:  # a write, or the strongly consistent read an update makes first: not cached
+            cached.append((flow, share))
+            continue
+        spread = share / old_share if old_share else 1.0
+        cached.append((replace(flow, requests=refresh, profile=flat), _one_call(ctx, load, old) * spread))
+    return cached
 
 
 def _peak(terms: list[tuple[Flow, float]], direction: str) -> float:
@@ -241,6 +269,22 @@ def _candidate_fixes(ctx: Context, load: KeyLoad) -> list[Sharding]:
     return fixes
 
 
+def combined_fixes(ctx: Context, load: KeyLoad) -> list[Sharding]:
+    """Every set of two or more of the key's candidate fixes applied together, each simulated. Shard and split
+    never both apply (a single item is split, a partition of many items sharded) and a cache works on the values
+    either makes, so the sets are a shard or split with a cache: at most one a key. Its `kind` joins the parts
+    (`split+cache`); `shards` and `setting` are the shard or split's."""
+    memo: dict[int, list[Sharding]] = ctx.memo.setdefault("combined_fixes", {})
+    if id(load.key) not in memo:
+        singles = candidate_fixes(ctx, load)
+        before = singles[0].before if singles else -1.0
+        memo[id(load.key)] = [
+            _fix(ctx, load, f"{fix.kind}+cache", fix.shards, _cached_terms(ctx, load, list(fix.terms)), before,
+                 fix.setting)
+            for fix in singles if fix.kind != "cache" and any(f.kind == "cache" for f in singles)]
+    return memo[id(load.key)]
+
+
 def suggested_sharding(ctx: Context, load: KeyLoad) -> Sharding:
     """The fix the charts draw: the first proven one, else the first tried (shard or split)."""
     fixes = candidate_fixes(ctx, load)
@@ -250,11 +294,16 @@ def suggested_sharding(ctx: Context, load: KeyLoad) -> Sharding:
 
 
 def _fix_text(ctx: Context, load: KeyLoad, fix: Sharding) -> str:
+    return _fix_words(ctx, load, fix) + f" ({_proof(fix)})"
+
+
+def _fix_words(ctx: Context, load: KeyLoad, fix: Sharding) -> str:
+    """What to change for one fix, and what it leaves at peak."""
     if fix.kind == "shard":
         text = (f"shard it into {fix.shards}: set `{fix.setting}: {fix.shards}` (about {fix.wcu:,.0f} WCU and "
                 f"{fix.rcu:,.0f} RCU per shard at peak)")
         fanned = [f"{new.source} sends {fix.shards} queries per call "
-                  f"(+{(new.per_request - old.per_request) * old.requests:,.1f} RCU/s)"
+                  f"(+{(new.per_request - old.per_request) * new.requests:,.1f} RCU/s)"
                   for (new, _), (old, _) in zip(fix.terms, load.terms, strict=True)
                   if new.direction == "read" and new.per_request != old.per_request]
         text += ("; reads fan out: " + ", ".join(dict.fromkeys(fanned))) if fanned else ""
@@ -267,8 +316,19 @@ def _fix_text(ctx: Context, load: KeyLoad, fix: Sharding) -> str:
     else:
         text = (f"serve its reads from a cache (DAX or the application's) or a materialised top-N refreshed "
                 f"{ctx.design.blueprint.simulation.cache_reads_per_second:g} time(s) a second: about "
-                f"{fix.rcu:,.0f} RCU on the key at peak")
-    return text + f" ({_proof(fix)})"
+                f"{fix.rcu:,.{0 if fix.rcu >= 10 else 1}f} RCU on the key at peak")
+    return text
+
+
+def _combined_text(ctx: Context, load: KeyLoad, fix: Sharding) -> str:
+    """A shard or split with a cache: both settings, and what the pair leaves on each value it makes."""
+    kind = fix.kind.split("+")[0]
+    first = _fix_words(ctx, load, replace(fix, kind=kind))
+    refresh = ctx.design.blueprint.simulation.cache_reads_per_second
+    words = "split counter" if kind == "split" else "shards"
+    return (f"cache + {words} together: {first}; and serve its reads from a cache refreshed {refresh:g} time(s) "
+            f"a second: together about {fix.wcu:,.0f} WCU and {fix.rcu:,.1f} RCU on each of the {fix.shards} "
+            f"values at peak ({_proof(fix)})")
 
 
 def _proof(fix: Sharding) -> str:
@@ -285,8 +345,13 @@ def _fixes_text(ctx: Context, load: KeyLoad) -> str:
     fixes = candidate_fixes(ctx, load)
     working = [f for f in fixes if f.before <= 0 or f.after < f.before]
     texts = [_fix_text(ctx, load, f) for f in working]
+    if not any(f.after <= 0 for f in working):  # no single fix cures it: the fixes together, each set simulated
+        pairs = [f for f in combined_fixes(ctx, load) if f.before <= 0 or f.after < f.before]
+        texts += [_combined_text(ctx, load, f) for f in pairs]
+        working += pairs
     if not any(f.after <= 0 for f in working):
-        texts.append("key it by a higher-cardinality attribute: no fix tried removes the throttling")
+        texts.append("key it by a higher-cardinality attribute: no fix tried, alone or together, removes the "
+                     "throttling")
     return "; or ".join(texts)
 
 
@@ -298,13 +363,13 @@ def _message(ctx: Context, load: KeyLoad, over: str) -> str:
     each = f" on each of its {load.key.shards} shards" if load.key.shards > 1 else ""
     throttles = (f"; simulated over a day: {before:,.0f} units throttled in {seconds:,} s{each}" if before else "")
     return (f"{name}: partition key {load.key.label} ({_assumptions(load)}) gets an estimated {over} at its peak"
-            f"{single} ({_breakdown(load)}){throttles}")
+            f"{single} ({_breakdown(ctx, load)}){throttles}")
 
 
 @rule("TW103", "Hot key over a partition's limit",
       "Apply the offered fix (each is simulated and offered only when it removes or reduces the throttling): "
-      "shard the key, split a single hot item into counter items, cache a read-hot key, or key it by a "
-      "higher-cardinality attribute.",
+      "shard the key, split a single hot item into counter items, cache a read-hot key, the shard or split "
+      "with a cache when no fix alone cures it, or key it by a higher-cardinality attribute.",
       why="Hot key over a partition's limit (3,000 RCU / 1,000 WCU per key) at its peak",
       severity="error")
 def hot_key_over_limit(ctx: Context) -> Iterator[Issue]:

@@ -8,13 +8,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tablewright.blueprint.language import AccessPattern
-from tablewright.blueprint.traffic import HOURS_PER_MONTH, SECONDS_PER_MONTH
+from tablewright.blueprint.traffic import HOURS_PER_MONTH, SECONDS_PER_MONTH, entity_profile
 from tablewright.blueprint.traits import hottest_share
-from tablewright.capacity.estimate import PAGE_BYTES, collection, entry_bytes, item_bytes, projected_bytes, write_units
+from tablewright.capacity.estimate import (
+    PAGE_BYTES,
+    collection,
+    entry_bytes,
+    insert_units,
+    item_bytes,
+    projected_bytes,
+    write_units,
+)
 from tablewright.capacity.loads import UNLIMITED, CapacityReport, IndexLoad
+from tablewright.capacity.traffic import entity_writes
 from tablewright.design.design import TABLE, CapacityPolicy, QueryPlan, TableDesign, place
 from tablewright.errors import FieldPath
 from tablewright.lint.findings import Context, Issue, Severity, rule
+from tablewright.lint.quotas import beyond_quota
 
 MAX_GSIS = 20
 MAX_PROJECTED_ATTRIBUTES = 100
@@ -89,7 +99,7 @@ def all_projection(ctx: Context) -> Iterator[Issue]:
             continue
         extra = 0.0
         for entity, _ in index.members:
-            writes = design.blueprint.entities[entity].writes_per_second
+            writes = _entry_writes(ctx, entity, index.name)
             needed = tuple(sorted({a for p in index.patterns for a in design.plan(p).returns}))
             full = write_units(entry_bytes(design, entity, index.name))
             minimal = write_units(projected_bytes(design, entity, index.name, needed))
@@ -116,6 +126,18 @@ def all_projection(ctx: Context) -> Iterator[Issue]:
         )
 
 
+def _entry_writes(ctx: Context, entity: str, index: str) -> float:
+    """Writes of the entity's entry on `index` a second, over a month with its events: every write kind that
+    consumes capacity, an event's `rate` as the traffic model counts it (capacity/traffic.py `entity_writes`)."""
+    write = next(w for w in ctx.capacity.writes if w.entity == entity)
+    profile = entity_profile(ctx.design.blueprint, entity)
+    rate, per_target = entity_writes(ctx.design, write, profile)
+    if not per_target:
+        return 0.0
+    units = write.units_per_second.get(index, 0.0) / rate if rate else insert_units(ctx.design, entity).get(index, 0.0)
+    return profile.month_average(rate) * units / write_units(entry_bytes(ctx.design, entity, index))
+
+
 def _planned_patterns(design: TableDesign) -> Iterator[tuple[QueryPlan, AccessPattern]]:
     """Each query plan with the access pattern it serves."""
     for plan in design.plans:
@@ -131,8 +153,11 @@ def scan_pattern(ctx: Context) -> Iterator[Issue]:
         if plan.operation != "Scan":
             continue
         read = ctx.capacity.read(plan.pattern)
-        size = (f"{read.items_per_call:,} items, {read.units_per_call:,.0f} RCU per scan, "
-                f"{read.units_per_second:,.1f} RCU/s at {pattern.rps:g} scans/s"
+        schedule = pattern.schedule
+        how_often = (f"a job ({schedule.every}) from {schedule.start} UTC over {schedule.seconds // 60:,} min"
+                     if schedule
+                     else f"{read.units_per_second:,.1f} RCU/s at {pattern.rps:g} scans/s")
+        size = (f"{read.items_per_call:,} items, {read.units_per_call:,.0f} RCU per scan, {how_often}"
                 if read.items_per_call else "declare the entities' `item_count` to size it")
         yield Issue(
             "warning",
@@ -216,26 +241,39 @@ def _provisioned_loads(ctx: Context) -> Iterator[tuple[IndexLoad, CapacityPolicy
 
 
 @rule("TW308", "Autoscaling cannot reach the estimated peak",
-      "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates.",
+      "Raise `capacity.*.max` to the suggested bound (peak at the target utilization), or lower the rates; above "
+      "the table-level or account-level throughput quota (`simulation.table_quota`, `simulation.account_quota`) "
+      "request a quota increase, split the workload across tables, or queue the writes.",
       why="Autoscaling maximum below the estimated peak",
       severity="warning")
 def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
-    for load, policy in _provisioned_loads(ctx):
+    provisioned = list(_provisioned_loads(ctx))
+    for load, policy in provisioned:
         for direction in ("read", "write"):
             suggested = load.suggested_read if direction == "read" else load.suggested_write
             bounds = policy.bounds(direction)
             assert bounds is not None  # a provisioned policy has both
             if bounds[1] < suggested[1]:
                 where = place(load.index)
+                # the table and its GSIs each at its own peak: what the account-level quota must hold
+                together = sum((other.suggested_read if direction == "read" else other.suggested_write)[1]
+                               for other, _ in provisioned)
                 yield Issue(
                     "warning",
                     f"{where}: {direction} capacity max {bounds[1]:,} is below the estimated peak "
                     f"{suggested[1]:,} (average {getattr(load, direction + '_units_per_second'):,.0f} units/s, peak "
                     f"{getattr(load, 'peak_' + direction):,.0f} at {policy.scaling(direction).target}% target)",
-                    f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates",
+                    f"set `{direction}: {{min: {suggested[0]}, max: {suggested[1]}}}` or lower the declared rates"
+                    + beyond_quota(ctx.design.blueprint.simulation, direction, suggested[1], together,
+                                   "the peak's requests"),
                     (*policy.source, direction, "max"),
                 )
 
+
+
+def _minimums(provisioned: list[tuple[IndexLoad, CapacityPolicy]], direction: str) -> int:
+    """The table's and its GSIs' suggested minimums together: what the account-level quota must hold at least."""
+    return sum((load.suggested_read if direction == "read" else load.suggested_write)[0] for load, _ in provisioned)
 
 
 @rule("TW310", "Autoscaling minimum below the average load",
@@ -246,7 +284,8 @@ def autoscaling_bounds(ctx: Context) -> Iterator[Issue]:
           "that throttles back-pressures the table's writes)",
       severity="warning")
 def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
-    for load, policy in _provisioned_loads(ctx):
+    provisioned = list(_provisioned_loads(ctx))
+    for load, policy in provisioned:
         where = place(load.index)
         for direction in ("read", "write"):
             bounds = policy.bounds(direction)
@@ -262,14 +301,16 @@ def autoscaling_minimum(ctx: Context) -> Iterator[Issue]:
                 f"{average:,.0f} units/s: after a quiet spell the autoscaler sits at the minimum and every return "
                 f"to normal traffic throttles for minutes{backpressure}",
                 f"set `{direction}: {{min: {suggested[0]}, ...}}` (the average at the "
-                f"{policy.scaling(direction).target}% target)",
+                f"{policy.scaling(direction).target}% target)"
+                + beyond_quota(ctx.design.blueprint.simulation, direction, suggested[0],
+                               _minimums(provisioned, direction), "the requests"),
                 (*policy.source, direction, "min"),
             )
 
 
 @rule("TW311", "Query reads whole large item collections",
       "Add a `limit` (and paginate), or key the pattern more narrowly: a Query without a limit reads the whole "
-      "collection, one 1 MB page per request.",
+      "collection, a request per 1 MB page.",
       why="Query without a limit reads whole item collections over 1 MB (from `item_count` and the partition key's "
           "cardinality)",
       severity="warning")
@@ -285,8 +326,8 @@ def large_collection(ctx: Context) -> Iterator[Issue]:
         yield Issue(
             "warning",
             f"{read.pattern} reads whole collections of about {size:,.0f} items "
-            f"({size * read.bytes_per_item / 2**20:,.1f} MB): each call reads a 1 MB page ({read.units_per_call:g} "
-            "RCU) and must paginate for the rest",
+            f"({size * read.bytes_per_item / 2**20:,.1f} MB): each call reads all of it, {read.requests_per_call:,} "
+            f"requests of a 1 MB page ({read.units_per_call:,g} RCU)",
             "add `limit:` and paginate, or bind more of the key with `=`",
             ("access_patterns", read.pattern),
         )
@@ -359,7 +400,8 @@ def maxima_below_peak(design: TableDesign, capacity: CapacityReport) -> list[Bel
 
 @rule("TW313", "On-demand maximum below the estimated peak",
       "Raise `max_throughput` to the estimated peak (or write `suggested`), or lower the declared rates: DynamoDB "
-      "throttles every request above an on-demand maximum.",
+      "throttles every request above an on-demand maximum, and above the table-level quota "
+      "(`simulation.table_quota`) whatever the maximum.",
       why="An on-demand maximum (`max_throughput`) below the estimated peak (average request units x peak factor): "
           "DynamoDB throttles the requests above it",
       severity="warning; error in production (and the review and gate hold the change for the window)")
@@ -375,6 +417,7 @@ def on_demand_maximum(ctx: Context) -> Iterator[Issue]:
             f"estimated peak {low.peak:,} (average {low.average:,.0f}, at its busiest second): "
             "requests above it are throttled" + (" (production: an error)" if blueprint.production else ""),
             f"set `max_throughput: {{{low.direction}: {low.peak}}}` or more (with the other direction), or "
-            "`suggested`, or lower the declared rates",
+            "`suggested`, or lower the declared rates"
+            + beyond_quota(blueprint.simulation, low.direction, low.peak, 0, "the peak's requests"),
             (*path, low.direction),  # `suggested` is never below the peak: only numbers get here
         )

@@ -12,10 +12,12 @@ import os
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+from tablewright.calibrate.attribution import Attribution
 from tablewright.calibrate.calibration import Calibration
 from tablewright.calibrate.compare import NOT_MEASURED, Change, Comparison
 from tablewright.calibrate.keys import KeyObservation
 from tablewright.calibrate.replay import SLACK_PERIODS, Replay
+from tablewright.design.design import TABLE
 from tablewright.report.markdown import sanitize
 from tablewright.report.tables import text_table
 from tablewright.review.pull import printable
@@ -76,8 +78,23 @@ def _replay_line(item: Replay) -> str:
             f"{SLACK_PERIODS} period(s), {item.false_alarms} predicted without one{error}")
 
 
+def _attribution_line(stack: str, found: Attribution) -> str:
+    shares = ", ".join(f"{entity} {share:.1%}" for entity, share in found.shares)
+    whose = "the table's" if found.target == TABLE else f"{found.target}'s"
+    return (f"{stack} {found.target}: attributed by Contributor Insights: {shares} of {whose} "
+            f"accesses (3 x write units + read units; the top {found.listed} keys cover {found.covered:.1%}, "
+            f"{found.attributed:.1%} are keys of one entity, the rest is split by declared units)")
+
+
+def _attributions(calibration: Calibration) -> list[str]:
+    """One line per table or GSI whose units an accessed-keys report split among its entities."""
+    shown = {(item.stack, item.target): item.attribution for item in calibration.comparisons if item.attribution}
+    return [_attribution_line(stack, found) for (stack, _), found in sorted(shown.items())]
+
+
 def _all_notes(calibration: Calibration) -> list[str]:
     notes = [note for item in calibration.comparisons for note in _notes(item)]
+    notes += _attributions(calibration)
     notes += [_key_line(key) for key in calibration.keys]
     notes += [_replay_line(item) for item in calibration.replays]
     return notes + [f"partial: `{label}`: no page said Complete; pass the query's other pages"

@@ -14,6 +14,7 @@ import yaml
 from tablewright.blueprint.language import Blueprint
 from tablewright.blueprint.traffic import SECONDS_PER_MONTH
 from tablewright.capacity.cost import GIB, CostLine, CostReport
+from tablewright.capacity.job_costs import JobCost, job_costs
 from tablewright.capacity.loads import MIN_SUGGESTED_MAXIMUM, CapacityReport
 from tablewright.constructs.naming import logical_id
 from tablewright.constructs.resources import AppautoscalingTarget, DynamodbTable
@@ -23,16 +24,19 @@ from tablewright.report.tables import text_table
 from tablewright.stacks.stack import Stack
 
 READ_HEADERS = ("Pattern", "Index", "Items/call", "Bytes/item", "Requests/call", "RCU/call", "RCU/s")
-WRITE_HEADERS = ("Entity", "Kind", "Writes/s", "Item bytes", "WCU/write by index", "WCU/s")
+WRITE_HEADERS = ("Entity", "Kind", "Writes/s", "Item bytes", "Requests/write", "WCU/write by index", "WCU/s")
 LOAD_HEADERS = ("Index", "RCU/s", "WCU/s", "Suggested read min-max", "Suggested write min-max")
 COST_HEADERS = ("Item", "Quantity", "Price", "Per month", "Note")
+JOB_HEADERS = ("Job", "Schedule", "RCU/run", "RCU/s in window", "On demand run/month", "Provisioned run/month")
 INFRACOST_VERSION = "0.1"  # the usage file version Infracost reads (internal/usage/usage_file.go)
 
 
-def read_rows(report: CapacityReport) -> list[list[str]]:
+def read_rows(report: CapacityReport, jobs: Sequence[str] = ()) -> list[list[str]]:
+    """`jobs`: the patterns that run on a schedule (their runs averaged over the day; each run under Jobs)."""
     return [
         [r.pattern, r.index, f"{r.items_per_call:,.4g}", f"{r.bytes_per_item:,}", str(r.requests_per_call),
-         f"{r.units_per_call + r.table_units_per_call:g}", f"{r.units_per_second + r.table_units_per_second:,.1f}"]
+         f"{r.units_per_call + r.table_units_per_call:g}",
+         f"{r.units_per_second + r.table_units_per_second:,.1f}" + (" (a job)" if r.pattern in jobs else "")]
         for r in report.reads
     ]
 
@@ -40,6 +44,7 @@ def read_rows(report: CapacityReport) -> list[list[str]]:
 def write_rows(report: CapacityReport) -> list[list[str]]:
     return [
         [w.entity, kind.kind, f"{kind.rate:g}", f"{w.item_bytes:,}",
+         " + ".join(f"{request.count:g} {request.operation}" for request in kind.requests) or "none",
          ", ".join(f"{index} {units:.4g}" for index, units in sorted(kind.units.items())),
          f"{sum(kind.units.values()) * kind.rate:,.1f}"]
         for w in report.writes for kind in w.kinds
@@ -53,7 +58,42 @@ def assumption_lines(report: CapacityReport) -> list[str]:
               for kind in w.kinds if kind.kind == "update" and kind.note]
     lines += [f"- {w.entity} {kind.kind}: {kind.note}" for w in report.writes for kind in w.kinds
               if kind.kind not in ("update", "expiry") and kind.note]
+    lines += [f"- {w.entity} {kind.kind}: the client sends {request.describe()} first, {kind.read_units:g} RCU each "
+              f"on the table ({kind.rate * kind.read_units:,.1f} RCU/s)" for w in report.writes for kind in w.kinds
+              if kind.read_units for request in kind.requests[:1]]
     return lines
+
+
+def _dollars(value: float | None) -> str:
+    return "not priced" if value is None else f"${value:,.2f}"
+
+
+def job_rows(jobs: Sequence[JobCost]) -> list[list[str]]:
+    return [[job.pattern, f"{_when(job)} {job.schedule.start} UTC, {job.schedule.seconds // 60:,} min",
+             f"{job.units_per_run:,.0f}", f"{job.units_per_second:,.1f}",
+             f"{_dollars(job.on_demand_per_run)} / {_dollars(job.per_month(job.on_demand_per_run))}",
+             f"{_dollars(job.provisioned_per_run)} / {_dollars(job.per_month(job.provisioned_per_run))}"]
+            for job in jobs]
+
+
+def _when(job: JobCost) -> str:
+    schedule = job.schedule
+    return {"day": "every day", "week": f"every {schedule.on}", "month": f"every month on the {schedule.on}",
+            "once": f"once, {schedule.on}"}[schedule.every]
+
+
+def _jobs(blueprint: Blueprint) -> list[str]:
+    return [name for name, pattern in blueprint.access_patterns.items() if pattern.schedule]
+
+
+def job_lines(stack: Stack) -> list[str]:
+    """Each job's reads and price per run and per month (the throughput lines of the bill hold them already)."""
+    jobs = job_costs(stack.design, stack.capacity)
+    if not jobs:
+        return []
+    return ["", "Jobs (`schedule`: each run's reads spread over its window, nothing outside it; a month has 730 / 24 "
+            "daily runs, 730 / 168 weekly, one monthly or one-time; provisioned: the capacity at the target "
+            "utilization for the window; already in the throughput lines)", text_table(JOB_HEADERS, job_rows(jobs))]
 
 
 def load_rows(report: CapacityReport) -> list[list[str]]:
@@ -134,6 +174,19 @@ def maximum_lines(stack: Stack) -> list[str]:
             f"least {MIN_SUGGESTED_MAXIMUM})", *lines]
 
 
+def quota_lines(stack: Stack) -> list[str]:
+    """Suggested maxima above the table-level quota (lint's TW308 and TW313 say so too, lint/quotas.py)."""
+    quota = stack.design.blueprint.simulation.table_quota
+    over = [f"{load.index} {direction} {peak:,}" for load in stack.capacity.loads
+            for direction, peak in (("read", load.suggested_read[1]), ("write", load.suggested_write[1]))
+            if peak > quota]
+    if not over:
+        return []
+    return ["", f"Above the table-level throughput quota of {quota:,} units/s (`simulation.table_quota`): "
+            f"{', '.join(over)}: request a quota increase to at least these figures, split the workload across "
+            "tables, or queue the peak"]
+
+
 def _profile_words(blueprint: Blueprint) -> str:
     traffic = blueprint.traffic
     curve = "the declared daily curve" if traffic.daily else f"peak factor {traffic.peak_factor:g}"
@@ -153,9 +206,9 @@ def render_text(stacks: Sequence[Stack]) -> str:
             f"{blueprint.blueprint}: table {blueprint.table.name} "
             f"({blueprint.table.billing}, {blueprint.table.table_class}); "
             f"rates are averages; peaks from the traffic profiles ({_profile_words(blueprint)})",
-            "", "Reads", text_table(READ_HEADERS, read_rows(report)),
+            "", "Reads", text_table(READ_HEADERS, read_rows(report, _jobs(blueprint))),
             "", "Writes", text_table(WRITE_HEADERS, write_rows(report)),
-            "", "Per index", text_table(LOAD_HEADERS, load_rows(report)),
+            "", "Per index", text_table(LOAD_HEADERS, load_rows(report)), *quota_lines(stack), *job_lines(stack),
             "", "Where the figures come from", *assumption_lines(report),
             *(["", *maximum_lines(stack)] if maximum_lines(stack) else []),
             "", *cost_lines(stack.cost), "",
@@ -191,6 +244,10 @@ def render_json(stacks: Sequence[Stack]) -> str:
             "on_demand_maxima": {target: {"read": read, "write": write}
                                  for target, (read, write) in report.on_demand_maxima.items()},
             "cost": cost_data(stack.cost),
+            "jobs": [{**asdict(job), "schedule": job.schedule.model_dump(), "units_per_second": job.units_per_second,
+                      "on_demand_per_month": job.per_month(job.on_demand_per_run),
+                      "provisioned_per_month": job.per_month(job.provisioned_per_run)}
+                     for job in job_costs(stack.design, report)],
         })
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 

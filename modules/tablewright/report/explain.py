@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from tablewright.alternatives.alternatives import COPIES, INVERTED, Figures, IndexChoice
-from tablewright.capacity.estimate import attribute_bytes, entry_bytes, item_bytes, presence
+from tablewright.alternatives.split import Split
+from tablewright.capacity.estimate import ReadCost, attribute_bytes, entry_bytes, item_bytes, presence
 from tablewright.capacity.loads import CapacityReport
 from tablewright.design.cookbook import follow_up_request, next_page_request, request
 from tablewright.design.design import TABLE, IndexDesign, QueryPlan, TableDesign
@@ -50,11 +51,11 @@ def size_lines(design: TableDesign) -> list[str]:
     return lines
 
 
-def operation_label(plan: QueryPlan) -> str:
-    label: str = plan.sent_operation
-    if plan.fan_out is not None:
-        label += f" x{plan.fan_out.shards}" if plan.fan_out.kind == "shards" else f" per {plan.fan_out.bucket}"
-    return label + (f" + {plan.follow_up.operation}" if plan.follow_up else "")
+def operation_label(plan: QueryPlan, read: ReadCost) -> str:
+    """The requests a call sends, as the request model counts them (`5 Query + 1 BatchGetItem`)."""
+    label = " + ".join(f"{request.count:g} {request.operation}" for request in read.requests)
+    return label + (f" (per {plan.fan_out.bucket} the range spans)" if plan.fan_out and plan.fan_out.kind == "buckets"
+                    else "")
 
 
 def order_label(plan: QueryPlan) -> str:
@@ -75,7 +76,7 @@ def pattern_rows(design: TableDesign, capacity: CapacityReport) -> list[list[str
     for plan in design.plans:
         read = capacity.read(plan.pattern)
         index = f"{plan.index} (until ACTIVE: {plan.until_ready})" if plan.until_ready else plan.index
-        rows.append([plan.pattern, index, plan.summary, operation_label(plan), order_label(plan),
+        rows.append([plan.pattern, index, plan.summary, operation_label(plan, read), order_label(plan),
                      f"{read.units_per_call + read.table_units_per_call:g}",
                      f"{read.units_per_second + read.table_units_per_second:,.1f}"])
     return rows
@@ -123,7 +124,23 @@ def alternative_lines(choices: list[IndexChoice]) -> list[str]:
                       INVERTED: f"{figures.write_units:,g} WCU/s on the inverted {choice.index}"}.get(
                 alternative.kind, f"no {choice.index} to write")
             lines.append(f"  - {alternative.kind}: {alternative.how}: {_figures(figures, writes)}")
+        if choice.split is not None:
+            lines.append(f"  - split {choice.index}: {_split_text(choice.split)}")
     return lines
+
+
+def _split_text(split: Split | str) -> str:
+    """The shared GSI split: what moves, each entity's throttled writes before and after, the bill."""
+    if isinstance(split, str):
+        return split
+    throttled = ", ".join(f"{entity} {split.before[entity]:,.0f} -> {split.after[entity]:,.0f}"
+                          for entity in sorted(split.before))
+    delta = split.monthly_delta
+    bill = ("not priced (no region)" if delta is None or split.monthly_after is None
+            else f"${split.monthly_after:,.2f} a month ({'-' if delta < 0 else '+'}${abs(delta):,.2f})")
+    return (f"{split.how}: while {split.index} is short of write capacity every entity's writes to it throttle "
+            f"(GSI back-pressure); write units throttled on its index over a simulated day: {throttled}; "
+            f"throughput {bill}")
 
 
 def render_text(stack: Stack, choices: list[IndexChoice]) -> str:
@@ -243,6 +260,7 @@ def explain_data(stack: Stack, choices: list[IndexChoice]) -> dict[str, Any]:
                     "read_units_per_second": capacity.read(plan.pattern).units_per_second
                     + capacity.read(plan.pattern).table_units_per_second,
                     "items_basis": capacity.read(plan.pattern).basis,
+                    "requests_per_call": [vars(request) for request in capacity.read(plan.pattern).requests],
                 },
             }
             for plan in design.plans
@@ -250,13 +268,24 @@ def explain_data(stack: Stack, choices: list[IndexChoice]) -> dict[str, Any]:
         "alternatives": [
             {"index": choice.index, "patterns": list(choice.patterns), "current": vars(choice.current),
              "alternatives": [{"kind": a.kind, "how": a.how, "figures": vars(a.figures) if a.figures else None}
-                              for a in choice.alternatives]}
+                              for a in choice.alternatives],
+             "split": _split_data(choice.split)}
             for choice in choices
         ],
         "notes": list(design.notes),
         "change_detection": {"watches": watched(blueprint), "event_pattern": event_pattern(table_name)}
         if blueprint.alarms.enabled else None,
     }
+
+
+def _split_data(split: Split | str | None) -> dict[str, Any] | None:
+    if split is None:
+        return None
+    if isinstance(split, str):
+        return {"how": split}
+    return {"index": split.index, "entity": split.entity, "new_index": split.new_index, "how": split.how,
+            "throttled_write_units": {"before": split.before, "after": split.after},
+            "monthly": {"before": split.monthly_before, "after": split.monthly_after, "delta": split.monthly_delta}}
 
 
 def render_json(explained: Sequence[tuple[Stack, list[IndexChoice]]]) -> str:

@@ -25,6 +25,7 @@ from tablewright.review.classified import CLASSES, Change, counts
 from tablewright.review.data import DataChange
 from tablewright.review.environments import (
     ChangeDifference,
+    as_in,
     change_differences,
     in_order,
     line_differences,
@@ -174,14 +175,32 @@ def _declared_how(change: DataChange) -> str:
     return f"declared: {change.declared.method}" if change.declared else "declared: renamed_from"
 
 
+def _lint_rows(stack: StackReview) -> list[list[str]]:
+    return [[f.finding.code, f.finding.severity, f"{f.location.file}:{f.location.line}", f.finding.message,
+             f.finding.fix] for f in (stack.lint.findings if stack.lint else ())]
+
+
+def _lint_differences(stack: StackReview, full: StackReview) -> list[str]:
+    """The findings of one stack's lint and not the other's (names aside), when both have some in common: this
+    stack's own in full, the others by code and place (`full`'s table shows them)."""
+    mine = [[as_in(cell, stack, full) for cell in row] for row in _lint_rows(stack)]
+    theirs = _lint_rows(full)
+    own = [row for row in mine if row not in theirs]
+    missing = [f"{row[0]} ({row[1]}, {row[2]})" for row in theirs if row not in mine]
+    if len(own) + len(missing) in (0, len(mine) + len(theirs)):
+        return []
+    lines = ["#### Lint", "", f"The same as `{full.stack}`" + (f", without {', '.join(missing)}" if missing else "")
+             + (", and:" if own else "."), ""]
+    return lines + ([markdown_table(("Code", "Severity", "Where", "Finding", "Fix"), own), ""] if own else [])
+
+
 def _lint_section(stack: StackReview) -> list[str]:
     if stack.lint is None:
         return []
     findings = stack.lint.findings
     if not findings:
         return ["#### Lint", "", "No findings.", ""]
-    rows = [[f.finding.code, f.finding.severity, f"{f.location.file}:{f.location.line}", f.finding.message,
-             f.finding.fix] for f in findings]
+    rows = _lint_rows(stack)
     summary = ", ".join(f"{stack.lint.count(s)} {s}" for s in ("error", "warning", "info") if stack.lint.count(s))
     return ["#### Lint", "", "<details>", f"<summary>{summary}</summary>", "",
             markdown_table(("Code", "Severity", "Where", "Finding", "Fix"), rows), "", "</details>", ""]
@@ -255,7 +274,8 @@ def _sections_differences(stack: StackReview, full: StackReview) -> tuple[list[s
         if same_lines(mine, stack, theirs, full):
             same += [name] if mine else []
         else:
-            lines += mine or [f"{name[0].upper()}{name[1:]}: none in `{stack.stack}`.", ""]
+            lines += (name == "lint" and _lint_differences(stack, full)) or mine or \
+                [f"{name[0].upper()}{name[1:]}: none in `{stack.stack}`.", ""]
     if full.head is None:
         return lines + _design_section(stack), same
     design = line_differences(_design(stack), stack, _design(full), full)

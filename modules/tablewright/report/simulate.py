@@ -14,6 +14,9 @@ from typing import Any
 import numpy as np
 
 from tablewright.blueprint.language import SECONDS_PER_DAY
+from tablewright.blueprint.prices import ClassPrices
+from tablewright.capacity.schedule import monthly_usd, priced_text, scheduled_raises
+from tablewright.design.design import TABLE
 from tablewright.report.markdown import sanitize
 from tablewright.report.tables import text_table
 from tablewright.simulate.engine import Run
@@ -47,7 +50,7 @@ def simulated(stacks: Iterable[Stack]) -> list[Simulated]:
                  f"throttled in {row['throttled_seconds']:,} s"
                  for run in result.declared.day.runs for row in _key_rows(result, run)]
         found.append(Simulated(stack.name, stack_document(stack, result), chart(result),
-                               f"{worst.target} ({worst.direction}s)", _summary(result), notes))
+                               f"{worst.target} ({worst.direction}s)", _summary(result, stack), notes))
     return found
 
 
@@ -95,7 +98,22 @@ def _mode(result: StackSimulation, mode: ModeRun) -> dict[str, Any]:
             "utilization": None if mode.utilization is None else round(mode.utilization, 4)}
 
 
-def recommendation(result: StackSimulation) -> str:
+def _beyond_quota(result: StackSimulation, quota: int | None) -> str:
+    """The busiest table or GSI when it asks more than the table-level quota serves, whatever its capacity."""
+    if quota is None:
+        return ""
+    run = max(result.declared.day.runs, key=lambda r: float(r.demand.max()))
+    peak = float(run.demand.max())
+    if peak <= quota:
+        return ""
+    where = "the table" if run.target == TABLE else run.target
+    return (f"; {where} asks {peak:,.0f} {run.direction} units/s, above the {quota:,} table-level quota "
+            "(simulation.table_quota): request a quota increase, split the workload across tables, or put the "
+            "surge through a queue")
+
+
+def recommendation(result: StackSimulation, quota: int | None = None) -> str:
+    """`quota`: the table-level quota, to say when no capacity can serve the busiest second."""
     declared, other = result.declared, result.other
     names = {"provisioned": "provisioned", "on_demand": "on demand"}
     mine, theirs = result.throttled_requests(declared), result.throttled_requests(other)
@@ -104,7 +122,7 @@ def recommendation(result: StackSimulation) -> str:
         return f"switch to {names[other.billing]}: it serves the declared traffic without throttling"
     if mine and theirs:
         return ("both modes throttle: fix the hot keys lint reports, or raise the capacity the throttled tables and "
-                "indexes may reach")
+                "indexes may reach" + _beyond_quota(result, quota))
     if costs[0] is None or costs[1] is None:
         return f"keep {names[declared.billing]} (no prices to compare)"
     if theirs or costs[0] <= costs[1]:
@@ -120,6 +138,8 @@ def _assumptions(stack: Stack) -> list[str]:
             f"new provisioned capacity serves {simulation.update_seconds} s after its alarm "
             "(simulation.update_seconds)",
             f"per-table quota {simulation.table_quota:,} units per second and direction (simulation.table_quota)",
+            "a scheduled minimum on a date, weekdays or a day of the month runs on the events' day, a daily one on "
+            "every day",
             "the day simulated is a normal day with every declared event in it; the month prices the normal day "
             "30.4 times and each event as often as it recurs"]
 
@@ -141,10 +161,11 @@ def stack_document(stack: Stack, result: StackSimulation) -> dict[str, Any]:
     return {
         "stack": stack.name, "billing": declared.billing, "region": stack.design.blueprint.region,
         "throttled_requests": round(result.throttled_requests(), 1), "throttled_seconds": _throttled_seconds(declared),
-        "cost_usd": declared.monthly_usd, "targets": targets,
+        "cost_usd": declared.monthly_usd, "scheduled_minimums_usd": _scheduled_usd(stack), "targets": targets,
         "modes": [_mode(result, declared), _mode(result, result.other)],
         "break_even_utilization": result.break_even and {d: round(v, 4) for d, v in result.break_even.items()},
-        "recommendation": recommendation(result), "assumptions": _assumptions(stack),
+        "recommendation": recommendation(result, stack.design.blueprint.simulation.table_quota),
+        "assumptions": _assumptions(stack),
         "series": [_series(run) for run in declared.day.runs if run.demand.any()],
     }
 
@@ -167,7 +188,7 @@ def _rows(item: Simulated) -> list[list[str]]:
 HEADERS = ["target", "direction", "peak units/s", "capacity units/s", "throttled requests", "throttled s"]
 
 
-def _summary(result: StackSimulation) -> list[str]:
+def _summary(result: StackSimulation, stack: Stack) -> list[str]:
     words = {"provisioned": "provisioned", "on_demand": "on demand"}
     lines = [f"{words[m.billing]}: {_money(m.monthly_usd)} a month, {result.throttled_requests(m):,.0f} throttled "
              f"requests a day" + (f", {m.utilization:.0%} utilization" if m.utilization is not None else "")
@@ -175,7 +196,28 @@ def _summary(result: StackSimulation) -> list[str]:
     if result.break_even:
         lines.append(f"break-even: provisioned costs less above {result.break_even['read']:.0%} (reads) and "
                      f"{result.break_even['write']:.0%} (writes) average utilization of what it provisions")
-    return [*lines, f"recommendation: {recommendation(result)}"]
+    quota = stack.design.blueprint.simulation.table_quota
+    return [*lines, *_scheduled(stack), f"recommendation: {recommendation(result, quota)}"]
+
+
+def _scheduled(stack: Stack) -> list[str]:
+    """The scheduled minimums' price, by the rule lint and `capacity` use (the simulated month follows them minute
+    by minute, so it may cost less)."""
+    raises = scheduled_raises(stack.design)
+    if not raises:
+        return []
+    return [f"scheduled minimums: {priced_text(raises, _prices(stack))}"]
+
+
+def _prices(stack: Stack) -> ClassPrices | None:
+    blueprint = stack.design.blueprint
+    return stack.capacity.prices.table_class(blueprint.region, blueprint.table.table_class)
+
+
+def _scheduled_usd(stack: Stack) -> float | None:
+    """What the scheduled minimums cost a month at most (None: none declared, or no prices)."""
+    raises, prices = scheduled_raises(stack.design), _prices(stack)
+    return monthly_usd(raises, prices) if raises and prices is not None else None
 
 
 def render_text(items: Sequence[Simulated]) -> str:

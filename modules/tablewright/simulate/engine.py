@@ -22,7 +22,7 @@ Every rule, with its source (AWS documentation):
   https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html
 - A GSI whose writes are throttled throttles the table writes that would update it.
   https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations
-- Per-table quota: 40,000 read and 40,000 write units per second by default (`simulation.table_quota`).
+- Per-table quota: 40,000 read and 40,000 write units/s by default, the table and each GSI (`simulation.table_quota`).
 
 Where AWS publishes no number the blueprint's `simulation` settings name the assumption: how soon new
 provisioned capacity serves after its alarm, whether an on-demand table is new, the per-table quota.
@@ -117,14 +117,14 @@ class Capacity:
     disable_scale_in: bool = False
     maximum: int | None = None  # on demand: `max_throughput`
     warm: int = 0  # warm throughput
-    schedule: tuple[tuple[int, int, int], ...] = ()  # provisioned: (first second, last second, minimum) raised
+    schedule: tuple[tuple[int, int, int, bool], ...] = ()  # provisioned: (first s, last s, minimum, runs daily)
 
     def minimums(self, minutes: int = MINUTES, first: int = 0) -> list[int]:
         """Autoscaling's minimum at each of `minutes` minutes from second `first` of the day (default: the day): the
         configured one, or a scheduled one while it lasts."""
         lows = np.full(minutes, self.bounds[0])
         moments = (first + 60 * np.arange(minutes)) % SECONDS_PER_DAY
-        for start, end, low in self.schedule:
+        for start, end, low, _ in self.schedule:
             during = (moments - start) % SECONDS_PER_DAY <= (end - start) % SECONDS_PER_DAY
             lows = np.where(during, np.maximum(lows, low), lows)
         return [int(low) for low in lows]
@@ -230,7 +230,7 @@ def _provisioned(demand: np.ndarray, capacity: Capacity, simulation: Simulation,
     minutes = demand.reshape(count, 60)
     totals, busiest = minutes.sum(axis=1).tolist(), minutes.max(axis=1).tolist()
     quietest = minutes.min(axis=1).tolist()
-    lows = capacity.minimums(count, first)
+    lows = [min(low, int(high)) for low in capacity.minimums(count, first)]  # no minimum lifts it over the quota
     units = float(min(high, max(lows[0], math.ceil(round(totals[0] / 60 / capacity.target, 6)))))
     if not capacity.schedule and units == lows[0] and max(busiest) <= units * capacity.target:
         return demand, np.full(MINUTES, units)  # never above the target, never below the minimum

@@ -35,7 +35,8 @@ def capacities(design: TableDesign, capacity: CapacityReport, billing: Billing) 
             bounds = policy.bounds(direction) if policy.billing == billing == "provisioned" else None
             suggested = load.suggested_read if direction == "read" else load.suggested_write
             maximum = maxima.get(target, (UNLIMITED, UNLIMITED))[0 if direction == "read" else 1]
-            schedule = tuple((seconds_of_day(s.start), seconds_of_day(s.end) - 1, s.min) for s in scaling.scheduled)
+            schedule = tuple((seconds_of_day(s.start), seconds_of_day(s.end) - 1, s.min, s.recurrence == "day")
+                             for s in scaling.scheduled)
             found[target, direction] = Capacity(
                 billing, bounds or suggested, scaling.target / 100, scaling.scale_in_cooldown or 0,
                 scaling.scale_out_cooldown or 0, scaling.disable_scale_in,
@@ -72,6 +73,13 @@ def without_events(model: TrafficModel) -> TrafficModel:
     """The normal day: every flow's curve, no events."""
     return model.with_flows({i: replace(flow, profile=replace(flow.profile, surges=()))
                              for i, flow in enumerate(model.flows)})
+
+
+def daily_only(settings: dict[tuple[str, Direction], Capacity]) -> dict[tuple[str, Direction], Capacity]:
+    """The settings of the normal day: a scheduled minimum that runs on a date, a weekday or a day of the month
+    runs on the events' day only (so a month counts it as often as its events, not every day)."""
+    return {key: replace(capacity, schedule=tuple(s for s in capacity.schedule if s[3]))
+            if capacity.schedule else capacity for key, capacity in settings.items()}
 
 
 def has_events(model: TrafficModel) -> bool:
@@ -116,10 +124,13 @@ def _run_mode(design: TableDesign, capacity: CapacityReport, billing: Billing,
         only = set(changed)
         if any(target != TABLE and direction == "write" for target, direction in changed):
             only.add((TABLE, "write"))
-    normal = simulate_day(without_events(model), settings, simulation, None,
+    events = has_events(model)  # without any, the day simulated is the normal day
+    # a scheduled minimum on a date, a weekday or a day of the month runs on the events' day only (priced as often as
+    # they are); capacity/schedule.py prices each by its own recurrence, on a line of its own
+    normal = simulate_day(without_events(model), daily_only(settings), simulation, None,
                           configured.normal if configured else None, only)
     day = (simulate_day(model, settings, simulation, _peaks(normal), configured.day if configured else None, only)
-           if has_events(model) else normal)
+           if events else normal)
     prices = capacity.prices.table_class(design.blueprint.region, design.blueprint.table.table_class)
     monthly = None
     if prices is not None:

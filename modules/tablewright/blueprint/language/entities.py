@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from tablewright.blueprint.invalid import Invalid
 from tablewright.blueprint.language.attributes import AttributeSpec, KeySpec
@@ -22,16 +22,43 @@ from tablewright.blueprint.language.traffic import TrafficShape
 from tablewright.errors import ErrorCode
 
 
+def _every_update(value: object) -> object:
+    """`changes: [status]` is `changes: {status: 1}`: every update changes each attribute listed."""
+    if isinstance(value, list) and all(isinstance(name, str) for name in value):
+        return dict.fromkeys(value, 1.0)
+    return value
+
+
+# Attribute -> share of updates that change it; a list of names is read as shares of 1 (its schema: either form).
+ChangeShares = Annotated[
+    dict[AttributeName, Annotated[float, Field(ge=0, le=1)]], Field(max_length=MAX_ATTRIBUTES),
+    BeforeValidator(_every_update),
+    WithJsonSchema({"anyOf": [
+        {"type": "array", "items": {"type": "string"}, "maxItems": MAX_ATTRIBUTES},
+        {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1},
+         "maxProperties": MAX_ATTRIBUTES}]}),
+]
+
+
 class WriteRates(Strict):
     """What the application writes, per second on average. DynamoDB charges each kind differently."""
 
     inserts: float = Field(default=0, ge=0, le=MAX_RATE, description="New items put.")
     updates: float = Field(default=0, ge=0, le=MAX_RATE, description="Updates of existing items.")
-    changes: list[AttributeName] | None = Field(
+    changes: ChangeShares | None = Field(
         default=None,
-        description="The attributes an update changes (default: the entity's mutable attributes). A changed key "
-        "attribute re-keys the item: on the table a delete and a put in a transaction, on an index two writes.",
+        description="The attributes an update changes (default: the entity's mutable attributes), or each with the "
+        "share of updates that change it (`{cell: 0.05}`: 5% of updates move the item to another cell). A changed "
+        "key attribute re-keys the item: on the table a delete and a put in a transaction, on an index two writes; "
+        "a changed projected attribute rewrites the index entry. Capacity counts each for its share of updates.",
+        examples=[["status"], {"cell": 0.05, "lastSeenAt": 1}],
     )
+    passes: list[AttributeName] = Field(
+        default_factory=list, max_length=MAX_ATTRIBUTES,
+        description="Attributes every update passes unchanged beside its changes (their current value): the rest of "
+        "an index key part of which it changes, so that the generated client rewrites the key without reading the "
+        "item first (TW314). They cost nothing: an unchanged value changes no key.",
+        examples=[["status"]])
     deletes: float = Field(default=0, ge=0, le=MAX_RATE, description="Items deleted by the application.")
     expiries: float = Field(
         default=0, ge=0, le=MAX_RATE,

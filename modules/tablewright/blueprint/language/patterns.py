@@ -16,7 +16,8 @@ from tablewright.blueprint.language.base import (
     Operator,
     Strict,
 )
-from tablewright.blueprint.language.traffic import TrafficShape
+from tablewright.blueprint.language.jobs import MAX_JOB_CALLS, JobSchedule
+from tablewright.blueprint.language.traffic import SECONDS_PER_DAY, TrafficShape
 from tablewright.errors import ErrorCode
 
 
@@ -36,7 +37,8 @@ class AccessPattern(Strict):
         default=None, description="The attribute results are ordered by (default: the range attribute, if any)."
     )
     limit: int | None = Field(default=None, ge=1, le=1_000_000, description="Return at most this many items.")
-    rps: float = Field(default=1, ge=0, le=MAX_RATE, description="Expected requests per second of this pattern.")
+    rps: float = Field(default=1, ge=0, le=MAX_RATE,
+                       description="Expected requests per second of this pattern (a job declares `schedule` instead).")
     returns: list[AttributeName] | None = Field(
         default=None,
         description="Attributes the application reads; drives GSI projections. Default: every attribute.",
@@ -82,8 +84,15 @@ class AccessPattern(Strict):
         default=None, description="How this pattern's reads arrive, when not as the blueprint's `traffic` says: "
         "its own daily curve or peak factor, and events (`rate`: requests per second).")
     scan: Literal["allowed"] | None = Field(
-        default=None, description="Accept a full-table Scan when no key can serve the pattern (needs `reason`)."
+        default=None, description="Accept a full-table Scan when no key can serve the pattern (needs `reason`, and "
+        "`rps` or `schedule`: a Scan reads the whole table on every call)."
     )
+    schedule: JobSchedule | None = Field(
+        default=None, description="The pattern is a job (a nightly export, a weekly report), not requests: each "
+        "run makes `calls` calls (a Scan: one, the whole table), their reads spread evenly over `duration` from "
+        "`start`, neither shaped by the daily curve nor by events, and nothing outside the window; no `rps`.",
+        examples=[{"every": "day", "start": "02:00", "duration": "30m"},
+                  {"every": "week", "on": "SUN", "start": "03:00", "duration": "2h"}])
     tenants: Literal["all"] | None = Field(
         default=None, description="Tenant blueprints (`tenant:`): the pattern reads across tenants (an operators' "
         "report), so its policy is not confined to the caller's tenant (needs `reason`). Every other pattern binds "
@@ -91,6 +100,44 @@ class AccessPattern(Strict):
     reason: str | None = Field(default=None, description="Why a Scan (or `tenants: all`) is acceptable for this "
                                "pattern.")
     description: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _job_rate(cls, data: object) -> object:
+        # A job's rate is its schedule's: a daily run's calls a day, as an average over the day (what every
+        # estimate multiplies by), its window shaping them; a job on other days is an event of its own, with no
+        # calls on a normal day (capacity/jobs.py).
+        if isinstance(data, dict) and isinstance(data.get("schedule"), dict):
+            calls = data["schedule"].get("calls", 1)
+            valid = isinstance(calls, int) and not isinstance(calls, bool) and 1 <= calls <= MAX_JOB_CALLS
+            daily = data["schedule"].get("every", "day") == "day"
+            rate = (calls if valid else 1) / SECONDS_PER_DAY if daily else 0.0  # an invalid `calls` is refused later
+            if data.get("rps", rate) != rate:  # (a pattern dumped and validated again carries its own)
+                raise Invalid("a job (`schedule`) runs at its schedule, so `rps` does not apply",
+                              "remove `rps` (each run's calls are `schedule.calls`), or `schedule` for requests the "
+                              "application makes all day", "rps", code=ErrorCode.CONTRADICTION)
+            return {**data, "rps": rate}
+        return data
+
+    @model_validator(mode="after")
+    def _job_or_rate(self) -> AccessPattern:
+        if self.schedule is None:
+            if self.scan is not None and "rps" not in self.model_fields_set:
+                raise Invalid(
+                    "a Scan reads the whole table on every call, and without `rps` it would run once a second",
+                    'say when it runs: `schedule: {every: day, start: "02:00", duration: 30m}` for a job, or '
+                    "`rps:` for the calls the application makes (e.g. `rps: 0.001`, about 86 a day)",
+                    "scan", code=ErrorCode.MISSING_FIELD)
+            return self
+        if self.traffic is not None:
+            raise Invalid("a job (`schedule`) runs in its window, so `traffic` (a curve, events) does not apply",
+                          "remove `traffic`, or `schedule` for requests shaped by a curve", "traffic",
+                          code=ErrorCode.CONTRADICTION)
+        if self.scan is None and self.schedule.calls is None:
+            raise Invalid("a job that is not a Scan needs `schedule.calls`: how many calls one run makes",
+                          "add `calls:` to `schedule` (a Query per customer: the number of customers)", "schedule",
+                          code=ErrorCode.MISSING_FIELD)
+        return self
 
     @model_validator(mode="after")
     def _one_range(self) -> AccessPattern:

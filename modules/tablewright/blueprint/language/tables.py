@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
@@ -22,6 +23,7 @@ from tablewright.blueprint.language.traffic import EventName, TimeOfDay
 from tablewright.errors import ErrorCode
 
 Weekday = Literal["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]
+WEEKDAYS: tuple[Weekday, ...] = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 MAX_SCHEDULED = 10
 
 
@@ -36,14 +38,43 @@ class ScheduledMinimum(Strict):
     end: TimeOfDay = Field(description="When the configured minimum returns, UTC `HH:MM`.", examples=["18:30"])
     min: int = Field(ge=1, le=MAX_CAPACITY, description="The minimum capacity units while it lasts.")
     days: list[Weekday] | None = Field(default=None, min_length=1, max_length=7,
-                                       description="The days it runs on (UTC); default every day.")
+                                       description="The weekdays it runs on (UTC, `cron(...)`); default every day.")
+    day_of_month: int | None = Field(default=None, ge=1, le=28,
+                                     description="The day of the month it runs on (UTC, `cron(...)`): a monthly "
+                                     "event's.")
+    date: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")] | None = Field(
+        default=None, description="Runs once, on this date (UTC, `at(...)` one-time scheduled actions): an `every: "
+        "once` event's. A window past midnight is restored the next day.", examples=["2027-11-26"])
 
     @model_validator(mode="after")
     def _lasts(self) -> ScheduledMinimum:
         if self.start == self.end:
             raise Invalid("`start` and `end` are the same time", "end it after the surge", "end",
                           code=ErrorCode.CONTRADICTION)
+        given = [name for name in ("days", "day_of_month", "date") if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise Invalid(f"`{given[0]}` and `{given[1]}` both say when it runs", "keep one: `days` (weekly), "
+                          "`day_of_month` (monthly) or `date` (once)", given[1], code=ErrorCode.CONTRADICTION)
+        if self.day_of_month == 28 and self.end < self.start:
+            raise Invalid("a window past midnight from the 28th is restored on the 29th, which February lacks",
+                          "run it on day 27 at the latest, or end it by midnight", "day_of_month",
+                          code=ErrorCode.VALUE_NOT_ALLOWED)
+        if self.date is not None:
+            try:
+                datetime.date.fromisoformat(self.date)
+            except ValueError:
+                raise Invalid(f"`date` {self.date!r} is not a calendar date", "write `YYYY-MM-DD`, e.g. "
+                              "`2027-11-26`", "date", code=ErrorCode.VALUE_NOT_ALLOWED) from None
         return self
+
+    @property
+    def recurrence(self) -> Literal["once", "day", "week", "month"]:
+        """How often it runs: once (`date`), on weekdays (`days`), monthly (`day_of_month`), else daily."""
+        if self.date is not None:
+            return "once"
+        if self.day_of_month is not None:
+            return "month"
+        return "week" if self.days is not None and len(set(self.days)) < 7 else "day"
 
 
 class CapacityRange(Strict):

@@ -7,6 +7,7 @@ one on an entity (its writes) or a pattern (its reads) replaces the blueprint's 
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Annotated, Literal
 
@@ -24,6 +25,29 @@ TimeOfDay = Annotated[str, StringConstraints(pattern=TIME_OF_DAY)]
 DURATION = re.compile(r"^([1-9][0-9]{0,4})(s|m|h)$")
 EventName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,62}$")]
 Recurrence = Literal["once", "day", "week", "month"]
+EVENT_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+EventDay = Annotated[str, StringConstraints(pattern=r"^([0-9]{4}-[0-9]{2}-[0-9]{2}|MON|TUE|WED|THU|FRI|SAT|SUN)$")] | \
+    Annotated[int, Field(ge=1, le=28)]
+
+
+def _calendar_date(text: str) -> bool:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check_day(on: str | int | None, every: str, what: str) -> None:
+    """An `on:` names a day of its `every:`: a date for `once`, a weekday for `week`, a day 1-28 for `month`."""
+    if on is None:
+        return
+    kind = "month" if isinstance(on, int) else "once" if re.match(EVENT_DATE, on) else "week"
+    if kind != every or (kind == "once" and not _calendar_date(str(on))):
+        wanted = {"once": "a date `YYYY-MM-DD`", "week": "a weekday (`FRI`)", "month": "a day of the month 1-28",
+                  "day": "nothing (it happens every day)"}[every]
+        raise Invalid(f"`on: {on}` does not name a day of an `every: {every}` {what}", f"write {wanted}", "on",
+                      code=ErrorCode.VALUE_NOT_ALLOWED)
 
 
 def seconds_of_day(time: str) -> int:
@@ -54,6 +78,10 @@ class TrafficEvent(Strict):
                                examples=["10m"])
     every: Recurrence = Field(default="once", description="`once` (priced once a month) or every `day`, `week` "
                               "or `month`.")
+    on: EventDay | None = Field(
+        default=None, description="The day it happens, so that lint's scheduled minimum runs on it: a date "
+        "`YYYY-MM-DD` (`every: once`: a one-time `at(...)` action), a weekday `MON`..`SUN` (`week`) or a day of the "
+        "month 1-28 (`month`).", examples=["2027-11-26", "FRI", 1])
     rate: float | None = Field(
         default=None, gt=0, le=MAX_RATE,
         description="Requests per second during the event: a pattern's reads, or an entity's writes that consume "
@@ -71,6 +99,11 @@ class TrafficEvent(Strict):
         if not 1 <= self.seconds <= SECONDS_PER_DAY:
             raise Invalid(f"`duration` {self.duration!r} is longer than a day", "at most `24h` (86400 seconds)",
                           "duration", code=ErrorCode.VALUE_NOT_ALLOWED)
+        return self
+
+    @model_validator(mode="after")
+    def _day_fits(self) -> TrafficEvent:
+        check_day(self.on, self.every, "event")
         return self
 
     @property
@@ -158,7 +191,12 @@ class Simulation(Strict):
         "its Knowledge Center, not the Developer Guide).")
     table_quota: int = Field(
         default=40_000, ge=1, le=10_000_000,
-        description="The account's per-table throughput quota in each direction (AWS's default 40,000 units).")
+        description="The account's per-table throughput quota in each direction (AWS's default 40,000 units): the "
+        "most one table or one GSI may be provisioned at, or serve on demand.")
+    account_quota: int = Field(
+        default=80_000, ge=1, le=100_000_000,
+        description="The account's per-region quota on provisioned capacity in each direction, summed over every "
+        "table and GSI (AWS's default 80,000 units): lint checks this table and its GSIs against it.")
     cache_reads_per_second: float = Field(
         default=1.0, gt=0, le=1000,
         description="Reads per second a cache (DAX, or the application's) sends to DynamoDB for one cached key.")
