@@ -22,7 +22,8 @@ OWNERS = {
     "simulate_stack": {"stacks/stack.py"},
     "monthly_cost": {"stacks/stack.py", "alternatives/alternatives.py"},  # an alternative is a design of its own
     "estimate": {"stacks/stack.py", "alternatives/alternatives.py"},
-    "index_choices": {"cli/commands.py", "review/review.py"},
+    "index_choices": {"alternatives/alternatives.py"},  # through `stack_choices`: once per design
+    "stack_choices": {"cli/commands.py", "review/review.py"},
     "lint_design": {"lint/engine.py"},
     "key_loads": {"lint/hot.py", "lint/engine.py"},
     "suggested_sharding": {"lint/hot.py", "lint/engine.py"},

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
+import tablewright.alternatives.alternatives as alternatives
 import tablewright.simulate.stack as simulation
 import tablewright.stacks.stack as stacks_module
+from tablewright.alternatives.alternatives import stack_choices
 from tablewright.blueprint.load import load_blueprints
+from tablewright.report.explain import explain_data
 from tablewright.stacks.stack import build_stacks
 from tablewright.synth.synth import synthesize
 
@@ -68,10 +71,16 @@ def test_environments_of_one_design_are_designed_linted_and_simulated_once(tmp_p
     after_lint = len(runs)
     days = {stack.simulated_day for stack in stacks}
     assert len(days) == 1 and len(runs) - after_lint <= 2  # both billing modes of one design, at most once each
+    weighed = counted(monkeypatch, alternatives, "index_choices")
+    choices = [stack_choices(stack) for stack in stacks]  # `explain` and the review's alternatives to each GSI
+    assert len(weighed) == 1
     monkeypatch.undo()
     (alone,) = build_stacks([stacks[11].source])  # its findings, located in its own environment's entry
     assert stacks[11].lint == alone.lint and stacks[11].lint.findings != stacks[12].lint.findings
     assert stacks[11].simulated_day == alone.simulated_day and stacks[11].cost == alone.cost
+    # what `explain` and the review show of them is the environment's own (their blueprints are the first's)
+    assert explain_data(stacks[11], choices[11]) == explain_data(alone, alternatives.index_choices(
+        alone.design, alone.capacity, alone.cost))
 
 
 def test_an_environment_that_changes_the_design_gets_its_own(tmp_path, monkeypatch):

@@ -53,6 +53,7 @@ from tablewright.design.indexes import identity
 from tablewright.design.locked import lock_of
 from tablewright.design.serve import tenant_led
 from tablewright.errors import TablewrightError
+from tablewright.stacks.stack import Stack
 
 FILTER, INVERTED, COPIES = "filter on an existing index", "an inverted index", "copies in the table"
 THROUGHPUT_LINES = ("provisioned read capacity", "provisioned write capacity", "on-demand read requests",
@@ -113,6 +114,24 @@ def index_choices(design: TableDesign, capacity: CapacityReport, cost: CostRepor
         split = _split(design, capacity, deployed, index, bill)
         choices.append(IndexChoice(index.name, patterns, current, alternatives, split))
     return choices
+
+
+# Environments of one design (`Stack.same_as`) have the same alternatives: weighed once. Keyed by the first stack's
+# identity, which the memo holds, so an id is not reused while it is remembered.
+_CHOICES: dict[int, tuple[Stack, list[IndexChoice]]] = {}
+_CHOICES_SIZE = 64
+
+
+def stack_choices(stack: Stack) -> list[IndexChoice]:
+    """A stack's alternatives to each GSI (`index_choices`), computed once for the environments of one design: their
+    figures and texts are every environment's; the blueprints and locks they hold are the first environment's."""
+    first = stack.same_as or stack
+    found = _CHOICES.get(id(first))
+    if found is None:
+        if len(_CHOICES) >= _CHOICES_SIZE:
+            del _CHOICES[next(iter(_CHOICES))]  # the oldest
+        found = _CHOICES[id(first)] = (first, index_choices(first.design, first.capacity, first.cost))
+    return found[1]
 
 
 def _designed(blueprint: Blueprint, lock: StackLock) -> TableDesign | str:

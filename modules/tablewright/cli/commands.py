@@ -93,9 +93,9 @@ def command_explain(args: argparse.Namespace) -> int:
     if args.format == "markdown":
         write(fitted("\n".join(explain.render_markdown(stack) for stack in stacks), args.format), styled=False)
     else:
-        from tablewright.alternatives.alternatives import index_choices
+        from tablewright.alternatives.alternatives import stack_choices
 
-        explained = [(stack, index_choices(stack.design, stack.capacity, stack.cost)) for stack in stacks]
+        explained = [(stack, stack_choices(stack)) for stack in stacks]
         if args.format == "json":
             sys.stdout.write(explain.render_json(explained))
         else:

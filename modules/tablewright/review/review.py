@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from tablewright.alternatives.alternatives import IndexChoice, index_choices
+from tablewright.alternatives.alternatives import IndexChoice, stack_choices
 from tablewright.blueprint.gitref import as_given, exists, is_git_spec, load_spec
 from tablewright.blueprint.language import MaintenanceWindow
 from tablewright.blueprint.load import LoadedBlueprint, with_base_locks
@@ -71,7 +71,7 @@ class StackReview:
     def alternatives(self) -> list[IndexChoice]:
         """The head's alternatives to each GSI (the JSON review's design), computed on first use."""
         head = self.head
-        return [] if head is None else index_choices(head.design, head.capacity, head.cost)
+        return [] if head is None else stack_choices(head)
 
 
 @dataclass
